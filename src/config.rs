@@ -1,0 +1,569 @@
+//! Configuration: built-in defaults < user file < GSD's `.planning/config.json` opt-out <
+//! project file < environment, read once per process.
+//!
+//! Every key is declared once in [`KEYS`] with its type, default and environment
+//! variable. Resolution is a pure function over plain data ([`resolve`]), so layering
+//! and bad values are tested without files; [`Config::load`] only gathers the layers. A
+//! bad value never breaks a hook: it is reported, and that key takes its value from the
+//! next layer down (ultimately the default).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::{fsx, places};
+
+/// What a key holds and which values are valid.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// A percentage strictly between 0 and 100.
+    Percent,
+    /// A whole number in a range.
+    Integer {
+        min: u64,
+        max: u64,
+    },
+    Bool,
+    /// One of a fixed set of words.
+    Choice(&'static [&'static str]),
+}
+
+/// A key's built-in default.
+#[derive(Debug, Clone, Copy)]
+pub enum Default {
+    Number(f64),
+    Integer(u64),
+    Bool(bool),
+    Word(&'static str),
+}
+
+impl Default {
+    fn to_value(self) -> Value {
+        match self {
+            Default::Number(n) => Value::from(n),
+            Default::Integer(n) => Value::from(n),
+            Default::Bool(b) => Value::from(b),
+            Default::Word(w) => Value::from(w),
+        }
+    }
+}
+
+/// One configuration key.
+#[derive(Debug, Clone, Copy)]
+pub struct KeySpec {
+    /// Dotted name: `handoff.auto` is `{"handoff": {"auto": …}}` in a file.
+    pub key: &'static str,
+    pub env: Option<&'static str>,
+    pub kind: Kind,
+    pub default: Default,
+    pub about: &'static str,
+}
+
+/// Every key baton reads.
+pub const KEYS: &[KeySpec] = &[
+    KeySpec {
+        key: "warn_remaining",
+        env: Some("BATON_WARN_REMAINING"),
+        kind: Kind::Percent,
+        default: Default::Number(35.0),
+        about: "WARNING when remaining context is at or below this %",
+    },
+    KeySpec {
+        key: "critical_remaining",
+        env: Some("BATON_CRITICAL_REMAINING"),
+        kind: Kind::Percent,
+        default: Default::Number(25.0),
+        about: "CRITICAL when remaining context is at or below this %",
+    },
+    KeySpec {
+        key: "debounce_calls",
+        env: Some("BATON_DEBOUNCE_CALLS"),
+        kind: Kind::Integer { min: 1, max: 1000 },
+        default: Default::Integer(5),
+        about: "tool calls between repeated warnings of the same level",
+    },
+    KeySpec {
+        key: "stale_seconds",
+        env: Some("BATON_STALE_SECONDS"),
+        kind: Kind::Integer { min: 1, max: 86_400 },
+        default: Default::Integer(60),
+        about: "a context figure older than this is ignored",
+    },
+    KeySpec {
+        key: "disable",
+        env: Some("BATON_DISABLE"),
+        kind: Kind::Bool,
+        default: Default::Bool(false),
+        about: "turn every hook off (the statusline still renders)",
+    },
+    KeySpec {
+        key: "context_warnings",
+        env: None,
+        kind: Kind::Bool,
+        default: Default::Bool(true),
+        about: "inject context warnings (GSD: .planning/config.json hooks.context_warnings)",
+    },
+];
+
+/// Where a value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    UserFile(PathBuf),
+    GsdPlanning(PathBuf),
+    ProjectFile(PathBuf),
+    Env(&'static str),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => write!(f, "default"),
+            Source::UserFile(p) | Source::ProjectFile(p) | Source::GsdPlanning(p) => {
+                write!(f, "{}", p.display())
+            }
+            Source::Env(var) => write!(f, "env {var}"),
+        }
+    }
+}
+
+impl Source {
+    fn kind_name(&self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::UserFile(_) => "user",
+            Source::GsdPlanning(_) => "gsd",
+            Source::ProjectFile(_) => "project",
+            Source::Env(_) => "env",
+        }
+    }
+}
+
+/// One layer's raw values, by dotted key.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub source: Source,
+    pub values: BTreeMap<String, RawValue>,
+}
+
+/// A value as a layer holds it: JSON from a file, text from the environment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawValue {
+    Json(Value),
+    Text(String),
+}
+
+/// A resolved key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    pub value: Value,
+    pub source: Source,
+}
+
+/// The effective configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    settings: BTreeMap<&'static str, Setting>,
+    /// Problems found: unparsable files, bad values, unknown keys.
+    pub errors: Vec<String>,
+    /// The files that were looked at, and whether they existed.
+    pub files: Vec<(PathBuf, bool)>,
+}
+
+fn spec(key: &str) -> Option<&'static KeySpec> {
+    KEYS.iter().find(|s| s.key == key)
+}
+
+fn describe(kind: Kind) -> String {
+    match kind {
+        Kind::Percent => "a number above 0 and below 100".into(),
+        Kind::Integer { min, max } => format!("a whole number from {min} to {max}"),
+        Kind::Bool => "true or false".into(),
+        Kind::Choice(words) => format!("one of {}", words.join(", ")),
+    }
+}
+
+/// Checks one raw value against its key's kind.
+fn validate(kind: Kind, raw: &RawValue) -> Option<Value> {
+    match (kind, raw) {
+        (Kind::Percent, RawValue::Json(v)) => v.as_f64().filter(|n| *n > 0.0 && *n < 100.0).map(Value::from),
+        (Kind::Percent, RawValue::Text(t)) => {
+            t.trim().parse::<f64>().ok().filter(|n| *n > 0.0 && *n < 100.0).map(Value::from)
+        }
+        (Kind::Integer { min, max }, RawValue::Json(v)) => {
+            v.as_u64().filter(|n| (min..=max).contains(n)).map(Value::from)
+        }
+        (Kind::Integer { min, max }, RawValue::Text(t)) => {
+            t.trim().parse::<u64>().ok().filter(|n| (min..=max).contains(n)).map(Value::from)
+        }
+        (Kind::Bool, RawValue::Json(Value::Bool(b))) => Some(Value::from(*b)),
+        (Kind::Bool, RawValue::Json(_)) => None,
+        (Kind::Bool, RawValue::Text(t)) => match t.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Some(Value::from(true)),
+            "0" | "false" | "no" | "off" | "" => Some(Value::from(false)),
+            _ => None,
+        },
+        (Kind::Choice(words), RawValue::Json(Value::String(s))) => {
+            words.contains(&s.as_str()).then(|| Value::from(s.as_str()))
+        }
+        (Kind::Choice(_), RawValue::Json(_)) => None,
+        (Kind::Choice(words), RawValue::Text(t)) => words.contains(&t.trim()).then(|| Value::from(t.trim())),
+    }
+}
+
+fn show_raw(raw: &RawValue) -> String {
+    match raw {
+        RawValue::Json(v) => v.to_string(),
+        RawValue::Text(t) => format!("{t:?}"),
+    }
+}
+
+/// Resolves every key from `layers` (lowest precedence first). Pure.
+pub fn resolve(layers: &[Layer]) -> (BTreeMap<&'static str, Setting>, Vec<String>) {
+    let mut settings = BTreeMap::new();
+    let mut errors = Vec::new();
+    for layer in layers {
+        for key in layer.values.keys() {
+            if spec(key).is_none() {
+                errors.push(format!("{}: unknown key `{key}`", layer.source));
+            }
+        }
+    }
+    for spec in KEYS {
+        let mut chosen = None;
+        for layer in layers.iter().rev() {
+            let Some(raw) = layer.values.get(spec.key) else { continue };
+            // The environment layer is one layer, but each value names its own variable.
+            let source = match (&layer.source, spec.env) {
+                (Source::Env(_), Some(var)) => Source::Env(var),
+                (other, _) => other.clone(),
+            };
+            match validate(spec.kind, raw) {
+                Some(value) => {
+                    chosen = Some(Setting { value, source });
+                    break;
+                }
+                None => errors.push(format!(
+                    "{}: `{}` must be {}, not {}; ignored",
+                    source,
+                    spec.key,
+                    describe(spec.kind),
+                    show_raw(raw)
+                )),
+            }
+        }
+        let setting = chosen.unwrap_or(Setting { value: spec.default.to_value(), source: Source::Default });
+        settings.insert(spec.key, setting);
+    }
+    // The two thresholds only make sense in order.
+    let warn = settings["warn_remaining"].value.as_f64().unwrap_or(35.0);
+    let critical = settings["critical_remaining"].value.as_f64().unwrap_or(25.0);
+    if critical >= warn {
+        errors.push(format!(
+            "critical_remaining ({critical}) must be below warn_remaining ({warn}); both use their defaults"
+        ));
+        for key in ["warn_remaining", "critical_remaining"] {
+            if let Some(spec) = spec(key) {
+                settings
+                    .insert(spec.key, Setting { value: spec.default.to_value(), source: Source::Default });
+            }
+        }
+    }
+    (settings, errors)
+}
+
+/// Flattens a JSON object into dotted keys (`{"a": {"b": 1}}` → `a.b`). Objects under a
+/// name that is itself a key are kept whole.
+fn flatten(prefix: &str, object: &Map<String, Value>, out: &mut BTreeMap<String, RawValue>) {
+    for (name, value) in object {
+        let key = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+        match value {
+            Value::Object(inner) if spec(&key).is_none() => flatten(&key, inner, out),
+            _ => {
+                out.insert(key, RawValue::Json(value.clone()));
+            }
+        }
+    }
+}
+
+/// Parses a config file's text into a layer's values.
+pub fn parse_file(text: &[u8]) -> Result<BTreeMap<String, RawValue>, String> {
+    let value: Value = serde_json::from_slice(text).map_err(|e| format!("not valid JSON ({e})"))?;
+    let Value::Object(object) = value else {
+        return Err("not a JSON object".into());
+    };
+    let mut out = BTreeMap::new();
+    flatten("", &object, &mut out);
+    Ok(out)
+}
+
+/// Reads GSD's opt-out out of `.planning/config.json`: only `hooks.context_warnings`.
+pub fn parse_gsd_planning(text: &[u8]) -> Result<BTreeMap<String, RawValue>, String> {
+    let value: Value = serde_json::from_slice(text).map_err(|e| format!("not valid JSON ({e})"))?;
+    let mut out = BTreeMap::new();
+    if let Some(flag) = value.pointer("/hooks/context_warnings") {
+        out.insert("context_warnings".to_string(), RawValue::Json(flag.clone()));
+    }
+    Ok(out)
+}
+
+/// Turns a file's bytes into a layer's values.
+type LayerParser = fn(&[u8]) -> Result<BTreeMap<String, RawValue>, String>;
+
+const CONFIG_FILE_LIMIT: u64 = 1024 * 1024;
+
+/// The project's config file.
+pub fn project_config_path(project: &Path) -> PathBuf {
+    project.join(".claude").join("baton.json")
+}
+
+impl Config {
+    /// Gathers the layers from disk and the environment and resolves them. `project` is
+    /// the session's project folder, when there is one.
+    pub fn load(project: Option<&Path>) -> Config {
+        let mut layers = vec![];
+        let mut errors = vec![];
+        let mut files = vec![];
+        let mut read_layer = |path: PathBuf, source: Source, parse: LayerParser| match fsx::read_limited(
+            &path,
+            CONFIG_FILE_LIMIT,
+        ) {
+            Ok(bytes) => {
+                files.push((path.clone(), true));
+                match parse(&bytes) {
+                    Ok(values) => layers.push(Layer { source, values }),
+                    Err(why) => errors.push(format!("{}: {why}; file ignored", path.display())),
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => files.push((path, false)),
+            Err(e) => {
+                files.push((path.clone(), true));
+                errors.push(format!("{}: cannot be read ({e}); file ignored", path.display()))
+            }
+        };
+        if let Some(path) = places::user_config_path() {
+            read_layer(path.clone(), Source::UserFile(path), parse_file);
+        }
+        if let Some(project) = project {
+            let gsd = project.join(".planning").join("config.json");
+            read_layer(gsd.clone(), Source::GsdPlanning(gsd), parse_gsd_planning);
+            let path = project_config_path(project);
+            read_layer(path.clone(), Source::ProjectFile(path), parse_file);
+        }
+        layers.push(env_layer(|name| std::env::var(name).ok()));
+        let (settings, mut resolve_errors) = resolve(&layers);
+        errors.append(&mut resolve_errors);
+        Config { settings, errors, files }
+    }
+
+    /// Defaults only, with no file or environment read (the demo, tests).
+    pub fn defaults() -> Config {
+        let (settings, errors) = resolve(&[]);
+        Config { settings, errors, files: vec![] }
+    }
+
+    /// Every key with its value and source, in declaration order.
+    pub fn settings(&self) -> impl Iterator<Item = (&'static KeySpec, &Setting)> {
+        KEYS.iter().filter_map(|spec| self.settings.get(spec.key).map(|s| (spec, s)))
+    }
+
+    fn value(&self, key: &str) -> Option<&Value> {
+        self.settings.get(key).map(|s| &s.value)
+    }
+
+    fn number(&self, key: &str, fallback: f64) -> f64 {
+        self.value(key).and_then(Value::as_f64).unwrap_or(fallback)
+    }
+
+    fn integer(&self, key: &str, fallback: u64) -> u64 {
+        self.value(key).and_then(Value::as_u64).unwrap_or(fallback)
+    }
+
+    fn flag(&self, key: &str, fallback: bool) -> bool {
+        self.value(key).and_then(Value::as_bool).unwrap_or(fallback)
+    }
+
+    /// The thresholds and debounce the monitor and the statusline share.
+    pub fn levels(&self) -> crate::metrics::Thresholds {
+        crate::metrics::Thresholds {
+            warn_remaining: self.number("warn_remaining", 35.0),
+            critical_remaining: self.number("critical_remaining", 25.0),
+        }
+    }
+
+    pub fn debounce_calls(&self) -> u32 {
+        self.integer("debounce_calls", 5) as u32
+    }
+
+    pub fn stale_seconds(&self) -> u64 {
+        self.integer("stale_seconds", 60)
+    }
+
+    /// `disable`: every hook stays silent.
+    pub fn disabled(&self) -> bool {
+        self.flag("disable", false)
+    }
+
+    /// `context_warnings`: the monitor may inject warnings.
+    pub fn context_warnings(&self) -> bool {
+        self.flag("context_warnings", true)
+    }
+
+    /// The configuration as JSON for `baton config --json`.
+    pub fn to_json(&self) -> Value {
+        let mut values = Map::new();
+        for (spec, setting) in self.settings() {
+            let mut entry = Map::new();
+            entry.insert("value".into(), setting.value.clone());
+            entry.insert("source".into(), Value::from(setting.source.kind_name()));
+            match &setting.source {
+                Source::UserFile(p) | Source::ProjectFile(p) | Source::GsdPlanning(p) => {
+                    entry.insert("path".into(), Value::from(p.display().to_string()));
+                }
+                Source::Env(var) => {
+                    entry.insert("env".into(), Value::from(*var));
+                }
+                Source::Default => {}
+            }
+            if let Some(env) = spec.env {
+                entry.insert("env_var".into(), Value::from(env));
+            }
+            values.insert(spec.key.into(), Value::Object(entry));
+        }
+        let files: Vec<Value> = self
+            .files
+            .iter()
+            .map(|(p, exists)| serde_json::json!({"path": p.display().to_string(), "exists": exists}))
+            .collect();
+        serde_json::json!({"values": values, "files": files, "errors": self.errors})
+    }
+}
+
+/// The configuration as a table for people (`baton config`).
+pub fn describe_config(config: &Config) -> String {
+    let mut out = String::from(
+        "baton configuration (environment > project file > GSD opt-out > user file > default)\n\n",
+    );
+    let rows: Vec<(String, String, String)> = config
+        .settings()
+        .map(|(spec, setting)| (spec.key.to_string(), setting.value.to_string(), setting.source.to_string()))
+        .collect();
+    let key_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let value_width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    for ((key, value, source), (spec, _)) in rows.iter().zip(config.settings()) {
+        out.push_str(&format!("  {key:<key_width$}  {value:<value_width$}  {source}\n"));
+        let env = spec.env.map(|e| format!(" (env {e})")).unwrap_or_default();
+        out.push_str(&format!("  {:<key_width$}  {}{env}\n", "", spec.about));
+    }
+    out.push_str("\nfiles:\n");
+    for (path, exists) in &config.files {
+        let state = if *exists { "read" } else { "not present" };
+        out.push_str(&format!("  {}  ({state})\n", path.display()));
+    }
+    if config.files.is_empty() {
+        out.push_str("  (none)\n");
+    }
+    if config.errors.is_empty() {
+        out.push_str("\nno errors\n");
+    } else {
+        out.push_str(&format!("\n{} error(s):\n", config.errors.len()));
+        for error in &config.errors {
+            out.push_str(&format!("  {error}\n"));
+        }
+    }
+    out
+}
+
+/// The environment layer, from a lookup function (pure for tests).
+pub fn env_layer(lookup: impl Fn(&str) -> Option<String>) -> Layer {
+    let mut values = BTreeMap::new();
+    for spec in KEYS {
+        if let Some(var) = spec.env {
+            if let Some(text) = lookup(var) {
+                values.insert(spec.key.to_string(), RawValue::Text(text));
+            }
+        }
+    }
+    Layer { source: Source::Env("environment"), values }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_layer(source: Source, json: &str) -> Layer {
+        Layer { source, values: parse_file(json.as_bytes()).unwrap() }
+    }
+
+    #[test]
+    fn defaults_match_gsd() {
+        let config = Config::defaults();
+        assert_eq!(config.levels().warn_remaining, 35.0);
+        assert_eq!(config.levels().critical_remaining, 25.0);
+        assert_eq!(config.debounce_calls(), 5);
+        assert_eq!(config.stale_seconds(), 60);
+        assert!(!config.disabled());
+        assert!(config.context_warnings());
+        assert!(config.errors.is_empty());
+    }
+
+    #[test]
+    fn later_layers_win() {
+        let user = file_layer(Source::UserFile("u".into()), r#"{"warn_remaining": 40, "debounce_calls": 3}"#);
+        let project = file_layer(Source::ProjectFile("p".into()), r#"{"warn_remaining": 45}"#);
+        let env = env_layer(|v| (v == "BATON_DEBOUNCE_CALLS").then(|| "7".to_string()));
+        let (settings, errors) = resolve(&[user, project, env]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(settings["warn_remaining"].value, Value::from(45.0));
+        assert_eq!(settings["warn_remaining"].source, Source::ProjectFile("p".into()));
+        assert_eq!(settings["debounce_calls"].value, Value::from(7));
+        assert_eq!(settings["critical_remaining"].source, Source::Default);
+    }
+
+    #[test]
+    fn a_bad_value_falls_back_and_is_reported() {
+        let user = file_layer(Source::UserFile("u".into()), r#"{"debounce_calls": 3}"#);
+        let project = file_layer(
+            Source::ProjectFile("p".into()),
+            r#"{"debounce_calls": "many", "stale_seconds": -1, "nope": 1}"#,
+        );
+        let (settings, errors) = resolve(&[user, project]);
+        assert_eq!(settings["debounce_calls"].value, Value::from(3));
+        assert_eq!(settings["stale_seconds"].value, Value::from(60));
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(errors.iter().any(|e| e.contains("unknown key `nope`")));
+    }
+
+    #[test]
+    fn thresholds_out_of_order_use_defaults() {
+        let env = env_layer(|v| match v {
+            "BATON_WARN_REMAINING" => Some("20".into()),
+            "BATON_CRITICAL_REMAINING" => Some("30".into()),
+            _ => None,
+        });
+        let (settings, errors) = resolve(&[env]);
+        assert_eq!(settings["warn_remaining"].value, Value::from(35.0));
+        assert_eq!(settings["critical_remaining"].value, Value::from(25.0));
+        assert_eq!(errors.len(), 1);
+    }
+
+    #[test]
+    fn gsd_opt_out_is_read() {
+        let values =
+            parse_gsd_planning(br#"{"hooks": {"context_warnings": false}, "mode": "yolo"}"#).unwrap();
+        let (settings, errors) = resolve(&[Layer { source: Source::GsdPlanning("g".into()), values }]);
+        assert!(errors.is_empty());
+        assert_eq!(settings["context_warnings"].value, Value::from(false));
+    }
+
+    #[test]
+    fn env_booleans() {
+        for (text, expected) in [("1", true), ("true", true), ("0", false), ("off", false)] {
+            let env = env_layer(|v| (v == "BATON_DISABLE").then(|| text.to_string()));
+            let (settings, _) = resolve(&[env]);
+            assert_eq!(settings["disable"].value, Value::from(expected), "{text}");
+        }
+    }
+}

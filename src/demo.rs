@@ -1,0 +1,227 @@
+//! `baton demo`: a short session played against the real binary in a throwaway folder.
+//!
+//! The folder holds the project, a temp dir (the bridge and state files land there, not
+//! in the system temp dir) and a home (so no user config is read and none is written).
+//! Each step runs `baton statusline` or `baton hook` as the host would, with stdin and
+//! environment set up like Claude Code's, and prints what the user sees and what the
+//! agent is told. The folder is removed at the end, whatever happens.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::json;
+
+use crate::fsx;
+
+const SESSION: &str = "demo-session-0001";
+const TOOLS: &[&str] = &["Read", "Edit", "Bash", "Grep", "Write", "Glob"];
+const CALLS_PER_FRAME: usize = 3;
+
+/// The throwaway folder; removed on drop.
+struct Sandbox {
+    root: PathBuf,
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+struct Demo {
+    sandbox: Sandbox,
+    exe: PathBuf,
+    colour: bool,
+}
+
+impl Demo {
+    fn project(&self) -> PathBuf {
+        self.sandbox.root.join("shop-api")
+    }
+
+    fn tmp(&self) -> PathBuf {
+        self.sandbox.root.join("tmp")
+    }
+
+    fn home(&self) -> PathBuf {
+        self.sandbox.root.join("home")
+    }
+
+    /// Runs `baton <mode>` with `payload` on stdin in the sandbox's environment.
+    fn run(&self, mode: &str, payload: &serde_json::Value) -> io::Result<String> {
+        let mut command = Command::new(&self.exe);
+        command
+            .arg(mode)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("TMPDIR", self.tmp())
+            .env("XDG_CONFIG_HOME", self.home().join(".config"))
+            .env("XDG_STATE_HOME", self.home().join(".local/state"))
+            .env("CLAUDE_CONFIG_DIR", self.home().join(".claude"))
+            .current_dir(self.project())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        if !self.colour {
+            command.env("NO_COLOR", "1");
+        }
+        let mut child = command.spawn()?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(payload.to_string().as_bytes())?;
+        }
+        let output = child.wait_with_output()?;
+        Ok(String::from_utf8_lossy(&output.stdout).trim_end().to_string())
+    }
+
+    fn statusline_payload(&self, remaining: u32, cost: f64) -> serde_json::Value {
+        let window = 200_000u64;
+        let used_tokens = window * (100 - remaining as u64) / 100;
+        json!({
+            "session_id": SESSION,
+            "transcript_path": self.home().join(".claude/projects/demo.jsonl"),
+            "cwd": self.project(),
+            "model": {"id": "claude-opus-4-5-20251101", "display_name": "Opus 4.5"},
+            "workspace": {"current_dir": self.project(), "project_dir": self.project()},
+            "cost": {"total_cost_usd": cost},
+            "context_window": {
+                "context_window_size": window,
+                "used_percentage": 100 - remaining,
+                "remaining_percentage": remaining,
+                "current_usage": {"input_tokens": 8, "output_tokens": 300, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": used_tokens.saturating_sub(2008)}
+            }
+        })
+    }
+
+    fn hook_payload(&self, tool: &str, call: usize) -> serde_json::Value {
+        json!({
+            "session_id": SESSION,
+            "transcript_path": self.home().join(".claude/projects/demo.jsonl"),
+            "cwd": self.project(),
+            "hook_event_name": "PostToolUse",
+            "tool_name": tool,
+            "tool_input": {"file_path": self.project().join("src/app.ts")},
+            "tool_response": {"success": true},
+            "tool_use_id": format!("toolu_{call:02}")
+        })
+    }
+}
+
+fn create_sandbox() -> io::Result<Sandbox> {
+    let root = std::env::temp_dir().join(format!("baton-demo-{}", fsx::random_hex(6)));
+    fsx::ensure_dir(&root, true)?;
+    let sandbox = Sandbox { root };
+    for sub in ["shop-api/src", "tmp", "home"] {
+        fsx::ensure_dir(&sandbox.root.join(sub), true)?;
+    }
+    Ok(sandbox)
+}
+
+/// Wraps `text` to `width` columns, each line after the first indented by `indent`.
+fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut lines: Vec<String> = vec![String::new()];
+    for word in text.split_whitespace() {
+        let current = lines.last_mut().expect("one line at least");
+        if !current.is_empty() && current.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_string());
+        } else {
+            if !current.is_empty() {
+                current.push(' ');
+            }
+            current.push_str(word);
+        }
+    }
+    lines.join(&format!("\n{indent}"))
+}
+
+/// The text an envelope carries, or the raw output when it is not one.
+fn told(output: &str) -> Option<String> {
+    if output.is_empty() {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_str(output).ok()?;
+    value.pointer("/hookSpecificOutput/additionalContext").and_then(|v| v.as_str()).map(str::to_string)
+}
+
+/// Plays the demo session, writing the story to `out`.
+pub fn run(out: &mut impl Write) -> io::Result<()> {
+    let exe = std::env::current_exe()?;
+    let colour = io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let demo = Demo { sandbox: create_sandbox()?, exe, colour };
+    writeln!(out, "baton demo: a Claude Code session in a throwaway folder")?;
+    writeln!(out, "  project {}", demo.project().display())?;
+    writeln!(out, "  bridge and state files in {} (removed at the end)\n", demo.tmp().display())?;
+    writeln!(
+        out,
+        "Each frame is the status line the user sees; after it come the agent's tool calls and\n\
+         what `baton hook` tells the agent after each one.\n"
+    )?;
+
+    let mut call = 0;
+    let mut warnings = 0;
+    let mut cost = 0.0;
+    for (frame, remaining) in (20..=70).rev().step_by(5).enumerate() {
+        cost += 0.17;
+        let line = demo.run("statusline", &demo.statusline_payload(remaining, cost))?;
+        writeln!(out, "frame {:>2}  {line}", frame + 1)?;
+        let mut quiet: Vec<String> = vec![];
+        for _ in 0..CALLS_PER_FRAME {
+            call += 1;
+            let tool = TOOLS[call % TOOLS.len()];
+            let output = demo.run("hook", &demo.hook_payload(tool, call))?;
+            match told(&output) {
+                Some(text) => {
+                    if !quiet.is_empty() {
+                        writeln!(out, "          {} → nothing said", quiet.join(", "))?;
+                        quiet.clear();
+                    }
+                    warnings += 1;
+                    let indent = " ".repeat(14 + tool.len() + 5);
+                    writeln!(
+                        out,
+                        "          #{call:<2} {tool} → {}",
+                        wrap(&text, 96 - indent.len(), &indent)
+                    )?;
+                }
+                None => quiet.push(format!("#{call} {tool}")),
+            }
+        }
+        if !quiet.is_empty() {
+            writeln!(out, "          {} → nothing said", quiet.join(", "))?;
+        }
+    }
+    writeln!(
+        out,
+        "\n{warnings} warnings over {call} tool calls: the first at 35% remaining, the next after \
+         5 more calls, CRITICAL at once at 25%.\nIn a real session the hook runs after every tool \
+         call; see README.md for setting it up."
+    )?;
+    print_state(out, &demo.tmp())?;
+    Ok(())
+}
+
+fn print_state(out: &mut impl Write, tmp: &Path) -> io::Result<()> {
+    let state =
+        std::fs::read_to_string(tmp.join(format!("claude-ctx-{SESSION}-warned.json"))).unwrap_or_default();
+    let bridge = std::fs::read_to_string(tmp.join(format!("claude-ctx-{SESSION}.json"))).unwrap_or_default();
+    writeln!(out, "\nbridge file (GSD format): {bridge}")?;
+    writeln!(out, "debounce state:           {state}")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_breaks_on_words() {
+        assert_eq!(wrap("aaa bbb ccc", 7, ">"), "aaa bbb\n>ccc");
+    }
+
+    #[test]
+    fn told_reads_envelopes_only() {
+        assert_eq!(told(""), None);
+        assert_eq!(told("{\"hookSpecificOutput\":{\"additionalContext\":\"x\"}}").as_deref(), Some("x"));
+    }
+}

@@ -1,0 +1,230 @@
+//! Input structs for hook events and statusline payloads.
+
+use serde::Deserialize;
+
+use super::lenient::{lenient, number, text};
+
+/// Which host sent an event. It decides the event's name in the envelope and which
+/// fields the reply may carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Claude,
+    Gemini,
+    Codex,
+}
+
+/// The event, normalised across hosts (Gemini's `AfterTool` is a PostToolUse, its
+/// `PreCompress` a PreCompact).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    PostToolUse,
+    SessionStart,
+    PreCompact,
+    /// Any other named event: baton prints nothing for it.
+    Other(String),
+    /// No event name at all.
+    Missing,
+}
+
+/// One hook event on stdin. Only the fields baton uses are kept.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct HookInput {
+    #[serde(deserialize_with = "text")]
+    pub session_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub transcript_path: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub cwd: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub hook_event_name: Option<String>,
+    /// SessionStart: startup / resume / clear / compact / fork.
+    #[serde(deserialize_with = "text")]
+    pub source: Option<String>,
+    /// PreCompact: manual / auto.
+    #[serde(deserialize_with = "text")]
+    pub trigger: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub agent_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub tool_name: Option<String>,
+    /// Codex only.
+    #[serde(deserialize_with = "text")]
+    pub turn_id: Option<String>,
+    /// Gemini only (an ISO time).
+    #[serde(deserialize_with = "text")]
+    pub timestamp: Option<String>,
+    /// A model id, when the host gives it as a string (SessionStart, Codex).
+    #[serde(deserialize_with = "text")]
+    pub model: Option<String>,
+}
+
+impl HookInput {
+    /// The normalised event. A missing name with `GEMINI_API_KEY` set is Gemini's
+    /// AfterTool (GSD's fallback for old Gemini versions).
+    pub fn event(&self, gemini_key_set: bool) -> Event {
+        match self.hook_event_name.as_deref() {
+            Some("PostToolUse") | Some("AfterTool") => Event::PostToolUse,
+            Some("SessionStart") => Event::SessionStart,
+            Some("PreCompact") | Some("PreCompress") => Event::PreCompact,
+            Some(other) => Event::Other(other.to_string()),
+            None if gemini_key_set => Event::PostToolUse,
+            None => Event::Missing,
+        }
+    }
+
+    /// Which host sent this.
+    pub fn dialect(&self, gemini_key_set: bool) -> Dialect {
+        match self.hook_event_name.as_deref() {
+            Some("AfterTool" | "BeforeTool" | "PreCompress" | "BeforeAgent" | "AfterAgent") => {
+                Dialect::Gemini
+            }
+            None if gemini_key_set => Dialect::Gemini,
+            _ if self.turn_id.is_some() => Dialect::Codex,
+            _ if self.timestamp.is_some() => Dialect::Gemini,
+            _ => Dialect::Claude,
+        }
+    }
+
+    /// The event name to put in the envelope: the one the host sent.
+    pub fn envelope_event_name(&self, gemini_key_set: bool) -> String {
+        match self.hook_event_name.as_deref() {
+            Some(name) => name.to_string(),
+            None if gemini_key_set => "AfterTool".to_string(),
+            None => String::new(),
+        }
+    }
+}
+
+/// The statusLine payload (Claude Code).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct StatuslineInput {
+    #[serde(deserialize_with = "text")]
+    pub session_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub transcript_path: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub cwd: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub model: Option<Model>,
+    #[serde(deserialize_with = "lenient")]
+    pub workspace: Option<Workspace>,
+    #[serde(deserialize_with = "lenient")]
+    pub cost: Option<Cost>,
+    #[serde(deserialize_with = "lenient")]
+    pub context_window: Option<ContextWindow>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct Model {
+    #[serde(deserialize_with = "text")]
+    pub id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub display_name: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct Workspace {
+    #[serde(deserialize_with = "text")]
+    pub current_dir: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub project_dir: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct Cost {
+    #[serde(deserialize_with = "number")]
+    pub total_cost_usd: Option<f64>,
+}
+
+/// `context_window`: the figures the context meter is made of.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct ContextWindow {
+    #[serde(deserialize_with = "number")]
+    pub context_window_size: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub used_percentage: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub remaining_percentage: Option<f64>,
+    #[serde(deserialize_with = "lenient")]
+    pub current_usage: Option<CurrentUsage>,
+}
+
+/// The last response's token counts. Output tokens do not count towards the context.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct CurrentUsage {
+    #[serde(deserialize_with = "number")]
+    pub input_tokens: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub cache_creation_input_tokens: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub cache_read_input_tokens: Option<f64>,
+}
+
+impl StatuslineInput {
+    /// The folder the session works in.
+    pub fn current_dir(&self) -> Option<&str> {
+        self.workspace.as_ref().and_then(|w| w.current_dir.as_deref()).or(self.cwd.as_deref())
+    }
+
+    /// The folder the session started in (the project).
+    pub fn project_dir(&self) -> Option<&str> {
+        self.workspace.as_ref().and_then(|w| w.project_dir.as_deref()).or(self.current_dir())
+    }
+
+    pub fn model_id(&self) -> Option<&str> {
+        self.model.as_ref().and_then(|m| m.id.as_deref())
+    }
+
+    pub fn model_name(&self) -> Option<&str> {
+        self.model.as_ref().and_then(|m| m.display_name.as_deref().or(m.id.as_deref()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrong_types_mean_absent() {
+        let input: HookInput = serde_json::from_str(
+            r#"{"session_id": 42, "cwd": ["x"], "hook_event_name": "PostToolUse", "tool_response": {"huge": [1,2,3]}}"#,
+        )
+        .unwrap();
+        assert_eq!(input.session_id, None);
+        assert_eq!(input.cwd, None);
+        assert_eq!(input.event(false), Event::PostToolUse);
+    }
+
+    #[test]
+    fn gemini_names_are_normalised() {
+        let input: HookInput =
+            serde_json::from_str(r#"{"hook_event_name": "AfterTool", "session_id": "g"}"#).unwrap();
+        assert_eq!(input.event(false), Event::PostToolUse);
+        assert_eq!(input.dialect(false), Dialect::Gemini);
+        assert_eq!(input.envelope_event_name(false), "AfterTool");
+
+        let missing: HookInput = serde_json::from_str(r#"{"session_id": "g"}"#).unwrap();
+        assert_eq!(missing.event(false), Event::Missing);
+        assert_eq!(missing.event(true), Event::PostToolUse);
+        assert_eq!(missing.envelope_event_name(true), "AfterTool");
+    }
+
+    #[test]
+    fn null_figures_are_absent() {
+        let input: StatuslineInput = serde_json::from_str(
+            r#"{"context_window": {"used_percentage": null, "remaining_percentage": null, "current_usage": null, "context_window_size": 200000}}"#,
+        )
+        .unwrap();
+        let cw = input.context_window.unwrap();
+        assert_eq!(cw.used_percentage, None);
+        assert!(cw.current_usage.is_none());
+        assert_eq!(cw.context_window_size, Some(200000.0));
+    }
+}

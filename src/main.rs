@@ -1,0 +1,129 @@
+//! The `baton` command line: argument parsing and dispatch only. Each mode maps to its
+//! exit-code policy here: the hook and the statusline always exit 0 (a non-zero exit
+//! makes the host show "hook error" or blank the line); the person-facing commands exit
+//! non-zero when something is wrong.
+
+use std::io::Write;
+use std::panic;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use baton::config::Config;
+use baton::host::{HookInput, StatuslineInput};
+use baton::{demo, hook, metrics, stdin};
+
+#[derive(Parser)]
+#[command(
+    name = "baton",
+    version,
+    about = "Keeps AI coding agents from running out of context with their work unsaved.",
+    long_about = "Keeps AI coding agents from running out of context with their work unsaved.\n\n\
+        Claude Code runs `baton statusline` to draw the line under the prompt and `baton hook` \
+        after each tool call; baton tells the agent when its context runs low. \
+        Try `baton demo` to see it work."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render the status line from Claude Code's statusLine JSON on stdin, and write the
+    /// context figure to the bridge file the hook reads.
+    Statusline,
+    /// Handle one hook event from stdin (PostToolUse, AfterTool, SessionStart,
+    /// PreCompact …). Prints nothing or one JSON envelope; always exits 0.
+    Hook,
+    /// Show the effective configuration, where each value comes from, and any errors
+    /// (exit 1 when there are errors).
+    Config {
+        /// The project folder whose `.claude/baton.json` and `.planning/config.json` apply.
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Play a short session in a temporary folder and show, step by step, the status line
+    /// and what the agent is told. Writes nothing outside that folder.
+    Demo,
+}
+
+fn main() -> ExitCode {
+    // The hook path skips argument parsing altogether: no flag a host passes may turn
+    // into a usage error and a non-zero exit.
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("hook") && !args.iter().any(|a| a == "-h" || a == "--help") {
+        run_guarded(run_hook);
+        return ExitCode::SUCCESS;
+    }
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Hook => {
+            run_guarded(run_hook);
+            ExitCode::SUCCESS
+        }
+        Command::Statusline => {
+            run_guarded(run_statusline);
+            ExitCode::SUCCESS
+        }
+        Command::Config { cwd, json } => run_config(cwd, json),
+        Command::Demo => match demo::run(&mut std::io::stdout()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("baton demo: {e}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+/// Runs a host-facing mode with panics silenced and swallowed.
+fn run_guarded(mode: fn()) {
+    panic::set_hook(Box::new(|_| {}));
+    let _ = panic::catch_unwind(mode);
+}
+
+fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn run_hook() {
+    let Ok(input) = stdin::read_json::<HookInput>(stdin::timeout_from_env()) else {
+        return;
+    };
+    let env = hook::HookEnv::from_process();
+    if let Some(envelope) = hook::handle(&input, &env) {
+        print_out(&envelope.to_json());
+    }
+}
+
+fn run_statusline() {
+    let input = match stdin::read_json::<StatuslineInput>(stdin::timeout_from_env()) {
+        Ok(input) => input,
+        Err(_) => {
+            print_out("baton: no statusline input\n");
+            return;
+        }
+    };
+    let project = input.project_dir().map(PathBuf::from).filter(|p| p.is_absolute());
+    let config = Config::load(project.as_deref());
+    let line = baton::statusline::run(&input, &config, metrics::now_unix());
+    print_out(&format!("{line}\n"));
+}
+
+fn run_config(cwd: Option<PathBuf>, json: bool) -> ExitCode {
+    let project = cwd.or_else(|| std::env::current_dir().ok());
+    let config = Config::load(project.as_deref());
+    if json {
+        println!("{}", serde_json::to_string_pretty(&config.to_json()).unwrap_or_default());
+    } else {
+        print!("{}", baton::config::describe_config(&config));
+    }
+    if config.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}

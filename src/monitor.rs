@@ -1,0 +1,209 @@
+//! The context monitor: after each tool call, decide whether the agent is told how full
+//! its context is, and with which words.
+//!
+//! [`decide`] is the whole rule (GSD's contract) as a pure function over the level and
+//! the previous debounce state. [`check`] is the I/O around it: read the bridge, then
+//! read-modify-write the state file under an exclusive lock so parallel tool calls in one
+//! session never lose a count.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::config::Config;
+use crate::fsx::{self, FileLock};
+use crate::metrics::{self, Figure, Level};
+use crate::places;
+
+/// The debounce state, GSD's `claude-ctx-<sid>-warned.json`. Unknown fields are kept so
+/// a session can switch between GSD's hook and baton's mid-way.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WarnState {
+    #[serde(rename = "callsSinceWarn", default)]
+    pub calls_since_warn: u32,
+    #[serde(rename = "lastLevel", default)]
+    pub last_level: Option<String>,
+    #[serde(rename = "criticalRecorded", default)]
+    pub critical_recorded: bool,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl WarnState {
+    /// Reads a state file leniently; anything that is not an object with sane fields is
+    /// "no state" (the next warning fires at once, as in GSD).
+    pub fn parse(bytes: &[u8]) -> Option<WarnState> {
+        let Value::Object(mut object) = serde_json::from_slice::<Value>(bytes).ok()? else {
+            return None;
+        };
+        let calls = object.remove("callsSinceWarn").and_then(|v| v.as_u64()).unwrap_or(0);
+        let last_level = object.remove("lastLevel").and_then(|v| v.as_str().map(str::to_string));
+        let critical_recorded = object.remove("criticalRecorded").and_then(|v| v.as_bool()).unwrap_or(false);
+        Some(WarnState {
+            calls_since_warn: calls.min(u32::MAX as u64) as u32,
+            last_level,
+            critical_recorded,
+            extra: object,
+        })
+    }
+}
+
+/// What the monitor decided for one tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The level to warn at, if a warning fires.
+    pub fire: Option<Level>,
+    /// The state to store.
+    pub state: WarnState,
+}
+
+/// The debounce rule. `level` is Warning or Critical (nothing is decided at Normal).
+/// The first warning fires at once; after a warning, the `debounce`-th call fires
+/// again; WARNING→CRITICAL fires at once.
+pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32) -> Decision {
+    let first = previous.is_none();
+    let mut state = previous.unwrap_or_default();
+    state.calls_since_warn = state.calls_since_warn.saturating_add(1);
+    let escalated = level == Level::Critical && state.last_level.as_deref() == Level::Warning.state_name();
+    if !first && state.calls_since_warn < debounce && !escalated {
+        return Decision { fire: None, state };
+    }
+    state.calls_since_warn = 0;
+    state.last_level = level.state_name().map(str::to_string);
+    Decision { fire: Some(level), state }
+}
+
+/// The words the agent is given. Advisory: they inform, they never override the user.
+pub fn message(level: Level, figure: &Figure) -> String {
+    let used = figure.used_pct();
+    let remaining = figure.remaining_display();
+    match level {
+        Level::Critical => format!(
+            "CONTEXT CRITICAL: Usage at {used}%. Remaining: {remaining}%. Context is nearly \
+             exhausted. It would be wise to finish the current step, avoid starting anything \
+             new, and let the user know so they can decide how to continue (for example by \
+             pausing with a handoff: `baton pause` or /gsd:pause-work)."
+        ),
+        _ => format!(
+            "CONTEXT WARNING: Usage at {used}%. Remaining: {remaining}%. Context is getting \
+             limited. Consider avoiding new complex work or broad exploration, and keep the \
+             current task moving towards a natural stopping point."
+        ),
+    }
+}
+
+/// The result of a monitor check, for callers that build on it (the handoff).
+#[derive(Debug, Clone)]
+pub struct Warning {
+    pub level: Level,
+    pub figure: Figure,
+    pub text: String,
+}
+
+const STATE_LIMIT: u64 = 64 * 1024;
+
+/// Runs the monitor for one tool call of `session_id`: reads the bridge, applies the
+/// debounce under the session's lock, and returns the warning to inject, if any.
+/// Returns `None` for every failure: the hook path is silent rather than wrong.
+pub fn check(session_id: &str, config: &Config, now: i64) -> Option<Warning> {
+    if !fsx::valid_session_id(session_id) || !config.context_warnings() {
+        return None;
+    }
+    let bridge = metrics::read_bridge(session_id, now, config.stale_seconds())?;
+    let figure = bridge.figure();
+    let level = config.levels().level(&figure);
+    if level == Level::Normal {
+        return None;
+    }
+    let decision = {
+        let _lock = FileLock::acquire(&places::warn_lock_path(session_id)).ok()?;
+        let state_path = places::warn_state_path(session_id);
+        if fsx::is_symlink(&state_path) {
+            return None;
+        }
+        let previous = fsx::read_owned(&state_path, STATE_LIMIT).ok().and_then(|b| WarnState::parse(&b));
+        let decision = decide(level, previous, config.debounce_calls());
+        let json = serde_json::to_vec(&decision.state).ok()?;
+        fsx::write_atomic(&state_path, &json, fsx::WriteOptions::STATE).ok()?;
+        decision
+    };
+    let level = decision.fire?;
+    Some(Warning { level, text: message(level, &figure), figure })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(levels: &[Level], debounce: u32) -> Vec<Option<Level>> {
+        let mut state = None;
+        levels
+            .iter()
+            .map(|level| {
+                let decision = decide(*level, state.take(), debounce);
+                state = Some(decision.state);
+                decision.fire
+            })
+            .collect()
+    }
+
+    #[test]
+    fn warnings_fire_on_calls_1_6_11() {
+        let fired = run(&[Level::Warning; 11], 5);
+        let calls: Vec<usize> =
+            fired.iter().enumerate().filter(|(_, f)| f.is_some()).map(|(i, _)| i + 1).collect();
+        assert_eq!(calls, vec![1, 6, 11]);
+    }
+
+    #[test]
+    fn escalation_to_critical_fires_at_once() {
+        let fired = run(&[Level::Warning, Level::Warning, Level::Critical, Level::Critical], 5);
+        assert_eq!(fired, vec![Some(Level::Warning), None, Some(Level::Critical), None]);
+    }
+
+    #[test]
+    fn critical_then_warning_is_debounced() {
+        let fired = run(&[Level::Critical, Level::Warning, Level::Warning], 5);
+        assert_eq!(fired, vec![Some(Level::Critical), None, None]);
+    }
+
+    #[test]
+    fn existing_state_means_not_first() {
+        let previous =
+            WarnState { calls_since_warn: 1, last_level: Some("warning".into()), ..Default::default() };
+        assert_eq!(decide(Level::Warning, Some(previous), 5).fire, None);
+    }
+
+    #[test]
+    fn state_keeps_gsd_names_and_unknown_fields() {
+        let state = WarnState::parse(
+            br#"{"callsSinceWarn": 3, "lastLevel": "warning", "criticalRecorded": true, "other": 1}"#,
+        )
+        .unwrap();
+        assert_eq!(state.calls_since_warn, 3);
+        assert!(state.critical_recorded);
+        let json = serde_json::to_value(&state).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"callsSinceWarn": 3, "lastLevel": "warning", "criticalRecorded": true, "other": 1})
+        );
+        assert!(WarnState::parse(b"[]").is_none());
+        assert!(WarnState::parse(b"garbage").is_none());
+    }
+
+    #[test]
+    fn messages_start_with_the_gsd_prefixes() {
+        let figure = Figure {
+            remaining_pct: 28.0,
+            used_tokens: None,
+            window_tokens: None,
+            origin: metrics::Origin::Bridge,
+            taken_at: 0,
+        };
+        assert!(
+            message(Level::Warning, &figure).starts_with("CONTEXT WARNING: Usage at 72%. Remaining: 28%.")
+        );
+        assert!(
+            message(Level::Critical, &figure).starts_with("CONTEXT CRITICAL: Usage at 72%. Remaining: 28%.")
+        );
+    }
+}

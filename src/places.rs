@@ -1,0 +1,63 @@
+//! Where baton's files live.
+//!
+//! Per-session files sit in the OS temp dir under GSD's names so the two tools can stand
+//! in for each other (`claude-ctx-<sid>.json`, `claude-ctx-<sid>-warned.json`). What must
+//! outlive a reboot (the handoff registry, learned compaction points) goes in baton's
+//! state dir under the user's home. Nothing here touches the disk.
+
+use std::env;
+use std::path::PathBuf;
+
+/// The OS temp dir (`TMPDIR` honoured, as Node's `os.tmpdir()` does for GSD).
+pub fn temp_dir() -> PathBuf {
+    env::temp_dir()
+}
+
+/// The bridge file the statusline writes and the monitor reads.
+pub fn bridge_path(session_id: &str) -> PathBuf {
+    temp_dir().join(format!("claude-ctx-{session_id}.json"))
+}
+
+/// The monitor's debounce state (GSD's name and fields).
+pub fn warn_state_path(session_id: &str) -> PathBuf {
+    temp_dir().join(format!("claude-ctx-{session_id}-warned.json"))
+}
+
+/// The lock file that serialises updates of the debounce state. A separate file, since
+/// the state file itself is replaced by rename and a lock on it would not hold.
+pub fn warn_lock_path(session_id: &str) -> PathBuf {
+    temp_dir().join(format!("claude-ctx-{session_id}-warned.lock"))
+}
+
+/// The user's home, from `HOME`.
+pub fn home_dir() -> Option<PathBuf> {
+    env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+}
+
+/// `$XDG_CONFIG_HOME/baton/config.json`, else `~/.config/baton/config.json`.
+pub fn user_config_path() -> Option<PathBuf> {
+    let base = env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home_dir().map(|h| h.join(".config")))?;
+    Some(base.join("baton").join("config.json"))
+}
+
+/// baton's own state dir: `$XDG_STATE_HOME/baton`, else `~/.local/state/baton`.
+pub fn state_dir() -> Option<PathBuf> {
+    let base = env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home_dir().map(|h| h.join(".local").join("state")))?;
+    Some(base.join("baton"))
+}
+
+/// Claude Code's config folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub fn claude_config_dir() -> Option<PathBuf> {
+    env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| home_dir().map(|h| h.join(".claude")))
+}

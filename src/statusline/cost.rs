@@ -1,0 +1,8 @@
+//! The session's cost, when the host gives it.
+
+use super::{Context, Segment, Style};
+
+pub fn segment(ctx: &Context) -> Option<Segment> {
+    let cost = ctx.input.cost.as_ref()?.total_cost_usd?;
+    (cost >= 0.0).then(|| Segment { text: format!("${cost:.2}"), style: Style::Dim })
+}

@@ -1,0 +1,33 @@
+//! ANSI styling, off when colour is not wanted.
+
+/// How a segment is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    Dim,
+    Bold,
+    Branch,
+    Normal,
+    Warning,
+    Critical,
+}
+
+fn code(style: Style) -> Option<&'static str> {
+    match style {
+        Style::Plain => None,
+        Style::Dim => Some("2"),
+        Style::Bold => Some("1"),
+        Style::Branch => Some("35"),
+        Style::Normal => Some("32"),
+        Style::Warning => Some("33"),
+        Style::Critical => Some("1;31"),
+    }
+}
+
+/// `text` wrapped in the style's escape codes, or as it is without colour.
+pub fn paint(text: &str, style: Style, colour: bool) -> String {
+    match code(style) {
+        Some(code) if colour => format!("\x1b[{code}m{text}\x1b[0m"),
+        _ => text.to_string(),
+    }
+}
