@@ -1,0 +1,170 @@
+//! Shared helpers for the black-box tests: a sandbox with its own temp dir, home and
+//! project folder, and a way to run the built binary inside it with a clean environment
+//! (nothing leaks onto the machine, nothing from the machine leaks in).
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+pub const SESSION: &str = "7f3c2a10-5b1e-4c2d-9a8f-0d6e4b2c1a99";
+
+/// A throwaway world for one test.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for sub in ["tmp", "home", "project"] {
+            std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+        }
+        Sandbox { dir }
+    }
+
+    pub fn tmp(&self) -> PathBuf {
+        self.dir.path().join("tmp")
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    pub fn project(&self) -> PathBuf {
+        self.dir.path().join("project")
+    }
+
+    /// `baton <args>` with the sandbox's environment.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_baton"));
+        command
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("TMPDIR", self.tmp())
+            .env("XDG_CONFIG_HOME", self.home().join(".config"))
+            .env("XDG_STATE_HOME", self.home().join(".local/state"))
+            .env("CLAUDE_CONFIG_DIR", self.home().join(".claude"))
+            .current_dir(self.project())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+
+    /// Runs `baton <args>` with `stdin` and extra environment, and waits for it.
+    pub fn run_with(&self, args: &[&str], stdin: &[u8], env: &[(&str, &str)]) -> Output {
+        let mut command = self.command(args);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("spawn baton");
+        let mut pipe = child.stdin.take().expect("stdin");
+        let bytes = stdin.to_vec();
+        // A writer thread, so a large payload cannot deadlock against a full stdout pipe.
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+        let output = child.wait_with_output().expect("wait");
+        let _ = writer.join();
+        output
+    }
+
+    pub fn run(&self, args: &[&str], stdin: &[u8]) -> Output {
+        self.run_with(args, stdin, &[])
+    }
+
+    /// Runs `baton hook` on an event.
+    pub fn hook(&self, event: &Value) -> Output {
+        self.run(&["hook"], event.to_string().as_bytes())
+    }
+
+    /// Runs `baton hook` and returns the text injected for the agent, if any; asserts the
+    /// hook contract (exit 0, stdout empty or exactly one envelope).
+    pub fn hook_told(&self, event: &Value) -> Option<String> {
+        told(&self.hook(event))
+    }
+
+    pub fn bridge_path(&self, session: &str) -> PathBuf {
+        self.tmp().join(format!("claude-ctx-{session}.json"))
+    }
+
+    pub fn state_path(&self, session: &str) -> PathBuf {
+        self.tmp().join(format!("claude-ctx-{session}-warned.json"))
+    }
+
+    /// Writes a GSD-format bridge `age` seconds old.
+    pub fn write_bridge(&self, session: &str, remaining: f64, age: i64) {
+        let json = json!({
+            "session_id": session,
+            "remaining_percentage": remaining,
+            "used_pct": (100.0 - remaining).round() as i64,
+            "timestamp": now() - age,
+        });
+        std::fs::write(self.bridge_path(session), json.to_string()).expect("write bridge");
+    }
+
+    /// A PostToolUse event for `session` in the sandbox's project.
+    pub fn post_tool_use(&self, session: &str) -> Value {
+        json!({
+            "session_id": session,
+            "transcript_path": self.home().join("t.jsonl"),
+            "cwd": self.project(),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": "src/app.ts"},
+            "tool_response": {"success": true},
+            "tool_use_id": "toolu_1"
+        })
+    }
+}
+
+pub fn now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_secs() as i64
+}
+
+/// Checks the hook contract on an output and returns the injected text, if any.
+pub fn told(output: &Output) -> Option<String> {
+    assert!(
+        output.status.success(),
+        "hook exited {:?}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8");
+    if stdout.is_empty() {
+        return None;
+    }
+    let value: Value = serde_json::from_str(&stdout).expect("stdout is exactly one JSON value");
+    let object = value.as_object().expect("envelope is an object");
+    assert_eq!(object.len(), 1, "envelope has only hookSpecificOutput: {stdout}");
+    let inner = value["hookSpecificOutput"].as_object().expect("hookSpecificOutput");
+    assert_eq!(inner.len(), 2, "only hookEventName and additionalContext: {stdout}");
+    Some(inner["additionalContext"].as_str().expect("additionalContext").to_string())
+}
+
+/// The event name inside an envelope on stdout.
+pub fn envelope_event(output: &Output) -> Option<String> {
+    let value: Value = serde_json::from_slice(&output.stdout).ok()?;
+    value["hookSpecificOutput"]["hookEventName"].as_str().map(str::to_string)
+}
+
+/// A fixture file's bytes.
+pub fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)).expect("fixture")
+}
+
+/// A fixture parsed as JSON.
+pub fn fixture_json(name: &str) -> Value {
+    serde_json::from_slice(&fixture(name)).expect("fixture JSON")
+}
+
+pub fn elapsed_under(start: std::time::Instant, limit: Duration) -> bool {
+    start.elapsed() < limit
+}

@@ -1,0 +1,115 @@
+//! Configuration layering as the hook and `baton config` see it, and `baton demo`.
+
+mod common;
+
+use common::{SESSION, Sandbox};
+use serde_json::Value;
+
+fn write(path: &std::path::Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn config_json(sandbox: &Sandbox, env: &[(&str, &str)]) -> (Value, bool) {
+    let project = sandbox.project();
+    let output = sandbox.run_with(&["config", "--json", "--cwd", project.to_str().unwrap()], b"", env);
+    (serde_json::from_slice(&output.stdout).expect("config --json"), output.status.success())
+}
+
+#[test]
+fn layers_user_then_project_then_environment() {
+    let sandbox = Sandbox::new();
+    write(
+        &sandbox.home().join(".config/baton/config.json"),
+        r#"{"warn_remaining": 50, "debounce_calls": 2, "stale_seconds": 30}"#,
+    );
+    write(&sandbox.project().join(".claude/baton.json"), r#"{"warn_remaining": 45}"#);
+    let (config, ok) = config_json(&sandbox, &[("BATON_STALE_SECONDS", "90")]);
+    assert!(ok, "{config}");
+    assert_eq!(config["values"]["warn_remaining"]["value"], 45.0);
+    assert_eq!(config["values"]["warn_remaining"]["source"], "project");
+    assert_eq!(config["values"]["debounce_calls"]["value"], 2);
+    assert_eq!(config["values"]["debounce_calls"]["source"], "user");
+    assert_eq!(config["values"]["stale_seconds"]["value"], 90);
+    assert_eq!(config["values"]["stale_seconds"]["env"], "BATON_STALE_SECONDS");
+    assert_eq!(config["values"]["critical_remaining"]["source"], "default");
+
+    // The hook uses the same layers: 40% remaining warns at warn_remaining = 45.
+    sandbox.write_bridge(SESSION, 40.0, 0);
+    assert!(sandbox.hook_told(&sandbox.post_tool_use(SESSION)).is_some());
+}
+
+#[test]
+fn bad_config_is_reported_and_never_breaks_the_hook() {
+    let sandbox = Sandbox::new();
+    write(&sandbox.home().join(".config/baton/config.json"), "{ this is not json");
+    write(
+        &sandbox.project().join(".claude/baton.json"),
+        r#"{"debounce_calls": "lots", "warn_remaining": 140, "typo_key": true}"#,
+    );
+    let (config, ok) = config_json(&sandbox, &[("BATON_CRITICAL_REMAINING", "abc")]);
+    assert!(!ok, "exit 1 with errors");
+    let errors: Vec<String> =
+        config["errors"].as_array().unwrap().iter().map(|e| e.as_str().unwrap().to_string()).collect();
+    assert_eq!(errors.len(), 5, "{errors:#?}");
+    assert!(errors.iter().any(|e| e.contains("not valid JSON")));
+    assert!(errors.iter().any(|e| e.contains("typo_key")));
+    assert!(errors.iter().any(|e| e.contains("BATON_CRITICAL_REMAINING")));
+    assert_eq!(config["values"]["debounce_calls"]["value"], 5);
+    assert_eq!(config["values"]["warn_remaining"]["value"], 35.0);
+
+    // The hook still works on the defaults.
+    sandbox.write_bridge(SESSION, 30.0, 0);
+    let output = sandbox.run_with(
+        &["hook"],
+        sandbox.post_tool_use(SESSION).to_string().as_bytes(),
+        &[("BATON_CRITICAL_REMAINING", "abc")],
+    );
+    assert!(common::told(&output).unwrap().starts_with("CONTEXT WARNING:"));
+}
+
+#[test]
+fn config_prints_a_readable_table() {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    let output = sandbox.run(&["config", "--cwd", project.to_str().unwrap()], b"");
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    for needle in ["warn_remaining", "35", "default", "BATON_WARN_REMAINING", "no errors", "not present"] {
+        assert!(text.contains(needle), "missing {needle}:\n{text}");
+    }
+}
+
+#[test]
+fn debounce_and_staleness_are_configurable() {
+    let sandbox = Sandbox::new();
+    let event = sandbox.post_tool_use(SESSION).to_string();
+    let env = [("BATON_DEBOUNCE_CALLS", "2"), ("BATON_STALE_SECONDS", "5")];
+    let mut fired = vec![];
+    for call in 1..=5 {
+        sandbox.write_bridge(SESSION, 30.0, 0);
+        if common::told(&sandbox.run_with(&["hook"], event.as_bytes(), &env)).is_some() {
+            fired.push(call);
+        }
+    }
+    assert_eq!(fired, vec![1, 3, 5]);
+    sandbox.write_bridge(SESSION, 30.0, 10);
+    assert!(common::told(&sandbox.run_with(&["hook"], event.as_bytes(), &env)).is_none());
+}
+
+#[test]
+fn demo_plays_the_session_and_cleans_up() {
+    let sandbox = Sandbox::new();
+    let output = sandbox.run(&["demo"], b"");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("CONTEXT WARNING: Usage at 65%. Remaining: 35%."), "{text}");
+    assert!(text.contains("CONTEXT CRITICAL: Usage at 75%. Remaining: 25%."), "{text}");
+    assert!(text.contains("4 warnings over 33 tool calls"), "{text}");
+    assert!(!text.contains('\x1b'), "no colour when stdout is not a terminal");
+    // Nothing is left in the temp dir, and nothing was written to the home.
+    let left: Vec<_> = std::fs::read_dir(sandbox.tmp()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    let home: Vec<_> = std::fs::read_dir(sandbox.home()).unwrap().collect();
+    assert!(home.is_empty(), "{home:?}");
+}

@@ -1,0 +1,323 @@
+//! The context monitor through `baton hook`: levels, debounce, escalation, the GSD
+//! contract (file names, opt-out, session id checks, envelopes), and its promises under
+//! parallel calls and planted symlinks.
+
+mod common;
+
+use common::{SESSION, Sandbox, envelope_event, fixture_json, told};
+use serde_json::json;
+
+#[test]
+fn thresholds_are_inclusive_at_35_and_25() {
+    for (remaining, expected) in [
+        (36.0, None),
+        (35.0, Some("CONTEXT WARNING:")),
+        (26.0, Some("CONTEXT WARNING:")),
+        (25.0, Some("CONTEXT CRITICAL:")),
+    ] {
+        let sandbox = Sandbox::new();
+        sandbox.write_bridge(SESSION, remaining, 0);
+        let text = sandbox.hook_told(&sandbox.post_tool_use(SESSION));
+        match expected {
+            None => assert_eq!(text, None, "{remaining}% remaining must be silent"),
+            Some(prefix) => {
+                let text = text.unwrap_or_else(|| panic!("{remaining}% remaining must warn"));
+                assert!(text.starts_with(prefix), "{remaining}: {text}");
+                let used = 100 - remaining as i64;
+                assert!(text.contains(&format!("Usage at {used}%")), "{text}");
+                assert!(text.contains(&format!("Remaining: {remaining}%")), "{text}");
+            }
+        }
+    }
+}
+
+#[test]
+fn below_threshold_leaves_no_state() {
+    let sandbox = Sandbox::new();
+    sandbox.write_bridge(SESSION, 60.0, 0);
+    assert_eq!(sandbox.hook_told(&sandbox.post_tool_use(SESSION)), None);
+    assert!(!sandbox.state_path(SESSION).exists());
+}
+
+#[test]
+fn debounce_warns_on_calls_1_6_and_11() {
+    let sandbox = Sandbox::new();
+    let mut fired = vec![];
+    for call in 1..=11 {
+        sandbox.write_bridge(SESSION, 30.0, 0);
+        if sandbox.hook_told(&sandbox.post_tool_use(SESSION)).is_some() {
+            fired.push(call);
+        }
+    }
+    assert_eq!(fired, vec![1, 6, 11]);
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sandbox.state_path(SESSION)).unwrap()).unwrap();
+    assert_eq!(state["callsSinceWarn"], 0);
+    assert_eq!(state["lastLevel"], "warning");
+}
+
+#[test]
+fn warning_to_critical_fires_at_once_then_debounces() {
+    let sandbox = Sandbox::new();
+    let event = sandbox.post_tool_use(SESSION);
+    sandbox.write_bridge(SESSION, 30.0, 0);
+    assert!(sandbox.hook_told(&event).unwrap().starts_with("CONTEXT WARNING:"));
+    assert_eq!(sandbox.hook_told(&event), None);
+    sandbox.write_bridge(SESSION, 24.0, 0);
+    assert!(sandbox.hook_told(&event).unwrap().starts_with("CONTEXT CRITICAL:"));
+    assert_eq!(sandbox.hook_told(&event), None);
+}
+
+#[test]
+fn switching_from_gsd_state_mid_session_keeps_the_count() {
+    let sandbox = Sandbox::new();
+    // GSD's hook wrote this after its 3rd silent call.
+    std::fs::write(sandbox.state_path(SESSION), r#"{"callsSinceWarn":3,"lastLevel":"warning"}"#).unwrap();
+    sandbox.write_bridge(SESSION, 30.0, 0);
+    let event = sandbox.post_tool_use(SESSION);
+    assert_eq!(sandbox.hook_told(&event), None, "4th call after a warning");
+    assert!(sandbox.hook_told(&event).is_some(), "5th call after a warning fires");
+}
+
+#[test]
+fn stale_missing_and_malformed_bridges_are_silent() {
+    let sandbox = Sandbox::new();
+    let event = sandbox.post_tool_use(SESSION);
+    assert_eq!(sandbox.hook_told(&event), None, "no bridge");
+    sandbox.write_bridge(SESSION, 10.0, 61);
+    assert_eq!(sandbox.hook_told(&event), None, "61 s old");
+    sandbox.write_bridge(SESSION, 10.0, 59);
+    assert!(sandbox.hook_told(&event).is_some(), "59 s old is fresh");
+
+    let sandbox = Sandbox::new();
+    for bad in [
+        "not json",
+        "",
+        "[]",
+        "null",
+        r#"{"remaining_percentage":"10","timestamp":1}"#,
+        r#"{"remaining_percentage":10}"#,
+        r#"{"remaining_percentage":-5,"timestamp":9999999999}"#,
+    ] {
+        std::fs::write(sandbox.bridge_path(SESSION), bad).unwrap();
+        assert_eq!(sandbox.hook_told(&event), None, "bridge {bad:?}");
+    }
+    assert!(!sandbox.state_path(SESSION).exists());
+}
+
+#[test]
+fn session_ids_with_traversal_touch_no_file() {
+    let sandbox = Sandbox::new();
+    for bad in ["../evil", "a/b", "a\\b", "..", ""] {
+        // A bridge a naive join would find.
+        let planted = sandbox.tmp().join(format!("claude-ctx-{bad}.json"));
+        if let Some(parent) = planted.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let _ = std::fs::write(
+            &planted,
+            json!({"remaining_percentage": 10, "used_pct": 90, "timestamp": common::now()}).to_string(),
+        );
+        let mut event = sandbox.post_tool_use(SESSION);
+        event["session_id"] = json!(bad);
+        assert_eq!(sandbox.hook_told(&event), None, "{bad:?}");
+    }
+    let state_files: Vec<_> = walk(&sandbox.dir.path().to_path_buf())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("warned"))
+        .collect();
+    assert!(state_files.is_empty(), "{state_files:?}");
+}
+
+fn walk(dir: &std::path::PathBuf) -> Vec<std::path::PathBuf> {
+    let mut out = vec![];
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                out.extend(walk(&path));
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn non_injection_events_are_silent() {
+    let sandbox = Sandbox::new();
+    sandbox.write_bridge(SESSION, 10.0, 0);
+    for name in
+        ["hook-sessionstart.json", "hook-sessionstart-compact.json", "hook-precompact.json", "hook-stop.json"]
+    {
+        let mut event = fixture_json(name);
+        event["session_id"] = json!(SESSION);
+        event["cwd"] = json!(sandbox.project());
+        let output = sandbox.hook(&event);
+        assert!(output.status.success());
+        assert!(output.stdout.is_empty(), "{name} printed {}", String::from_utf8_lossy(&output.stdout));
+    }
+    for name in
+        ["UserPromptSubmit", "SessionEnd", "SubagentStop", "PostCompact", "BeforeTool", "Notification"]
+    {
+        let mut event = sandbox.post_tool_use(SESSION);
+        event["hook_event_name"] = json!(name);
+        let output = sandbox.hook(&event);
+        assert!(output.status.success() && output.stdout.is_empty(), "{name}");
+    }
+    // A missing event name is silent without GEMINI_API_KEY, and did not count a call.
+    let mut event = sandbox.post_tool_use(SESSION);
+    event.as_object_mut().unwrap().remove("hook_event_name");
+    let output = sandbox.hook(&event);
+    assert!(output.status.success() && output.stdout.is_empty());
+    assert!(!sandbox.state_path(SESSION).exists());
+}
+
+#[test]
+fn gemini_after_tool_gets_its_own_event_name() {
+    let sandbox = Sandbox::new();
+    let mut event = fixture_json("gemini-aftertool.json");
+    event["cwd"] = json!(sandbox.project());
+    sandbox.write_bridge("gem-0b7e", 30.0, 0);
+    let output = sandbox.hook(&event);
+    assert!(told(&output).unwrap().starts_with("CONTEXT WARNING:"));
+    assert_eq!(envelope_event(&output).as_deref(), Some("AfterTool"));
+}
+
+#[test]
+fn gemini_fallback_for_a_missing_event_name() {
+    let sandbox = Sandbox::new();
+    sandbox.write_bridge(SESSION, 30.0, 0);
+    let mut event = sandbox.post_tool_use(SESSION);
+    event.as_object_mut().unwrap().remove("hook_event_name");
+    let output = sandbox.run_with(&["hook"], event.to_string().as_bytes(), &[("GEMINI_API_KEY", "k")]);
+    assert!(told(&output).is_some());
+    assert_eq!(envelope_event(&output).as_deref(), Some("AfterTool"));
+}
+
+#[test]
+fn codex_gets_exactly_the_envelope() {
+    let sandbox = Sandbox::new();
+    let mut event = fixture_json("codex-posttooluse.json");
+    event["cwd"] = json!(sandbox.project());
+    sandbox.write_bridge("cdx-44a1", 20.0, 0);
+    let output = sandbox.hook(&event);
+    // `told` asserts the envelope has no field but hookEventName and additionalContext.
+    assert!(told(&output).unwrap().starts_with("CONTEXT CRITICAL:"));
+    assert_eq!(envelope_event(&output).as_deref(), Some("PostToolUse"));
+}
+
+#[test]
+fn subagent_calls_share_the_session_count() {
+    let sandbox = Sandbox::new();
+    sandbox.write_bridge(SESSION, 30.0, 0);
+    let main_call = sandbox.post_tool_use(SESSION);
+    let mut sub_call = fixture_json("hook-posttooluse-subagent.json");
+    sub_call["cwd"] = json!(sandbox.project());
+    assert!(sandbox.hook_told(&main_call).is_some());
+    assert_eq!(sandbox.hook_told(&sub_call), None, "the subagent's call is debounced with its parent's");
+}
+
+#[test]
+fn gsd_opt_out_silences_warnings() {
+    let sandbox = Sandbox::new();
+    std::fs::create_dir_all(sandbox.project().join(".planning")).unwrap();
+    std::fs::write(
+        sandbox.project().join(".planning/config.json"),
+        r#"{"hooks": {"context_warnings": false}}"#,
+    )
+    .unwrap();
+    sandbox.write_bridge(SESSION, 10.0, 0);
+    assert_eq!(sandbox.hook_told(&sandbox.post_tool_use(SESSION)), None);
+}
+
+#[test]
+fn baton_disable_silences_everything() {
+    let sandbox = Sandbox::new();
+    sandbox.write_bridge(SESSION, 10.0, 0);
+    let event = sandbox.post_tool_use(SESSION).to_string();
+    let output = sandbox.run_with(&["hook"], event.as_bytes(), &[("BATON_DISABLE", "1")]);
+    assert!(output.status.success() && output.stdout.is_empty());
+}
+
+#[test]
+fn forty_parallel_calls_give_exactly_eight_warnings() {
+    let sandbox = Sandbox::new();
+    sandbox.write_bridge(SESSION, 30.0, 0);
+    let event = sandbox.post_tool_use(SESSION).to_string();
+    let children: Vec<_> = (0..40)
+        .map(|_| {
+            let mut child = sandbox.command(&["hook"]).spawn().expect("spawn");
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(event.as_bytes()).unwrap();
+            child
+        })
+        .collect();
+    let warnings = children
+        .into_iter()
+        .map(|child| child.wait_with_output().expect("wait"))
+        .filter(|output| told(output).is_some())
+        .count();
+    assert_eq!(warnings, 8, "calls 1, 6, 11, …, 36 warn");
+}
+
+#[cfg(unix)]
+#[test]
+fn planted_symlinks_are_never_followed() {
+    use std::os::unix::fs::symlink;
+    let sandbox = Sandbox::new();
+    let victim = sandbox.home().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+
+    // At the state path: the monitor stays silent and the victim is untouched.
+    sandbox.write_bridge(SESSION, 30.0, 0);
+    symlink(&victim, sandbox.state_path(SESSION)).unwrap();
+    assert_eq!(sandbox.hook_told(&sandbox.post_tool_use(SESSION)), None);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+
+    // At the bridge path: the statusline does not write through it, the hook does not read it.
+    let other = "0b1d0c55-2f6a-4e0b-8c3d-7a5e1f2b3c44";
+    let decoy = sandbox.home().join("decoy.json");
+    std::fs::write(
+        &decoy,
+        json!({"remaining_percentage": 5, "used_pct": 95, "timestamp": common::now()}).to_string(),
+    )
+    .unwrap();
+    symlink(&decoy, sandbox.bridge_path(other)).unwrap();
+    assert_eq!(sandbox.hook_told(&sandbox.post_tool_use(other)), None, "bridge read through a symlink");
+    let mut payload = fixture_json("statusline.json");
+    payload["session_id"] = json!(other);
+    let output = sandbox.run(&["statusline"], payload.to_string().as_bytes());
+    assert!(output.status.success());
+    assert!(!output.stdout.is_empty(), "the line is still printed");
+    let decoy_text = std::fs::read_to_string(&decoy).unwrap();
+    assert!(decoy_text.contains("\"remaining_percentage\":5"), "decoy overwritten: {decoy_text}");
+    assert!(std::fs::symlink_metadata(sandbox.bridge_path(other)).unwrap().file_type().is_symlink());
+
+    // At the lock path.
+    let third = "1c2d0c55-2f6a-4e0b-8c3d-7a5e1f2b3c44";
+    sandbox.write_bridge(third, 30.0, 0);
+    symlink(&victim, sandbox.tmp().join(format!("claude-ctx-{third}-warned.lock"))).unwrap();
+    assert_eq!(sandbox.hook_told(&sandbox.post_tool_use(third)), None);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+#[cfg(unix)]
+#[test]
+fn files_in_the_temp_dir_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    let output = sandbox.run(&["statusline"], &common::fixture("statusline.json"));
+    assert!(output.status.success());
+    sandbox.write_bridge(SESSION, 30.0, 0);
+    assert!(sandbox.hook_told(&sandbox.post_tool_use(SESSION)).is_some());
+    for entry in std::fs::read_dir(sandbox.tmp()).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name == format!("claude-ctx-{SESSION}.json") {
+            continue; // rewritten by the test itself with std::fs::write
+        }
+        let mode = entry.metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{name} has mode {mode:o}");
+    }
+}
