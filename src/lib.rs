@@ -14,3 +14,4 @@ pub mod monitor;
 pub mod places;
 pub mod statusline;
 pub mod stdin;
+pub mod transcript;

@@ -1,0 +1,373 @@
+//! The current context size, read from the end of a transcript: the fallback figure
+//! when no statusline bridge is there. Cheap enough for every tool call: it reads
+//! backwards until it has the answer, within a fixed budget.
+
+use std::io;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::line::{self, Entry, SHORT_TEXT_MAX, clip, parse_line};
+use super::open_transcript;
+use super::tail::{TailReader, TailStats};
+
+/// Most bytes read from the end to find the figure. A reply's line can carry a large
+/// tool input (a whole file being written), so this is well above one line's usual size.
+pub const CONTEXT_BUDGET: u64 = 16 * 1024 * 1024;
+
+/// Once the figure is found, how much further back to look for an earlier compaction.
+pub const COMPACTION_LOOKBACK: u64 = 256 * 1024;
+
+/// Where a reading comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadingSource {
+    /// The usage of the last main-chain reply.
+    AssistantUsage,
+    /// A compaction with no reply after it: its `postTokens`.
+    CompactBoundary,
+}
+
+/// The context size the transcript shows now.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextReading {
+    /// Tokens in the context: input + cache creation + cache read (output excluded).
+    pub tokens: u64,
+    pub source: ReadingSource,
+    /// The model of the reply the figure comes from (none for a compaction).
+    pub model: Option<String>,
+    /// The time of the line the figure comes from.
+    pub timestamp: Option<String>,
+    /// Compact boundaries met in the part of the file that was scanned (up to the
+    /// figure and [`COMPACTION_LOOKBACK`] before it).
+    pub compactions_seen: u32,
+    /// The time of the latest of those boundaries.
+    pub last_compaction_at: Option<String>,
+    /// What was read to get here.
+    pub stats: TailStats,
+}
+
+/// Limits for [`current_context_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextOptions {
+    pub budget: u64,
+    pub compaction_lookback: u64,
+}
+
+impl Default for ContextOptions {
+    fn default() -> Self {
+        ContextOptions { budget: CONTEXT_BUDGET, compaction_lookback: COMPACTION_LOOKBACK }
+    }
+}
+
+/// The pure part of [`current_context`]: fed lines newest first, it keeps the first
+/// figure it meets and counts compactions.
+#[derive(Debug, Clone)]
+pub struct ContextScanner {
+    found: Option<(u64, ReadingSource, Option<String>, Option<String>)>,
+    /// A compaction with no usable size came first: older usage is history, no figure.
+    blocked: bool,
+    compactions_seen: u32,
+    last_compaction_at: Option<String>,
+    bytes_since_found: u64,
+    lookback: u64,
+}
+
+impl ContextScanner {
+    pub fn new(compaction_lookback: u64) -> Self {
+        ContextScanner {
+            found: None,
+            blocked: false,
+            compactions_seen: 0,
+            last_compaction_at: None,
+            bytes_since_found: 0,
+            lookback: compaction_lookback,
+        }
+    }
+
+    /// Takes the next line towards the start of the file. Returns false once no earlier
+    /// line can change the result.
+    pub fn feed(&mut self, line: &[u8]) -> bool {
+        let settled = self.found.is_some() || self.blocked;
+        if settled {
+            self.bytes_since_found = self.bytes_since_found.saturating_add(line.len() as u64 + 1);
+            if self.bytes_since_found > self.lookback {
+                return false;
+            }
+        }
+        // Most lines are tool results: skip the parse for lines that cannot matter.
+        let boundary = line::contains(line, b"compact_boundary");
+        if !boundary && (settled || !line::contains(line, b"assistant")) {
+            return true;
+        }
+        let Some(value) = parse_line(line) else { return true };
+        let entry = Entry(&value);
+        if let Some(compaction) = entry.compaction() {
+            self.compactions_seen += 1;
+            if self.compactions_seen == 1 {
+                self.last_compaction_at = compaction.at.clone();
+            }
+            if !settled {
+                match compaction.post_tokens {
+                    Some(tokens) => {
+                        self.found = Some((tokens, ReadingSource::CompactBoundary, None, compaction.at));
+                    }
+                    None => self.blocked = true,
+                }
+            }
+            return true;
+        }
+        if !settled {
+            self.take_usage(&value);
+        }
+        true
+    }
+
+    fn take_usage(&mut self, value: &Value) {
+        let entry = Entry(value);
+        if !entry.is_main_assistant() {
+            return;
+        }
+        // Streamed lines of one reply share an id; read backwards, the first one met is
+        // the final one. A reply without any context tokens is no reading.
+        let Some(tokens) = entry.usage().map(|u| u.context_tokens()).filter(|t| *t > 0) else { return };
+        self.found = Some((
+            tokens,
+            ReadingSource::AssistantUsage,
+            entry.model().map(|m| clip(m, SHORT_TEXT_MAX)),
+            entry.timestamp().map(|t| clip(t, SHORT_TEXT_MAX)),
+        ));
+    }
+
+    pub fn finish(self, stats: TailStats) -> Option<ContextReading> {
+        let (tokens, source, model, timestamp) = self.found?;
+        Some(ContextReading {
+            tokens,
+            source,
+            model,
+            timestamp,
+            compactions_seen: self.compactions_seen,
+            last_compaction_at: self.last_compaction_at,
+            stats,
+        })
+    }
+}
+
+/// The current context from lines given newest first (no I/O).
+pub fn context_from_lines<'a>(
+    lines_newest_first: impl IntoIterator<Item = &'a [u8]>,
+    compaction_lookback: u64,
+) -> Option<ContextReading> {
+    let mut scanner = ContextScanner::new(compaction_lookback);
+    for line in lines_newest_first {
+        if !scanner.feed(line) {
+            break;
+        }
+    }
+    scanner.finish(TailStats::default())
+}
+
+/// The current context of the transcript at `path`, with the default limits.
+/// `Ok(None)`: no figure in the part read (no reply with usage, no compaction). An error
+/// (a missing file, say) means "no transcript".
+pub fn current_context(path: &Path) -> io::Result<Option<ContextReading>> {
+    current_context_with(path, ContextOptions::default())
+}
+
+/// [`current_context`] with explicit limits.
+pub fn current_context_with(path: &Path, options: ContextOptions) -> io::Result<Option<ContextReading>> {
+    let file = open_transcript(path)?;
+    let mut tail = TailReader::new(&file, options.budget)?;
+    let mut scanner = ContextScanner::new(options.compaction_lookback);
+    while let Some(line) = tail.next_line()? {
+        if !scanner.feed(&line) {
+            break;
+        }
+    }
+    Ok(scanner.finish(tail.stats()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const FIXTURE: &[u8] = include_bytes!("../../tests/fixtures/transcript.jsonl");
+
+    fn newest_first(bytes: &[u8]) -> Vec<&[u8]> {
+        let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+        lines.reverse();
+        lines
+    }
+
+    fn reading(bytes: &[u8]) -> Option<ContextReading> {
+        context_from_lines(newest_first(bytes), COMPACTION_LOOKBACK)
+    }
+
+    fn assistant(id: &str, tokens: (u64, u64, u64), extra: &str) -> String {
+        format!(
+            r#"{{"type":"assistant","timestamp":"2026-01-01T00:00:00Z"{extra},"message":{{"id":"{id}","model":"claude-x","usage":{{"input_tokens":{},"cache_creation_input_tokens":{},"cache_read_input_tokens":{},"output_tokens":7}}}}}}"#,
+            tokens.0, tokens.1, tokens.2
+        )
+    }
+
+    fn boundary(post: u64, at: &str) -> String {
+        format!(
+            r#"{{"type":"system","subtype":"compact_boundary","timestamp":"{at}","compactMetadata":{{"trigger":"auto","preTokens":160000,"postTokens":{post}}}}}"#
+        )
+    }
+
+    #[test]
+    fn fixture_gives_the_last_main_chain_reply() {
+        let reading = reading(FIXTURE).unwrap();
+        assert_eq!(reading.tokens, 144_012);
+        assert_eq!(reading.source, ReadingSource::AssistantUsage);
+        assert_eq!(reading.model.as_deref(), Some("claude-opus-4-5-20251101"));
+        assert_eq!(reading.timestamp.as_deref(), Some("2026-11-28T10:00:22.000Z"));
+        assert_eq!(reading.compactions_seen, 1);
+        assert_eq!(reading.last_compaction_at.as_deref(), Some("2026-11-28T10:00:14.000Z"));
+    }
+
+    #[test]
+    fn fixture_from_a_file_reads_only_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, FIXTURE).unwrap();
+        let reading = current_context(&path).unwrap().unwrap();
+        assert_eq!(reading.tokens, 144_012);
+        assert_eq!(reading.stats.bytes_read, FIXTURE.len() as u64);
+    }
+
+    #[test]
+    fn sidechain_and_error_lines_are_not_the_context() {
+        let text = [
+            assistant("m1", (1, 2, 3), ""),
+            assistant("m2", (10, 30_000, 150_000), r#","isSidechain":true"#),
+            assistant("m3", (0, 0, 0), r#","isApiErrorMessage":true"#),
+        ]
+        .join("\n");
+        assert_eq!(reading(text.as_bytes()).unwrap().tokens, 6);
+    }
+
+    #[test]
+    fn only_sidechain_lines_give_no_figure() {
+        let text = assistant("m2", (10, 30_000, 150_000), r#","isSidechain":true"#);
+        assert_eq!(reading(text.as_bytes()), None);
+    }
+
+    #[test]
+    fn no_usage_anywhere_gives_no_figure() {
+        let text = r#"{"type":"user","message":{"role":"user","content":"hi"}}
+{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"hello"}]}}"#;
+        assert_eq!(reading(text.as_bytes()), None);
+        assert_eq!(reading(b""), None);
+    }
+
+    #[test]
+    fn a_compaction_as_the_last_line_gives_its_post_tokens() {
+        let text =
+            [assistant("m1", (5, 5_000, 150_000), ""), boundary(41_800, "2026-01-01T00:01:00Z")].join("\n");
+        let reading = reading(text.as_bytes()).unwrap();
+        assert_eq!(reading.tokens, 41_800);
+        assert_eq!(reading.source, ReadingSource::CompactBoundary);
+        assert_eq!(reading.timestamp.as_deref(), Some("2026-01-01T00:01:00Z"));
+        assert_eq!(reading.compactions_seen, 1);
+    }
+
+    #[test]
+    fn a_compaction_without_a_size_hides_older_usage() {
+        let text = [
+            assistant("m1", (5, 5_000, 150_000), ""),
+            r#"{"type":"system","subtype":"compact_boundary","compactMetadata":{"trigger":"manual"}}"#.into(),
+        ]
+        .join("\n");
+        assert_eq!(reading(text.as_bytes()), None);
+    }
+
+    #[test]
+    fn several_compactions_are_counted_and_the_latest_time_kept() {
+        let text = [
+            boundary(30_000, "2026-01-01T00:01:00Z"),
+            assistant("m1", (5, 5_000, 100_000), ""),
+            boundary(40_000, "2026-01-01T00:02:00Z"),
+            assistant("m2", (5, 1_000, 40_000), ""),
+        ]
+        .join("\n");
+        let reading = reading(text.as_bytes()).unwrap();
+        assert_eq!(reading.tokens, 41_005);
+        assert_eq!(reading.compactions_seen, 2);
+        assert_eq!(reading.last_compaction_at.as_deref(), Some("2026-01-01T00:02:00Z"));
+    }
+
+    #[test]
+    fn streamed_lines_of_one_reply_count_once_and_the_last_wins() {
+        let text = [assistant("m1", (1, 1, 1), ""), assistant("m1", (2, 2, 2), "")].join("\n");
+        assert_eq!(reading(text.as_bytes()).unwrap().tokens, 6);
+    }
+
+    #[test]
+    fn a_cut_off_last_line_and_invalid_utf8_are_skipped() {
+        let mut bytes = assistant("m1", (1, 2, 3), "").into_bytes();
+        bytes.extend_from_slice(b"\n{\"type\":\"assistant\",\"x\":\"\xff\xfe\",\"message\":{}}\n");
+        bytes.extend_from_slice(br#"{"type":"assistant","message":{"id":"m2","usage":{"input_tokens":9"#);
+        assert_eq!(reading(&bytes).unwrap().tokens, 6);
+    }
+
+    #[test]
+    fn a_ten_megabyte_line_is_read_within_the_budget() {
+        let huge = "x".repeat(10 * 1024 * 1024);
+        let text =
+            [assistant("m1", (1, 2, 3), ""), assistant("m2", (4, 5, 6), &format!(r#","padding":"{huge}""#))]
+                .join("\n");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(current_context(&path).unwrap().unwrap().tokens, 15);
+        // With a budget smaller than the line, the line is never loaded.
+        let small = ContextOptions { budget: 1024 * 1024, compaction_lookback: 0 };
+        let reading = current_context_with(&path, small).unwrap();
+        assert_eq!(reading, None);
+    }
+
+    #[test]
+    fn empty_and_missing_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.jsonl");
+        std::fs::write(&path, b"").unwrap();
+        assert_eq!(current_context(&path).unwrap(), None);
+        let missing = current_context(&dir.path().join("missing.jsonl")).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn a_large_transcript_is_read_only_at_its_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.jsonl");
+        let mut file = io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let padding = format!(
+            "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"t\",\"content\":\"{}\"}}]}}}}\n",
+            "p".repeat(4000)
+        );
+        let mut written = 0u64;
+        while written < 64 * 1024 * 1024 {
+            file.write_all(padding.as_bytes()).unwrap();
+            written += padding.len() as u64;
+        }
+        let older_reply = format!("{}\n", assistant("old", (1, 1, 1), ""));
+        file.write_all(older_reply.as_bytes()).unwrap();
+        file.write_all(FIXTURE).unwrap();
+        file.flush().unwrap();
+        drop(file);
+
+        let reading = current_context(&path).unwrap().unwrap();
+        assert_eq!(reading.tokens, 144_012);
+        assert_eq!(reading.stats.source_len, written + older_reply.len() as u64 + FIXTURE.len() as u64);
+        assert!(
+            reading.stats.bytes_read
+                <= FIXTURE.len() as u64 + COMPACTION_LOOKBACK + 2 * super::super::tail::CHUNK_SIZE,
+            "read {} bytes",
+            reading.stats.bytes_read
+        );
+    }
+}

@@ -1,0 +1,80 @@
+//! The transcript reader: what Claude Code's JSONL transcript says about a session.
+//!
+//! Three readers share the line format (`line`) and two ways of reading a file:
+//!
+//! - [`current_context`]: the context size now, from the end of the file (`tail`), for
+//!   the monitor when no statusline bridge is there. Bounded: its cost does not grow
+//!   with the file.
+//! - [`gather_facts`]: todos, files touched, background processes, the last failure,
+//!   the first and last requests … for the automatic handoff. Reads a bounded head and
+//!   a bounded tail.
+//! - [`session_usage`]: exact token use of the whole session, for `baton report`.
+//!   Streams the whole file (`forward`).
+//!
+//! Each has a pure counterpart over bytes or lines for tests and other sources. Nothing
+//! here panics on input: a line that does not parse, or a field of the wrong type, is
+//! skipped or read as absent.
+
+mod context;
+mod facts;
+mod forward;
+mod line;
+mod tail;
+mod todos;
+mod usage;
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+pub use context::{
+    COMPACTION_LOOKBACK, CONTEXT_BUDGET, ContextOptions, ContextReading, ContextScanner, ReadingSource,
+    context_from_lines, current_context, current_context_with,
+};
+pub use facts::{
+    BackgroundProcess, FactsBudget, FailedCommand, SessionFacts, facts_from_bytes, facts_from_lines,
+    first_error_line, gather_facts, relative_path,
+};
+pub use forward::{ForwardLines, complete_lines};
+pub use line::{Compaction, Usage, clean_line, clip, unix_seconds};
+pub use tail::{CHUNK_SIZE, TailReader, TailStats};
+pub use todos::{TodoItem, TodoList, TodoSource, TodoStatus};
+pub use usage::{
+    ContextPoint, ModelUsage, SessionUsage, ToolResultSize, UsageAccumulator, session_usage, usage_from_bytes,
+};
+
+/// Opens a transcript for reading. A symlink at the path itself is refused (like every
+/// file baton reads), and so is anything but a regular file: opening a FIFO must not
+/// hang a hook.
+pub fn open_transcript(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_regular_files_are_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(open_transcript(dir.path()).is_err());
+        let target = dir.path().join("t.jsonl");
+        std::fs::write(&target, b"{}\n").unwrap();
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(open_transcript(&target).is_ok());
+        assert!(open_transcript(&link).is_err());
+        assert!(current_context(&link).is_err());
+    }
+}
