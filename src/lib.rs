@@ -7,6 +7,7 @@
 pub mod config;
 pub mod demo;
 pub mod fsx;
+pub mod gitx;
 pub mod hook;
 pub mod host;
 pub mod metrics;
