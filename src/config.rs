@@ -28,6 +28,8 @@ pub enum Kind {
     Bool,
     /// One of a fixed set of words.
     Choice(&'static [&'static str]),
+    /// A folder relative to the project root that stays inside it.
+    Folder,
 }
 
 /// A key's built-in default.
@@ -105,7 +107,38 @@ pub const KEYS: &[KeySpec] = &[
         default: Default::Bool(true),
         about: "inject context warnings (GSD: .planning/config.json hooks.context_warnings)",
     },
+    KeySpec {
+        key: "handoff.auto",
+        env: Some("BATON_HANDOFF_AUTO"),
+        kind: Kind::Bool,
+        default: Default::Bool(true),
+        about: "write the handoff automatically when a CRITICAL warning fires",
+    },
+    KeySpec {
+        key: "handoff.auto_checkpoint",
+        env: Some("BATON_HANDOFF_AUTO_CHECKPOINT"),
+        kind: Kind::Choice(CHECKPOINT_MODES),
+        default: Default::Word("ref"),
+        about: "checkpoint of the automatic handoff: ref (private ref), branch (wip commit), off",
+    },
+    KeySpec {
+        key: "handoff.pause_checkpoint",
+        env: Some("BATON_HANDOFF_PAUSE_CHECKPOINT"),
+        kind: Kind::Choice(CHECKPOINT_MODES),
+        default: Default::Word("branch"),
+        about: "checkpoint of `baton pause`: branch (GSD's wip commit), ref, off",
+    },
+    KeySpec {
+        key: "handoff.dir",
+        env: Some("BATON_HANDOFF_DIR"),
+        kind: Kind::Folder,
+        default: Default::Word(".planning"),
+        about: "folder of HANDOFF.json and its archive, relative to the project root",
+    },
 ];
+
+/// The checkpoint modes a handoff can use.
+pub const CHECKPOINT_MODES: &[&str] = &["ref", "branch", "off"];
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,6 +215,7 @@ fn describe(kind: Kind) -> String {
         Kind::Integer { min, max } => format!("a whole number from {min} to {max}"),
         Kind::Bool => "true or false".into(),
         Kind::Choice(words) => format!("one of {}", words.join(", ")),
+        Kind::Folder => "a relative folder inside the project (no `..`)".into(),
     }
 }
 
@@ -210,6 +244,16 @@ fn validate(kind: Kind, raw: &RawValue) -> Option<Value> {
         }
         (Kind::Choice(_), RawValue::Json(_)) => None,
         (Kind::Choice(words), RawValue::Text(t)) => words.contains(&t.trim()).then(|| Value::from(t.trim())),
+        (Kind::Folder, RawValue::Json(Value::String(s))) | (Kind::Folder, RawValue::Text(s)) => {
+            let path = std::path::Path::new(s.trim());
+            let inside = !s.trim().is_empty()
+                && path.is_relative()
+                && path
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
+            inside.then(|| Value::from(s.trim()))
+        }
+        (Kind::Folder, RawValue::Json(_)) => None,
     }
 }
 
@@ -409,6 +453,32 @@ impl Config {
     /// `context_warnings`: the monitor may inject warnings.
     pub fn context_warnings(&self) -> bool {
         self.flag("context_warnings", true)
+    }
+
+    fn word(&self, key: &str, fallback: &'static str) -> String {
+        self.value(key).and_then(Value::as_str).unwrap_or(fallback).to_string()
+    }
+
+    /// `handoff.auto`: write the handoff at CRITICAL.
+    pub fn handoff_auto(&self) -> bool {
+        self.flag("handoff.auto", true)
+    }
+
+    /// `handoff.auto_checkpoint`.
+    pub fn auto_checkpoint(&self) -> crate::gitx::Mode {
+        crate::gitx::Mode::parse(&self.word("handoff.auto_checkpoint", "ref"))
+            .unwrap_or(crate::gitx::Mode::Ref)
+    }
+
+    /// `handoff.pause_checkpoint`.
+    pub fn pause_checkpoint(&self) -> crate::gitx::Mode {
+        crate::gitx::Mode::parse(&self.word("handoff.pause_checkpoint", "branch"))
+            .unwrap_or(crate::gitx::Mode::Branch)
+    }
+
+    /// `handoff.dir`, relative to the project root.
+    pub fn handoff_dir(&self) -> PathBuf {
+        PathBuf::from(self.word("handoff.dir", ".planning"))
     }
 
     /// The configuration as JSON for `baton config --json`.

@@ -1,10 +1,13 @@
 //! `baton demo`: a short session played against the real binary in a throwaway folder.
 //!
-//! The folder holds the project, a temp dir (the bridge and state files land there, not
-//! in the system temp dir) and a home (so no user config is read and none is written).
-//! Each step runs `baton statusline` or `baton hook` as the host would, with stdin and
-//! environment set up like Claude Code's, and prints what the user sees and what the
-//! agent is told. The folder is removed at the end, whatever happens.
+//! The folder holds the project (a git repository with a GSD `.planning/` phase and some
+//! uncommitted work), a temp dir (the bridge and state files land there, not in the
+//! system temp dir), a home (so no user config is read and none is written) and the
+//! session's transcript (the sample one, embedded in the binary). Each step runs
+//! `baton statusline` or `baton hook` as the host would, with stdin and environment set
+//! up like Claude Code's, and prints what the user sees and what the agent is told; at
+//! CRITICAL it shows the handoff baton wrote and its checkpoint. The folder is removed at
+//! the end, whatever happens.
 
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -15,6 +18,10 @@ use serde_json::json;
 use crate::fsx;
 
 const SESSION: &str = "demo-session-0001";
+/// The sample transcript the demo session "ran"; its project folder is rewritten to the
+/// demo's.
+const TRANSCRIPT: &str = include_str!("../tests/fixtures/transcript.jsonl");
+const TRANSCRIPT_PROJECT: &str = "/home/dev/shop-api";
 const TOOLS: &[&str] = &["Read", "Edit", "Bash", "Grep", "Write", "Glob"];
 const CALLS_PER_FRAME: usize = 3;
 
@@ -46,6 +53,10 @@ impl Demo {
 
     fn home(&self) -> PathBuf {
         self.sandbox.root.join("home")
+    }
+
+    fn transcript(&self) -> PathBuf {
+        self.home().join(".claude/projects/demo.jsonl")
     }
 
     /// Runs `baton <mode>` with `payload` on stdin in the sandbox's environment.
@@ -80,7 +91,7 @@ impl Demo {
         let used_tokens = window * (100 - remaining as u64) / 100;
         json!({
             "session_id": SESSION,
-            "transcript_path": self.home().join(".claude/projects/demo.jsonl"),
+            "transcript_path": self.transcript(),
             "cwd": self.project(),
             "model": {"id": "claude-opus-4-5-20251101", "display_name": "Opus 4.5"},
             "workspace": {"current_dir": self.project(), "project_dir": self.project()},
@@ -97,7 +108,7 @@ impl Demo {
     fn hook_payload(&self, tool: &str, call: usize) -> serde_json::Value {
         json!({
             "session_id": SESSION,
-            "transcript_path": self.home().join(".claude/projects/demo.jsonl"),
+            "transcript_path": self.transcript(),
             "cwd": self.project(),
             "hook_event_name": "PostToolUse",
             "tool_name": tool,
@@ -112,10 +123,66 @@ fn create_sandbox() -> io::Result<Sandbox> {
     let root = std::env::temp_dir().join(format!("baton-demo-{}", fsx::random_hex(6)));
     fsx::ensure_dir(&root, true)?;
     let sandbox = Sandbox { root };
-    for sub in ["shop-api/src", "tmp", "home"] {
+    for sub in ["shop-api/src", "tmp", "home/.claude/projects"] {
         fsx::ensure_dir(&sandbox.root.join(sub), true)?;
     }
     Ok(sandbox)
+}
+
+const PLAN: &str = "---\nphase: 03-rate-limiting\nplan: 01\n---\n<objective>Per-client rate limiting for the orders API</objective>\n<tasks>\n<task type=\"auto\"><name>Task 1: Read the orders router</name></task>\n<task type=\"auto\"><name>Task 2: Add a token-bucket limiter</name></task>\n<task type=\"auto\"><name>Task 3: Wire the limiter into the routes</name></task>\n<task type=\"auto\"><name>Task 4: Tests for limits and reset</name></task>\n</tasks>\n";
+
+/// The demo project: a repository with one commit, a GSD phase, and uncommitted work
+/// (the files the transcript says the agent wrote).
+fn create_project(demo: &Demo) -> Result<(), String> {
+    let project = demo.project();
+    let write = |path: &str, text: &str| -> Result<(), String> {
+        let full = project.join(path);
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&full, text).map_err(|e| format!("{}: {e}", full.display()))
+    };
+    write("src/app.ts", "import express from 'express';\nexport const app = express();\n")?;
+    write(
+        "src/routes/orders.ts",
+        "export const router = express.Router();\nrouter.post('/orders', create);\n",
+    )?;
+    write(
+        ".planning/STATE.md",
+        "---\nstatus: executing\n---\nPhase: 3 of 5 (Rate limiting)\nPlan: 1 of 1 in current phase\nStatus: In progress\n",
+    )?;
+    write(".planning/phases/03-rate-limiting/03-01-PLAN.md", PLAN)?;
+    let mut options = git2::RepositoryInitOptions::new();
+    options.initial_head("main");
+    let repo = git2::Repository::init_opts(&project, &options).map_err(|e| e.message().to_string())?;
+    let commit = || -> Result<(), git2::Error> {
+        let mut config = repo.config()?;
+        config.set_str("user.name", "Demo User")?;
+        config.set_str("user.email", "demo@example.invalid")?;
+        let mut index = repo.index()?;
+        index.add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None)?;
+        index.write()?;
+        let tree = repo.find_tree(index.write_tree()?)?;
+        let signature = repo.signature()?;
+        repo.commit(
+            Some("HEAD"),
+            &signature,
+            &signature,
+            "Orders API and the rate-limiting plan",
+            &tree,
+            &[],
+        )?;
+        Ok(())
+    };
+    commit().map_err(|e| e.message().to_string())?;
+    // The agent's work in progress, not committed yet.
+    write("src/limiter.ts", "export class TokenBucket {\n  constructor(readonly perMinute: number) {}\n}\n")?;
+    write(
+        "src/routes/orders.ts",
+        "export const router = express.Router();\nrouter.post('/orders', limit, create);\n",
+    )?;
+    let transcript = TRANSCRIPT.replace(TRANSCRIPT_PROJECT, &project.to_string_lossy());
+    std::fs::write(demo.transcript(), transcript).map_err(|e| e.to_string())
 }
 
 /// Wraps `text` to `width` columns, each line after the first indented by `indent`.
@@ -149,6 +216,7 @@ pub fn run(out: &mut impl Write) -> io::Result<()> {
     let exe = std::env::current_exe()?;
     let colour = io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let demo = Demo { sandbox: create_sandbox()?, exe, colour };
+    create_project(&demo).map_err(io::Error::other)?;
     writeln!(out, "baton demo: a Claude Code session in a throwaway folder")?;
     writeln!(out, "  project {}", demo.project().display())?;
     writeln!(out, "  bridge and state files in {} (removed at the end)\n", demo.tmp().display())?;
@@ -198,7 +266,71 @@ pub fn run(out: &mut impl Write) -> io::Result<()> {
          call; see README.md for setting it up."
     )?;
     print_state(out, &demo.tmp())?;
+    print_handoff(out, &demo)?;
     Ok(())
+}
+
+fn indent(text: &str, prefix: &str) -> String {
+    text.lines().map(|l| format!("{prefix}{l}")).collect::<Vec<_>>().join("\n")
+}
+
+/// Shows what the CRITICAL warning left behind: the two files and the checkpoint.
+fn print_handoff(out: &mut impl Write, demo: &Demo) -> io::Result<()> {
+    let project = demo.project();
+    let json_path = project.join(".planning/HANDOFF.json");
+    let Ok(bytes) = std::fs::read(&json_path) else {
+        writeln!(out, "\n(no handoff was written)")?;
+        return Ok(());
+    };
+    let handoff: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    let md_rel =
+        handoff["baton"]["continue_here"].as_str().unwrap_or(".planning/.continue-here.md").to_string();
+    writeln!(
+        out,
+        "\nAt CRITICAL baton wrote the handoff itself (and refreshed it at the next CRITICAL warning),"
+    )?;
+    writeln!(out, "from facts it checked (git, .planning/, the transcript), in GSD's formats:\n")?;
+    writeln!(
+        out,
+        "  .planning/HANDOFF.json: phase {} ({}), task {} of {}, {} uncommitted file(s)\n    next_action: {}",
+        handoff["phase"].as_str().unwrap_or("?"),
+        handoff["phase_name"].as_str().unwrap_or("?"),
+        handoff["task"],
+        handoff["total_tasks"],
+        handoff["uncommitted_files"].as_array().map(Vec::len).unwrap_or(0),
+        handoff["next_action"].as_str().unwrap_or("?"),
+    )?;
+    let markdown = std::fs::read_to_string(project.join(&md_rel)).unwrap_or_default();
+    writeln!(out, "\n  {md_rel}:\n{}", indent(&markdown, "    │ "))?;
+    let checkpoint = &handoff["baton"]["checkpoint"];
+    if let (Some(reference), Ok(repo)) = (checkpoint["reference"].as_str(), git2::Repository::open(&project))
+    {
+        let commit = repo.find_reference(reference).and_then(|r| r.peel_to_commit());
+        if let Ok(commit) = commit {
+            let files = changed_files(&repo, &commit);
+            writeln!(
+                out,
+                "\n  checkpoint {reference} → {} \"{}\"\n    saved: {}",
+                &commit.id().to_string()[..7],
+                commit.summary().ok().flatten().unwrap_or_default(),
+                files.join(", ")
+            )?;
+        }
+        let head = repo.head().ok().and_then(|h| h.shorthand().ok().map(str::to_string)).unwrap_or_default();
+        writeln!(out, "    the branch {head}, its index and the working tree were not touched")?;
+    }
+    Ok(())
+}
+
+/// What a checkpoint holds beyond HEAD.
+fn changed_files(repo: &git2::Repository, commit: &git2::Commit) -> Vec<String> {
+    let tree = commit.tree().ok();
+    let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
+    repo.diff_tree_to_tree(head.as_ref(), tree.as_ref(), None)
+        .map(|diff| {
+            diff.deltas().filter_map(|d| d.new_file().path().map(|p| p.display().to_string())).collect()
+        })
+        .unwrap_or_default()
 }
 
 fn print_state(out: &mut impl Write, tmp: &Path) -> io::Result<()> {

@@ -1,13 +1,17 @@
 //! `baton hook`: one hook event in, at most one envelope out.
 //!
-//! Dispatches on the event. PostToolUse (Gemini: AfterTool) runs the context monitor;
-//! every other event is silent for now. The caller guarantees the rest of the hook
+//! Dispatches on the event. PostToolUse (Gemini: AfterTool) runs the context monitor, and
+//! when a CRITICAL warning fires it writes the handoff first, so the message can name it.
+//! Every other event is silent for now. The caller guarantees the rest of the hook
 //! contract: exit 0, panics caught, stdin read under a deadline.
 
 use std::path::PathBuf;
 
 use crate::config::Config;
+use crate::gitx::Mode;
+use crate::handoff::{self, Trigger};
 use crate::host::{Envelope, Event, HookInput};
+use crate::metrics::Level;
 use crate::{metrics, monitor};
 
 /// The facts of the process the hook runs in, gathered once at the edge.
@@ -45,8 +49,88 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
             }
             let session = input.session_id.as_deref()?;
             let warning = monitor::check(session, &config, metrics::now_unix())?;
-            Some(Envelope::new(&input.envelope_event_name(env.gemini_key_set), &warning.text))
+            let mut text = warning.text.clone();
+            if warning.level == Level::Critical && config.handoff_auto() {
+                text = critical_handoff(input, env, &config, session, &warning);
+            }
+            Some(Envelope::new(&input.envelope_event_name(env.gemini_key_set), &text))
         }
         Event::SessionStart | Event::PreCompact | Event::Other(_) | Event::Missing => None,
     }
+}
+
+/// Writes the automatic handoff for a CRITICAL warning and returns the message that
+/// names it. In `branch` mode only the session's first handoff commits; later ones
+/// refresh the files.
+fn critical_handoff(
+    input: &HookInput,
+    env: &HookEnv,
+    config: &Config,
+    session: &str,
+    warning: &monitor::Warning,
+) -> String {
+    let Some(cwd) = input
+        .cwd
+        .as_deref()
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| env.project_dir.clone())
+    else {
+        return warning.text.clone();
+    };
+    let mut mode = config.auto_checkpoint();
+    if mode == Mode::Branch && warning.critical_recorded {
+        mode = Mode::Off;
+    }
+    let request = handoff::Request {
+        trigger: Trigger::CriticalContext,
+        session_id: session.to_string(),
+        cwd,
+        transcript_path: input.transcript_path.as_deref().map(PathBuf::from),
+        figure: Some(warning.figure.clone()),
+        checkpoint: mode,
+        dir: config.handoff_dir(),
+        now: chrono::Utc::now(),
+    };
+    match handoff::write(&request) {
+        Ok(outcome) => {
+            monitor::mark_critical_recorded(session);
+            critical_message(&warning.figure, &outcome)
+        }
+        Err(why) => format!("{} (baton could not write a handoff: {why})", warning.text),
+    }
+}
+
+/// The CRITICAL message once the handoff is written: what was saved, where, and what
+/// only the agent can add. Advisory words.
+pub fn critical_message(figure: &metrics::Figure, outcome: &handoff::Outcome) -> String {
+    let rel = |p: &std::path::Path| p.strip_prefix(&outcome.root).unwrap_or(p).display().to_string();
+    let checkpoint = match &outcome.checkpoint {
+        Some(c) if c.used == Mode::Branch => {
+            format!(
+                " and committed them on branch {} ({})",
+                c.branch.as_deref().unwrap_or("?"),
+                c.short.as_deref().unwrap_or("?")
+            )
+        }
+        Some(c) => format!(
+            "; your uncommitted work and the handoff are checkpointed at {} (commit {}; `git diff HEAD {}` shows it), without touching your branch or index",
+            c.reference.as_deref().unwrap_or("?"),
+            c.short.as_deref().unwrap_or("?"),
+            c.reference.as_deref().unwrap_or("?"),
+        ),
+        None => outcome.checkpoint_note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default(),
+    };
+    format!(
+        "CONTEXT CRITICAL: Usage at {used}%. Remaining: {remaining}%. Context is nearly exhausted. \
+         baton has saved a handoff from what it could check (git, .planning, the transcript) to \
+         {json} and {md}{checkpoint}. It would help the next session if you filled in \
+         `next_action`, `decisions` and `context_notes` in {json} with what only you know \
+         (intent, approach, what you were about to try), then finished the current step and \
+         let the user know the context is nearly exhausted.",
+        used = figure.used_pct(),
+        remaining = figure.remaining_display(),
+        json = rel(&outcome.json_path),
+        md = rel(&outcome.markdown_path),
+    )
 }

@@ -2,17 +2,22 @@
 //!
 //! The binary (`src/main.rs`) is a thin command line over these modules. The hook path
 //! (`hook`, `monitor`, `metrics`) reads stdin, the bridge, the config and one state file;
-//! everything heavier sits behind the level that calls for it.
+//! everything heavier (`handoff`, `gitx`, `transcript`, `planning`) sits behind the level
+//! that calls for it.
 
 pub mod config;
 pub mod demo;
 pub mod fsx;
 pub mod gitx;
+pub mod handoff;
 pub mod hook;
 pub mod host;
 pub mod metrics;
 pub mod monitor;
+pub mod pause;
 pub mod places;
+pub mod planning;
+pub mod session_report;
 pub mod statusline;
 pub mod stdin;
 pub mod transcript;

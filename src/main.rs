@@ -50,6 +50,32 @@ enum Command {
     /// Play a short session in a temporary folder and show, step by step, the status line
     /// and what the agent is told. Writes nothing outside that folder.
     Demo,
+    /// Write the handoff now (.planning/HANDOFF.json and .continue-here.md, GSD's formats)
+    /// from git, .planning/ and the session's transcript, and checkpoint it in git.
+    Pause {
+        /// branch: a `wip:` commit of the two handoff files on the current branch (GSD's
+        /// way; your staged changes stay staged); ref: a private ref that also saves your
+        /// uncommitted work and moves nothing; off: files only. Default from
+        /// `handoff.pause_checkpoint` (branch).
+        #[arg(long, value_name = "MODE", value_parser = ["branch", "ref", "off"])]
+        checkpoint: Option<String>,
+        /// Also write .planning/reports/SESSION_REPORT.md with the session's exact token use.
+        #[arg(long)]
+        report: bool,
+        /// The project folder (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// The session id (default: the transcript's, else a new one).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// The session's transcript (default: the newest one of this project in
+        /// $CLAUDE_CONFIG_DIR or ~/.claude, under projects/).
+        #[arg(long, value_name = "PATH")]
+        transcript: Option<PathBuf>,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -71,6 +97,9 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Config { cwd, json } => run_config(cwd, json),
+        Command::Pause { checkpoint, report, cwd, session, transcript, json } => {
+            run_pause(checkpoint, report, cwd, session, transcript, json)
+        }
         Command::Demo => match demo::run(&mut std::io::stdout()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -126,4 +155,44 @@ fn run_config(cwd: Option<PathBuf>, json: bool) -> ExitCode {
         print!("{}", baton::config::describe_config(&config));
     }
     if config.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+fn run_pause(
+    checkpoint: Option<String>,
+    report: bool,
+    cwd: Option<PathBuf>,
+    session: Option<String>,
+    transcript: Option<PathBuf>,
+    json: bool,
+) -> ExitCode {
+    let Some(cwd) = cwd.or_else(|| std::env::current_dir().ok()) else {
+        eprintln!("baton pause: no current folder; pass --cwd");
+        return ExitCode::from(2);
+    };
+    let config = Config::load(Some(&cwd));
+    let options = baton::pause::Options {
+        checkpoint: checkpoint.as_deref().and_then(baton::gitx::Mode::parse),
+        report,
+        cwd,
+        session,
+        transcript,
+    };
+    match baton::pause::run(&options, &config) {
+        Ok(paused) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&baton::pause::confirmation_json(&paused))
+                        .unwrap_or_default()
+                );
+            } else {
+                print!("{}", baton::pause::confirmation(&paused));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            eprintln!("baton pause: {why}");
+            ExitCode::FAILURE
+        }
+    }
 }

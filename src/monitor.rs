@@ -97,6 +97,8 @@ pub struct Warning {
     pub level: Level,
     pub figure: Figure,
     pub text: String,
+    /// A CRITICAL handoff was already recorded for this session (`criticalRecorded`).
+    pub critical_recorded: bool,
 }
 
 const STATE_LIMIT: u64 = 64 * 1024;
@@ -127,7 +129,26 @@ pub fn check(session_id: &str, config: &Config, now: i64) -> Option<Warning> {
         decision
     };
     let level = decision.fire?;
-    Some(Warning { level, text: message(level, &figure), figure })
+    let critical_recorded = decision.state.critical_recorded;
+    Some(Warning { level, text: message(level, &figure), figure, critical_recorded })
+}
+
+/// Notes in the session's state that the CRITICAL handoff was written, under the lock.
+pub fn mark_critical_recorded(session_id: &str) {
+    if !fsx::valid_session_id(session_id) {
+        return;
+    }
+    let Ok(_lock) = FileLock::acquire(&places::warn_lock_path(session_id)) else { return };
+    let state_path = places::warn_state_path(session_id);
+    if fsx::is_symlink(&state_path) {
+        return;
+    }
+    let mut state =
+        fsx::read_owned(&state_path, STATE_LIMIT).ok().and_then(|b| WarnState::parse(&b)).unwrap_or_default();
+    state.critical_recorded = true;
+    if let Ok(json) = serde_json::to_vec(&state) {
+        let _ = fsx::write_atomic(&state_path, &json, fsx::WriteOptions::STATE);
+    }
 }
 
 #[cfg(test)]

@@ -107,6 +107,18 @@ fn demo_plays_the_session_and_cleans_up() {
     assert!(text.contains("CONTEXT CRITICAL: Usage at 75%. Remaining: 25%."), "{text}");
     assert!(text.contains("4 warnings over 33 tool calls"), "{text}");
     assert!(!text.contains('\x1b'), "no colour when stdout is not a terminal");
+    // At CRITICAL: the handoff and its checkpoint, in the demo's own repository.
+    for needle in [
+        ".planning/HANDOFF.json: phase 03 (rate-limiting), task 3 of 4, 2 uncommitted file(s)",
+        "next_action: Continue: Wire the limiter into the orders routes",
+        ".planning/phases/03-rate-limiting/.continue-here.md:",
+        "<current_state>",
+        "checkpoint refs/baton/wip/demo-session-0001 → ",
+        "src/limiter.ts, src/routes/orders.ts",
+        "the branch main, its index and the working tree were not touched",
+    ] {
+        assert!(text.contains(needle), "missing {needle}:\n{text}");
+    }
     // Nothing is left in the temp dir, and nothing was written to the home.
     let left: Vec<_> = std::fs::read_dir(sandbox.tmp()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");

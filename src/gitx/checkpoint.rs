@@ -115,6 +115,11 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
+    /// What a handoff records about a checkpoint before it is made: the mode asked for.
+    pub fn planned(mode: Mode) -> Checkpoint {
+        Checkpoint::new(mode, mode)
+    }
+
     fn new(requested: Mode, used: Mode) -> Checkpoint {
         Checkpoint {
             requested,

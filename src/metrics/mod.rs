@@ -5,9 +5,11 @@
 
 mod bridge;
 mod payload;
+mod transcript;
 
 pub use bridge::{Bridge, read_bridge, write_bridge};
 pub use payload::figure_from_statusline;
+pub use transcript::{DEFAULT_WINDOW, KNOWN_WINDOWS, figure_from_reading, window_for};
 
 /// Where a figure was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +18,8 @@ pub enum Origin {
     Statusline,
     /// The bridge file the statusline wrote.
     Bridge,
+    /// The session's transcript (no statusline figure was available).
+    Transcript,
 }
 
 /// One reading of the context window.

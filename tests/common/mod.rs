@@ -168,3 +168,129 @@ pub fn fixture_json(name: &str) -> Value {
 pub fn elapsed_under(start: std::time::Instant, limit: Duration) -> bool {
     start.elapsed() < limit
 }
+
+/// A git repository for a test, built with git2 (no `git` subprocess).
+pub struct TestRepo {
+    pub root: PathBuf,
+    pub repo: git2::Repository,
+}
+
+impl TestRepo {
+    /// A repository at `root` with an identity; `commit` files go into a first commit.
+    pub fn init(root: &Path, files: &[(&str, &str)]) -> TestRepo {
+        std::fs::create_dir_all(root).expect("mkdir");
+        let repo = git2::Repository::init(root).expect("init");
+        {
+            let mut config = repo.config().expect("config");
+            config.set_str("user.name", "Test User").expect("name");
+            config.set_str("user.email", "test@example.com").expect("email");
+        }
+        let test = TestRepo { root: root.to_path_buf(), repo };
+        if !files.is_empty() {
+            for (path, text) in files {
+                test.write(path, text);
+            }
+            test.commit_all("initial commit");
+        }
+        test
+    }
+
+    pub fn write(&self, path: &str, text: &str) {
+        let full = self.root.join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        std::fs::write(full, text).expect("write");
+    }
+
+    /// Stages everything and commits it on HEAD.
+    pub fn commit_all(&self, message: &str) -> git2::Oid {
+        let mut index = self.repo.index().expect("index");
+        index.add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None).expect("add");
+        index.write().expect("write index");
+        let tree = self.repo.find_tree(index.write_tree().expect("tree")).expect("find tree");
+        let sig = self.repo.signature().expect("sig");
+        let parents: Vec<git2::Commit> =
+            self.repo.head().ok().and_then(|h| h.peel_to_commit().ok()).into_iter().collect();
+        let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
+        self.repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parent_refs).expect("commit")
+    }
+
+    /// Stages one path.
+    pub fn stage(&self, path: &str) {
+        let mut index = self.repo.index().expect("index");
+        index.add_path(Path::new(path)).expect("add");
+        index.write().expect("write");
+    }
+
+    /// `git status` as (path, flags) pairs, untracked included.
+    pub fn status(&self) -> Vec<(String, u32)> {
+        let mut options = git2::StatusOptions::new();
+        options.include_untracked(true).recurse_untracked_dirs(true);
+        let statuses = self.repo.statuses(Some(&mut options)).expect("status");
+        let mut out: Vec<(String, u32)> =
+            statuses.iter().map(|e| (e.path().unwrap_or_default().to_string(), e.status().bits())).collect();
+        out.sort();
+        out
+    }
+
+    /// Every ref (name → target), except baton's own.
+    pub fn refs(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
+            .repo
+            .references()
+            .expect("refs")
+            .flatten()
+            .filter_map(|r| {
+                let name = r.name().ok()?.to_string();
+                (!name.starts_with("refs/baton/"))
+                    .then(|| (name, r.target().map(|t| t.to_string()).unwrap_or_default()))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    pub fn head_commit(&self) -> git2::Commit<'_> {
+        self.repo.head().expect("head").peel_to_commit().expect("commit")
+    }
+
+    /// The paths a commit changed against its first parent (or all, for a root commit).
+    pub fn changed_paths(&self, commit: &git2::Commit) -> Vec<String> {
+        let tree = commit.tree().expect("tree");
+        let parent_tree = commit.parent(0).ok().map(|p| p.tree().expect("parent tree"));
+        let diff = self.repo.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), None).expect("diff");
+        let mut paths: Vec<String> = diff
+            .deltas()
+            .filter_map(|d| d.new_file().path().map(|p| p.to_string_lossy().into_owned()))
+            .collect();
+        paths.sort();
+        paths
+    }
+}
+
+/// The sample transcript with its project folder moved to `project` (so files it
+/// touched are inside the test's repository).
+pub fn transcript_for(project: &Path, dest: &Path) -> PathBuf {
+    let text = String::from_utf8(fixture("transcript.jsonl")).expect("utf8");
+    let text = text.replace("/home/dev/shop-api", &project.to_string_lossy());
+    std::fs::write(dest, text).expect("write transcript");
+    dest.to_path_buf()
+}
+
+/// A GSD `.planning/` tree with phase 03 and a plan of four tasks.
+pub fn gsd_planning(root: &Path) {
+    let plan = "---\nphase: 03-rate-limiting\nplan: 02\n---\n<tasks>\n<task type=\"auto\"><name>Task 1: Read the router</name></task>\n<task type=\"auto\"><name>Task 2: Add the limiter</name></task>\n<task type=\"auto\"><name>Task 3: Wire it</name></task>\n<task type=\"auto\"><name>Task 4: Test it</name></task>\n</tasks>\n";
+    let files = [
+        (
+            ".planning/STATE.md",
+            "---\nstatus: executing\n---\nPhase: 3 of 5 (Rate limiting)\nPlan: 2 of 2 in current phase\nStatus: In progress\n",
+        ),
+        (".planning/phases/03-rate-limiting/03-01-PLAN.md", plan),
+        (".planning/phases/03-rate-limiting/03-01-SUMMARY.md", "All done."),
+        (".planning/phases/03-rate-limiting/03-02-PLAN.md", plan),
+    ];
+    for (path, text) in files {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        std::fs::write(full, text).expect("write");
+    }
+}

@@ -1,0 +1,216 @@
+//! The handoff: gather facts (git, `.planning/`, the transcript) → build one model →
+//! write HANDOFF.json and `.continue-here.md` → checkpoint in git.
+//!
+//! Used by the hook at CRITICAL (trigger `critical-context`, `ref` checkpoint), before a
+//! compaction (`pre-compact`), and by `baton pause` (`manual`, a `wip:` commit on the
+//! branch). Every source of facts is optional: what is missing is recorded in the
+//! handoff, never fatal.
+
+pub mod markdown;
+pub mod model;
+pub mod store;
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use crate::gitx::{self, Checkpoint, CheckpointRequest, Mode, Repo};
+use crate::metrics::Figure;
+use crate::planning;
+use crate::transcript::{self, FactsBudget};
+
+pub use model::{Handoff, Snapshot, Sourced, Summary, Trigger};
+
+/// What to write a handoff for.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub trigger: Trigger,
+    pub session_id: String,
+    pub cwd: PathBuf,
+    pub transcript_path: Option<PathBuf>,
+    pub figure: Option<Figure>,
+    pub checkpoint: Mode,
+    /// Where HANDOFF.json lives, relative to the project root (`handoff.dir`).
+    pub dir: PathBuf,
+    pub now: DateTime<Utc>,
+}
+
+/// What was written.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub root: PathBuf,
+    pub json_path: PathBuf,
+    pub markdown_path: PathBuf,
+    pub summary: Summary,
+    pub checkpoint: Option<Checkpoint>,
+    /// Why no checkpoint was made when one was asked for.
+    pub checkpoint_note: Option<String>,
+    /// Handoffs moved to the archive first.
+    pub archived: Vec<PathBuf>,
+    pub handoff_id: String,
+}
+
+fn since(facts: &Sourced<transcript::SessionFacts>) -> Option<DateTime<Utc>> {
+    let started = facts.found()?.started_at.as_deref()?;
+    DateTime::parse_from_rfc3339(started).ok().map(|t| t.with_timezone(&Utc))
+}
+
+fn relative_slash(path: &Path) -> String {
+    path.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/")
+}
+
+/// The commit message for a checkpoint: GSD's `wip: <context> paused at X/Y` for a
+/// commit on the branch, a plain description for the private ref.
+pub fn commit_message(mode: Mode, trigger: Trigger, summary: &Summary, figure: Option<&Figure>) -> String {
+    match mode {
+        Mode::Branch => match (summary.task, summary.total_tasks) {
+            (Some(x), Some(y)) => format!("wip: {} paused at {x}/{y}", summary.location),
+            _ => format!("wip: paused ({})", trigger.as_str()),
+        },
+        _ => {
+            let at = figure.map(|f| format!(" at {}% used", f.used_pct())).unwrap_or_default();
+            format!("baton: checkpoint ({}){at}", trigger.as_str())
+        }
+    }
+}
+
+/// Gathers, writes and checkpoints a handoff.
+pub fn write(request: &Request) -> Result<Outcome, String> {
+    let repo = Repo::discover(&request.cwd).unwrap_or(None);
+    let root = repo.as_ref().map(|r| r.root().to_path_buf()).unwrap_or_else(|| request.cwd.clone());
+    let _lock = store::project_lock(&root);
+
+    let transcript = match &request.transcript_path {
+        None => Sourced::Missing("no transcript path given".into()),
+        Some(path) => match transcript::gather_facts(path, FactsBudget::default()) {
+            Ok(facts) => Sourced::Found(facts),
+            Err(e) => Sourced::Missing(format!("transcript {} unreadable: {e}", path.display())),
+        },
+    };
+    let git = match &repo {
+        None => Sourced::Missing("not a git repository".into()),
+        Some(repo) => match repo.facts(since(&transcript)) {
+            Ok(facts) => Sourced::Found(facts),
+            Err(e) => Sourced::Missing(e),
+        },
+    };
+    let mut planning = planning::detect(&root);
+    if request.dir != Path::new(".planning") {
+        planning.continue_here = request.dir.join(".continue-here.md");
+    }
+
+    let existing = store::read_existing(&root, &request.dir, &planning.continue_here);
+    let mut archived = vec![];
+    let previous = match store::disposition(&existing, &request.session_id) {
+        store::Disposition::Refresh => Some(existing.clone()),
+        store::Disposition::Fresh => store::newest_archived(&root, &request.dir, &request.session_id),
+        store::Disposition::Archive => {
+            archived = store::archive(&root, &request.dir, &existing, request.now)?;
+            store::newest_archived(&root, &request.dir, &request.session_id)
+                .filter(|e| e.session() == Some(request.session_id.as_str()))
+        }
+    };
+    let previous_json = previous.as_ref().and_then(|p| p.json.clone());
+    let carried = previous
+        .as_ref()
+        .and_then(|p| p.markdown.as_deref())
+        .map(markdown::parse_carried)
+        .unwrap_or_default();
+    let id = previous_json
+        .as_ref()
+        .and_then(|j| j.pointer("/baton/id"))
+        .and_then(|v| v.as_str())
+        .filter(|id| store::is_registered(&root, id))
+        .map(str::to_string)
+        .unwrap_or_else(|| crate::fsx::random_hex(12));
+
+    let snapshot = Snapshot {
+        trigger: request.trigger,
+        session_id: request.session_id.clone(),
+        transcript_path: request.transcript_path.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        now: request.now,
+        figure: request.figure.clone(),
+        git,
+        planning,
+        transcript,
+        id: id.clone(),
+        handoff_dir: request.dir.clone(),
+    };
+    let planned = match (&repo, request.checkpoint) {
+        (Some(_), Mode::Ref) => Some(planned_checkpoint(Mode::Ref, &request.session_id)),
+        (Some(_), Mode::Branch) => Some(planned_checkpoint(Mode::Branch, &request.session_id)),
+        _ => None,
+    };
+    let handoff = model::build(&snapshot, previous_json.as_ref(), &carried, planned.as_ref(), &root);
+    // A same-session handoff whose .continue-here.md moved (the active phase changed):
+    // the old one is this session's own, and would only mislead.
+    if let (Some(prev), store::Disposition::Refresh) =
+        (&previous, store::disposition(&existing, &request.session_id))
+    {
+        if let Some(old) = &prev.markdown_path {
+            if old != &handoff.continue_here {
+                let _ = std::fs::remove_file(root.join(old));
+            }
+        }
+    }
+    let (json_path, markdown_path) =
+        store::write_files(&root, &request.dir, &handoff.json, &handoff.continue_here, &handoff.markdown)?;
+    let _ = store::register(&root, &id, &request.session_id, request.now);
+
+    let (checkpoint, checkpoint_note) = match (&repo, request.checkpoint) {
+        (_, Mode::Off) => (None, None),
+        (None, _) => (None, Some("not a git repository: only the files were written".to_string())),
+        (Some(repo), mode) => {
+            let extra = vec![
+                (
+                    relative_slash(&request.dir.join("HANDOFF.json")),
+                    std::fs::read(&json_path).unwrap_or_default(),
+                ),
+                (relative_slash(&handoff.continue_here), handoff.markdown.clone().into_bytes()),
+            ];
+            let message = commit_message(mode, request.trigger, &handoff.summary, request.figure.as_ref());
+            let req = CheckpointRequest {
+                mode,
+                session_id: &request.session_id,
+                message: &message,
+                extra_files: &extra,
+            };
+            match repo.checkpoint(&req) {
+                Ok(done) => (Some(done), None),
+                Err(e) => (None, Some(format!("checkpoint failed: {e}"))),
+            }
+        }
+    };
+    // Record the checkpoint's commit in HANDOFF.json, except after a commit on the
+    // branch: rewriting the file then would leave it modified against that commit.
+    let on_branch = checkpoint.as_ref().is_some_and(|c| c.used == Mode::Branch);
+    if !on_branch && (checkpoint.is_some() || checkpoint_note.is_some()) {
+        let mut json = handoff.json.clone();
+        if let Some(baton) = json.get_mut("baton").and_then(|b| b.as_object_mut()) {
+            baton.insert("checkpoint".into(), serde_json::json!(checkpoint));
+            if let Some(note) = &checkpoint_note {
+                baton.insert("checkpoint_note".into(), serde_json::Value::from(note.clone()));
+            }
+        }
+        store::rewrite_json(&json_path, &json)?;
+    }
+    Ok(Outcome {
+        root,
+        json_path,
+        markdown_path,
+        summary: handoff.summary,
+        checkpoint,
+        checkpoint_note,
+        archived,
+        handoff_id: id,
+    })
+}
+
+/// What the handoff says about its checkpoint before it is made.
+fn planned_checkpoint(mode: Mode, session_id: &str) -> Checkpoint {
+    let mut planned = Checkpoint::planned(mode);
+    if mode == Mode::Ref {
+        planned.reference = gitx::checkpoint::wip_ref_name(session_id).ok();
+    }
+    planned
+}

@@ -1,0 +1,212 @@
+//! `baton pause`: the handoff by hand, the `/gsd:pause-work` way (a `wip:` commit on the
+//! branch by default), with a confirmation like GSD's and, with `--report`, a session
+//! report with the session's exact token use.
+
+use std::path::{Path, PathBuf};
+
+use chrono::Utc;
+use serde_json::json;
+
+use crate::config::Config;
+use crate::gitx::{Mode, Repo};
+use crate::handoff::{self, Outcome, Trigger};
+use crate::metrics::{self, Figure};
+use crate::{fsx, places, session_report, transcript};
+
+/// What `baton pause` was asked.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub checkpoint: Option<Mode>,
+    pub report: bool,
+    pub cwd: PathBuf,
+    pub session: Option<String>,
+    pub transcript: Option<PathBuf>,
+}
+
+/// What `baton pause` did.
+#[derive(Debug, Clone)]
+pub struct Paused {
+    pub outcome: Outcome,
+    pub session_id: String,
+    pub transcript: Option<PathBuf>,
+    pub figure: Option<Figure>,
+    pub report: Option<PathBuf>,
+}
+
+/// Claude Code's name for a project's transcript folder: every character that is not a
+/// letter or digit becomes `-` (`/home/dev/shop-api` → `-home-dev-shop-api`).
+pub fn encode_project_dir(path: &Path) -> String {
+    path.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
+}
+
+/// The newest transcript of the project at `root` (or `cwd`) in the Claude config folder.
+pub fn newest_transcript(root: &Path, cwd: &Path) -> Option<PathBuf> {
+    let projects = places::claude_config_dir()?.join("projects");
+    [root, cwd]
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(projects.join(encode_project_dir(dir))).ok())
+        .flat_map(|entries| entries.flatten())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && !fsx::is_symlink(p))
+        .filter_map(|p| std::fs::metadata(&p).and_then(|m| m.modified()).ok().map(|t| (t, p)))
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, p)| p)
+}
+
+/// The best figure available for a session: its bridge when recent, else its transcript.
+fn figure_for(session: &str, transcript: Option<&Path>) -> Option<Figure> {
+    let now = metrics::now_unix();
+    let bridge = metrics::read_bridge(session, now, 600);
+    if let Some(bridge) = &bridge {
+        return Some(bridge.figure());
+    }
+    let reading = transcript::current_context(transcript?).ok()??;
+    Some(metrics::figure_from_reading(&reading, bridge.and_then(|b| b.context_window_size), now))
+}
+
+/// Writes the handoff by hand.
+pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
+    let cwd = std::fs::canonicalize(&options.cwd).map_err(|e| format!("{}: {e}", options.cwd.display()))?;
+    let root =
+        Repo::discover(&cwd).ok().flatten().map(|r| r.root().to_path_buf()).unwrap_or_else(|| cwd.clone());
+    let transcript = match &options.transcript {
+        Some(path) => Some(path.clone()),
+        None => newest_transcript(&root, &cwd),
+    };
+    let session_id = options
+        .session
+        .clone()
+        .or_else(|| {
+            transcript
+                .as_ref()
+                .and_then(|t| t.file_stem())
+                .map(|s| s.to_string_lossy().into_owned())
+                .filter(|s| fsx::valid_session_id(s))
+        })
+        .unwrap_or_else(|| format!("manual-{}", Utc::now().format("%Y%m%dT%H%M%SZ")));
+    if !fsx::valid_session_id(&session_id) {
+        return Err(format!("invalid session id {session_id:?}: it must not contain `/`, `\\` or `..`"));
+    }
+    let figure = figure_for(&session_id, transcript.as_deref());
+    let request = handoff::Request {
+        trigger: Trigger::Manual,
+        session_id: session_id.clone(),
+        cwd,
+        transcript_path: transcript.clone(),
+        figure: figure.clone(),
+        checkpoint: options.checkpoint.unwrap_or_else(|| config.pause_checkpoint()),
+        dir: config.handoff_dir(),
+        now: Utc::now(),
+    };
+    let outcome = handoff::write(&request)?;
+    let report = if options.report {
+        Some(session_report::write(&outcome, transcript.as_deref(), &config.handoff_dir())?)
+    } else {
+        None
+    };
+    Ok(Paused { outcome, session_id, transcript, figure, report })
+}
+
+fn relative(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root).unwrap_or(path).display().to_string()
+}
+
+/// The checkpoint in words.
+pub fn describe_checkpoint(outcome: &Outcome) -> String {
+    match &outcome.checkpoint {
+        Some(c) if c.used == Mode::Branch => format!(
+            "wip commit {} on {}",
+            c.short.as_deref().unwrap_or("?"),
+            c.branch.as_deref().unwrap_or("the branch")
+        ),
+        Some(c) => {
+            let reference = c.reference.as_deref().unwrap_or("?");
+            let fallback = c
+                .fallback_reason
+                .as_deref()
+                .map(|r| format!(" (not on the branch: {r})"))
+                .unwrap_or_default();
+            format!(
+                "{} at {reference}{fallback}; inspect with `git diff HEAD {reference}`",
+                c.short.as_deref().unwrap_or("?")
+            )
+        }
+        None => outcome.checkpoint_note.clone().unwrap_or_else(|| "none (checkpoint off)".into()),
+    }
+}
+
+/// The confirmation for people, GSD's layout.
+pub fn confirmation(paused: &Paused) -> String {
+    let outcome = &paused.outcome;
+    let summary = &outcome.summary;
+    let root = &outcome.root;
+    let task = match (summary.task, summary.total_tasks) {
+        (Some(x), Some(y)) => format!("{x} of {y}"),
+        (None, Some(y)) => format!("? of {y}"),
+        _ => "unknown".into(),
+    };
+    let mut text = format!(
+        "✓ Handoff created:\n  - {} (structured, machine-readable)\n  - {} (human-readable)\n",
+        relative(&outcome.json_path, root),
+        relative(&outcome.markdown_path, root)
+    );
+    if let Some(report) = &paused.report {
+        text.push_str(&format!("  - {} (session report)\n", relative(report, root)));
+    }
+    for archived in &outcome.archived {
+        text.push_str(&format!("  (the previous handoff was archived to {})\n", relative(archived, root)));
+    }
+    text.push_str(&format!(
+        "\nCurrent state:\n\n- Context: {}\n- Location: {}\n- Task: {task}\n- Status: {}\n- Blockers: {} ({} need human action)\n- Checkpoint: {}\n- Next: {}\n",
+        summary.kind.as_str(),
+        summary.location,
+        summary.status,
+        summary.blockers,
+        summary.human_actions,
+        describe_checkpoint(outcome),
+        summary.next_action,
+    ));
+    if paused.transcript.is_none() {
+        text.push_str(
+            "\n(no transcript found for this project: the handoff has no todos or session facts)\n",
+        );
+    }
+    text.push_str("\nTo resume: start a new session here (baton injects the brief), or run `baton resume`; with GSD: /gsd:resume-work\n");
+    text
+}
+
+/// The same for machines.
+pub fn confirmation_json(paused: &Paused) -> serde_json::Value {
+    let outcome = &paused.outcome;
+    let summary = &outcome.summary;
+    json!({
+        "handoff": outcome.json_path,
+        "continue_here": outcome.markdown_path,
+        "report": paused.report,
+        "archived": outcome.archived,
+        "session_id": paused.session_id,
+        "transcript": paused.transcript,
+        "context": summary.kind.as_str(),
+        "location": summary.location,
+        "task": summary.task,
+        "total_tasks": summary.total_tasks,
+        "status": summary.status,
+        "blockers": summary.blockers,
+        "human_actions": summary.human_actions,
+        "next_action": summary.next_action,
+        "checkpoint": outcome.checkpoint,
+        "checkpoint_note": outcome.checkpoint_note,
+        "figure": paused.figure.as_ref().map(|f| json!({"used_pct": f.used_pct(), "remaining_pct": f.remaining_pct, "used_tokens": f.used_tokens})),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_folders_are_encoded_like_claude_code() {
+        assert_eq!(encode_project_dir(Path::new("/home/dev/shop-api")), "-home-dev-shop-api");
+        assert_eq!(encode_project_dir(Path::new("/a/b.c_d")), "-a-b-c-d");
+    }
+}

@@ -1,0 +1,534 @@
+//! The automatic handoff at CRITICAL and `baton pause`: the two files (GSD's formats),
+//! the git checkpoint that never disturbs the user, and every fault the issue lists.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{SESSION, Sandbox, TestRepo, gsd_planning, told, transcript_for};
+use serde_json::{Value, json};
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+        .unwrap()
+}
+
+/// A PostToolUse at CRITICAL for `session` in the sandbox's project.
+fn critical(sandbox: &Sandbox, session: &str, transcript: Option<&Path>) -> String {
+    sandbox.write_bridge(session, 20.0, 0);
+    let mut event = sandbox.post_tool_use(session);
+    event["transcript_path"] = json!(transcript.map(|t| t.to_string_lossy().into_owned()));
+    told(&sandbox.hook(&event)).expect("CRITICAL fires")
+}
+
+fn project_repo(sandbox: &Sandbox) -> TestRepo {
+    TestRepo::init(
+        &sandbox.project(),
+        &[("src/app.ts", "app\n"), ("src/limiter.ts", "limiter\n"), ("README.md", "readme\n")],
+    )
+}
+
+#[test]
+fn critical_writes_a_gsd_handoff_and_a_private_checkpoint() {
+    let sandbox = Sandbox::new();
+    let repo = project_repo(&sandbox);
+    gsd_planning(&sandbox.project());
+    repo.commit_all("plan phase 3");
+    // Uncommitted work: a modified file, a staged new file, an untracked file.
+    repo.write("src/app.ts", "app changed\n");
+    repo.write("src/tiers.ts", "tiers\n");
+    repo.stage("src/tiers.ts");
+    repo.write("notes.txt", "scratch\n");
+    let transcript = transcript_for(&sandbox.project(), &sandbox.home().join("t.jsonl"));
+
+    let status_before = repo.status();
+    let index_before = std::fs::read(sandbox.project().join(".git/index")).unwrap();
+    let head_before = std::fs::read(sandbox.project().join(".git/HEAD")).unwrap();
+    let refs_before = repo.refs();
+
+    let start = Instant::now();
+    let text = critical(&sandbox, SESSION, Some(&transcript));
+    let took = start.elapsed();
+    assert!(text.starts_with("CONTEXT CRITICAL: Usage at 80%. Remaining: 20%."), "{text}");
+    for needle in [
+        ".planning/HANDOFF.json",
+        ".planning/phases/03-rate-limiting/.continue-here.md",
+        "refs/baton/wip/",
+        "next_action",
+    ] {
+        assert!(text.contains(needle), "message lacks {needle}: {text}");
+    }
+    assert!(took < Duration::from_secs(3), "{took:?}");
+
+    // The user's repository is exactly as it was, apart from the two new handoff files.
+    let mut expected = status_before.clone();
+    expected.push((".planning/HANDOFF.json".into(), git2::Status::WT_NEW.bits()));
+    expected
+        .push((".planning/phases/03-rate-limiting/.continue-here.md".into(), git2::Status::WT_NEW.bits()));
+    expected.sort();
+    assert_eq!(repo.status(), expected);
+    assert_eq!(
+        std::fs::read(sandbox.project().join(".git/index")).unwrap(),
+        index_before,
+        "index file changed"
+    );
+    assert_eq!(std::fs::read(sandbox.project().join(".git/HEAD")).unwrap(), head_before);
+    assert_eq!(repo.refs(), refs_before, "a branch or tag moved");
+
+    // HANDOFF.json: GSD's schema 1.0, which GSD's resume reads.
+    let handoff = read_json(&sandbox.project().join(".planning/HANDOFF.json"));
+    assert_eq!(handoff["version"], "1.0");
+    assert_eq!(handoff["status"], "paused");
+    assert_eq!(handoff["phase"], "03");
+    assert_eq!(handoff["phase_name"], "rate-limiting");
+    assert_eq!(handoff["phase_dir"], ".planning/phases/03-rate-limiting");
+    assert_eq!(handoff["plan"], 2);
+    assert_eq!(handoff["task"], 3);
+    assert_eq!(handoff["total_tasks"], 4);
+    for key in [
+        "blockers",
+        "human_actions_pending",
+        "decisions",
+        "completed_tasks",
+        "remaining_tasks",
+        "uncommitted_files",
+    ] {
+        assert!(handoff[key].is_array(), "{key}");
+    }
+    let completed = handoff["completed_tasks"].as_array().unwrap();
+    assert_eq!(completed.len(), 3);
+    assert_eq!(
+        completed[2],
+        json!({"id": 3, "name": "Wire the limiter into the orders routes", "status": "in_progress", "progress": "Wiring the limiter into the orders routes"})
+    );
+    assert_eq!(
+        handoff["remaining_tasks"],
+        json!([{"id": 4, "name": "Write tests for limits and reset", "status": "not_started"}])
+    );
+    assert_eq!(handoff["next_action"], "Continue: Wire the limiter into the orders routes");
+    let notes = handoff["context_notes"].as_str().unwrap();
+    assert!(notes.contains("Also make the limit configurable per client tier"), "{notes}");
+    assert!(notes.contains("`npm test -- limiter`: expected 429, got 200"), "{notes}");
+    let mut uncommitted: Vec<&str> =
+        handoff["uncommitted_files"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    uncommitted.sort();
+    assert_eq!(uncommitted, vec!["notes.txt", "src/app.ts", "src/tiers.ts"]);
+    let baton = &handoff["baton"];
+    assert_eq!(baton["trigger"], "critical-context");
+    assert_eq!(baton["session_id"], SESSION);
+    assert_eq!(baton["files_touched"], json!(["src/limiter.ts", "src/routes/orders.ts", "src/app.ts"]));
+    assert_eq!(baton["background_processes"][0]["command"], "npm run dev");
+    assert_eq!(baton["background_processes"][0]["id"], "bash_1");
+    assert_eq!(baton["figures"]["used_pct"], 80);
+    assert_eq!(baton["model"], "claude-opus-4-5-20251101");
+    assert_eq!(baton["id"].as_str().unwrap().len(), 24);
+    assert!(baton["generated"].as_array().unwrap().contains(&json!("next_action")));
+
+    // The checkpoint: HEAD's tree + the working tree + the handoff files, parent HEAD.
+    let checkpoint = &baton["checkpoint"];
+    assert_eq!(checkpoint["used"], "ref");
+    let reference = format!("refs/baton/wip/{SESSION}");
+    assert_eq!(checkpoint["reference"], reference.as_str());
+    let commit = repo.repo.find_reference(&reference).unwrap().peel_to_commit().unwrap();
+    assert_eq!(checkpoint["commit"], commit.id().to_string().as_str());
+    assert_eq!(commit.parent_id(0).unwrap(), repo.head_commit().id());
+    assert_eq!(
+        repo.changed_paths(&commit),
+        vec![
+            ".planning/HANDOFF.json",
+            ".planning/phases/03-rate-limiting/.continue-here.md",
+            "notes.txt",
+            "src/app.ts",
+            "src/tiers.ts"
+        ]
+    );
+
+    // .continue-here.md in the phase folder, GSD's sections in order.
+    let md = std::fs::read_to_string(
+        sandbox.project().join(".planning/phases/03-rate-limiting/.continue-here.md"),
+    )
+    .unwrap();
+    assert!(md.starts_with("---\ncontext: phase\nphase: 03-rate-limiting\ntask: 3\ntotal_tasks: 4\nstatus: in_progress\nlast_updated: "), "{md}");
+    let order = [
+        "<current_state>",
+        "<completed_work>",
+        "<remaining_work>",
+        "## Required Reading",
+        "## Infrastructure State",
+        "<context>",
+        "<next_action>",
+    ];
+    let positions: Vec<usize> =
+        order.iter().map(|s| md.find(s).unwrap_or_else(|| panic!("missing {s}:\n{md}"))).collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "sections out of order:\n{md}");
+    assert!(md.contains("`npm run dev` (bash_1)"));
+    assert!(md.contains(".planning/phases/03-rate-limiting/03-02-PLAN.md"));
+    assert!(!md.contains("<decisions_made>"), "empty sections are left out");
+    assert!(md.contains("Start with: Continue: Wire the limiter into the orders routes"));
+}
+
+#[test]
+fn later_critical_warnings_refresh_and_keep_what_the_agent_wrote() {
+    let sandbox = Sandbox::new();
+    let repo = project_repo(&sandbox);
+    gsd_planning(&sandbox.project());
+    repo.commit_all("plan");
+    let transcript = transcript_for(&sandbox.project(), &sandbox.home().join("t.jsonl"));
+    critical(&sandbox, SESSION, Some(&transcript));
+
+    let path = sandbox.project().join(".planning/HANDOFF.json");
+    let mut handoff = read_json(&path);
+    let id = handoff["baton"]["id"].clone();
+    handoff["next_action"] = json!("Run the tier tests first; the 429 bug is in the bucket refill");
+    handoff["decisions"] =
+        json!([{"decision": "Tiers live in config", "rationale": "ops edits them", "phase": "03"}]);
+    handoff["blockers"] =
+        json!([{"description": "Staging API key missing", "type": "human_action", "workaround": ""}]);
+    std::fs::write(&path, serde_json::to_vec_pretty(&handoff).unwrap()).unwrap();
+    let md_path = sandbox.project().join(".planning/phases/03-rate-limiting/.continue-here.md");
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    std::fs::write(&md_path, md.replace("<current_state>", "# BLOCKING CONSTRAINTS — Read Before Anything Else\n\n- [ ] CONSTRAINT: real-redis — mocks hid the refill bug — run limiter tests against redis\n\n<current_state>")).unwrap();
+
+    // Debounce: the 5th call after the first CRITICAL fires again and refreshes.
+    let event = sandbox.post_tool_use(SESSION);
+    let mut event = event;
+    event["transcript_path"] = json!(transcript);
+    let mut fired = 0;
+    for _ in 0..5 {
+        sandbox.write_bridge(SESSION, 18.0, 0);
+        if told(&sandbox.hook(&event)).is_some() {
+            fired += 1;
+        }
+    }
+    assert_eq!(fired, 1);
+    let refreshed = read_json(&path);
+    assert_eq!(refreshed["baton"]["refreshes"], 1);
+    assert_eq!(refreshed["baton"]["figures"]["used_pct"], 82);
+    assert_eq!(refreshed["baton"]["id"], id, "one id per session");
+    assert_eq!(refreshed["next_action"], "Run the tier tests first; the 429 bug is in the bucket refill");
+    assert_eq!(refreshed["decisions"][0]["decision"], "Tiers live in config");
+    assert_eq!(refreshed["blockers"][0]["description"], "Staging API key missing");
+    assert!(!refreshed["baton"]["generated"].as_array().unwrap().contains(&json!("next_action")));
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    assert!(md.contains("- [ ] CONSTRAINT: real-redis"), "{md}");
+    assert!(
+        md.contains("<decisions_made>") && md.contains("Tiers live in config because ops edits them"),
+        "{md}"
+    );
+    assert!(md.contains("status: blocked"), "{md}");
+    // Two checkpoints on the session's ref, the second on top of the first.
+    let commit =
+        repo.repo.find_reference(&format!("refs/baton/wip/{SESSION}")).unwrap().peel_to_commit().unwrap();
+    assert_eq!(commit.parent(0).unwrap().parent_id(0).unwrap(), repo.head_commit().id());
+}
+
+#[test]
+fn two_sessions_in_one_repository_keep_both_handoffs() {
+    let sandbox = Sandbox::new();
+    project_repo(&sandbox);
+    let other = "0a1b2c3d-0000-4000-8000-000000000001";
+    critical(&sandbox, SESSION, None);
+    let path = sandbox.project().join(".planning/HANDOFF.json");
+    let mut first = read_json(&path);
+    first["next_action"] = json!("first session's own next step");
+    std::fs::write(&path, serde_json::to_vec_pretty(&first).unwrap()).unwrap();
+
+    critical(&sandbox, other, None);
+    assert_eq!(read_json(&path)["baton"]["session_id"], other);
+    let archive = sandbox.project().join(".planning/handoffs");
+    let archived: Vec<_> = std::fs::read_dir(&archive)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(archived.iter().any(|n| n.ends_with(&format!("-{SESSION}.json"))), "{archived:?}");
+    assert!(archived.iter().any(|n| n.ends_with(&format!("-{SESSION}.md"))), "{archived:?}");
+
+    // The first session comes back: the second's is archived, the first's edit survives.
+    for _ in 0..4 {
+        sandbox.write_bridge(SESSION, 20.0, 0);
+        sandbox.hook(&sandbox.post_tool_use(SESSION));
+    }
+    critical(&sandbox, SESSION, None);
+    let current = read_json(&path);
+    assert_eq!(current["baton"]["session_id"], SESSION);
+    assert_eq!(current["next_action"], "first session's own next step");
+    let archived = std::fs::read_dir(&archive).unwrap().count();
+    assert_eq!(archived, 4, "two handoffs, json and md each");
+}
+
+#[test]
+fn an_unparsable_handoff_is_archived_not_overwritten() {
+    let sandbox = Sandbox::new();
+    project_repo(&sandbox);
+    let planning = sandbox.project().join(".planning");
+    std::fs::create_dir_all(&planning).unwrap();
+    std::fs::write(planning.join("HANDOFF.json"), "{ written by hand, broken").unwrap();
+    critical(&sandbox, SESSION, None);
+    assert_eq!(read_json(&planning.join("HANDOFF.json"))["baton"]["session_id"], SESSION);
+    let archived: Vec<_> =
+        std::fs::read_dir(planning.join("handoffs")).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(archived.len(), 1);
+    assert_eq!(std::fs::read_to_string(&archived[0]).unwrap(), "{ written by hand, broken");
+}
+
+#[test]
+fn outside_git_only_the_files_are_written() {
+    let sandbox = Sandbox::new();
+    let text = critical(&sandbox, SESSION, None);
+    assert!(text.contains("not a git repository"), "{text}");
+    let handoff = read_json(&sandbox.project().join(".planning/HANDOFF.json"));
+    assert_eq!(handoff["baton"]["sources"]["git"], "not a git repository");
+    assert!(handoff["baton"]["checkpoint"].is_null());
+    assert!(handoff["baton"]["checkpoint_note"].as_str().unwrap().contains("not a git repository"));
+    // No .planning before: created, default context.
+    let md = std::fs::read_to_string(sandbox.project().join(".planning/.continue-here.md")).unwrap();
+    assert!(md.contains("context: default"));
+    assert!(md.contains("Git: not a git repository; only the files were written."), "{md}");
+}
+
+#[test]
+fn unborn_branch_gets_a_root_checkpoint() {
+    let sandbox = Sandbox::new();
+    let repo = TestRepo::init(&sandbox.project(), &[]);
+    repo.write("src/first.rs", "fn main() {}\n");
+    critical(&sandbox, SESSION, None);
+    let commit =
+        repo.repo.find_reference(&format!("refs/baton/wip/{SESSION}")).unwrap().peel_to_commit().unwrap();
+    assert_eq!(commit.parent_count(), 0);
+    assert!(commit.tree().unwrap().get_path(Path::new("src/first.rs")).is_ok());
+    assert!(repo.repo.head().is_err(), "HEAD is still unborn");
+}
+
+#[test]
+fn an_unwritable_planning_folder_still_warns() {
+    let sandbox = Sandbox::new();
+    project_repo(&sandbox);
+    // A file where the folder should be: nothing can be written under it, as root too.
+    std::fs::write(sandbox.project().join(".planning"), "not a folder").unwrap();
+    let text = critical(&sandbox, SESSION, None);
+    assert!(text.starts_with("CONTEXT CRITICAL:"), "{text}");
+    assert!(text.contains("could not write a handoff"), "{text}");
+    assert_eq!(std::fs::read_to_string(sandbox.project().join(".planning")).unwrap(), "not a folder");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_planning_folder_still_warns() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    project_repo(&sandbox);
+    let planning = sandbox.project().join(".planning");
+    std::fs::create_dir_all(&planning).unwrap();
+    std::fs::set_permissions(&planning, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let probe = planning.join("probe");
+    let writable_anyway = std::fs::write(&probe, "x").is_ok(); // root ignores the mode
+    let _ = std::fs::remove_file(&probe);
+    let text = critical(&sandbox, SESSION, None);
+    std::fs::set_permissions(&planning, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(text.starts_with("CONTEXT CRITICAL:"));
+    if !writable_anyway {
+        assert!(text.contains("could not write a handoff"), "{text}");
+        let left: Vec<_> = std::fs::read_dir(&planning).unwrap().collect();
+        assert!(left.is_empty(), "nothing half-written: {left:?}");
+    }
+}
+
+#[test]
+fn damaged_or_missing_transcripts_do_not_stop_the_handoff() {
+    let sandbox = Sandbox::new();
+    project_repo(&sandbox);
+    let good = String::from_utf8(common::fixture("transcript.jsonl")).unwrap();
+    let cut = format!("{}{{\"type\": \"assistant\", \"message\": {{\"usa", good);
+    let mut bad_utf8 = good.clone().into_bytes();
+    bad_utf8.extend_from_slice(b"{\"type\": \"user\", \"message\": {\"content\": \"\xff\xfe\"}}\n");
+    let cases: Vec<(&str, Option<Vec<u8>>)> =
+        vec![("missing", None), ("cut off", Some(cut.into_bytes())), ("invalid UTF-8", Some(bad_utf8))];
+    for (n, (name, bytes)) in cases.into_iter().enumerate() {
+        let session = format!("5e551000-0000-4000-8000-00000000000{n}");
+        let path = sandbox.home().join(format!("t{n}.jsonl"));
+        if let Some(bytes) = &bytes {
+            std::fs::write(&path, bytes).unwrap();
+        }
+        critical(&sandbox, &session, Some(&path));
+        let handoff = read_json(&sandbox.project().join(".planning/HANDOFF.json"));
+        assert_eq!(handoff["baton"]["session_id"], session.as_str(), "{name}");
+        if bytes.is_some() {
+            assert_eq!(handoff["next_action"], "Continue: Wire the limiter into the orders routes", "{name}");
+        } else {
+            assert!(
+                handoff["baton"]["sources"]["transcript"].as_str().unwrap().contains("unreadable"),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_200_mib_transcript_is_read_from_its_end_only() {
+    let sandbox = Sandbox::new();
+    project_repo(&sandbox);
+    let path = sandbox.home().join("big.jsonl");
+    {
+        use std::io::Write;
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let filler = format!("{{\"type\":\"progress\",\"data\":\"{}\"}}\n", "x".repeat(1000));
+        for _ in 0..(200 * 1024) {
+            file.write_all(filler.as_bytes()).unwrap();
+        }
+        file.write_all(&common::fixture("transcript.jsonl")).unwrap();
+    }
+    let start = Instant::now();
+    critical(&sandbox, SESSION, Some(&path));
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    let handoff = read_json(&sandbox.project().join(".planning/HANDOFF.json"));
+    assert_eq!(handoff["next_action"], "Continue: Wire the limiter into the orders routes");
+}
+
+fn pause(sandbox: &Sandbox, args: &[&str]) -> (Value, std::process::Output) {
+    let project = sandbox.project();
+    let mut all = vec!["pause", "--json", "--cwd", project.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let output = sandbox.run(&all, b"");
+    let value = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    (value, output)
+}
+
+#[test]
+fn pause_commits_wip_on_the_branch_and_leaves_staged_work_staged() {
+    let sandbox = Sandbox::new();
+    let repo = project_repo(&sandbox);
+    gsd_planning(&sandbox.project());
+    repo.commit_all("plan");
+    repo.write("src/staged.ts", "staged\n");
+    repo.stage("src/staged.ts");
+    repo.write("src/app.ts", "modified, not staged\n");
+    let transcript = transcript_for(&sandbox.project(), &sandbox.home().join("t.jsonl"));
+    let before = repo.head_commit().id();
+
+    let (result, output) =
+        pause(&sandbox, &["--transcript", transcript.to_str().unwrap(), "--session", SESSION]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(result["checkpoint"]["used"], "branch");
+    let head = repo.head_commit();
+    assert_eq!(head.parent_id(0).unwrap(), before);
+    assert_eq!(head.summary().unwrap(), Some("wip: 03-rate-limiting paused at 3/4"));
+    assert_eq!(
+        repo.changed_paths(&head),
+        vec![".planning/HANDOFF.json", ".planning/phases/03-rate-limiting/.continue-here.md"]
+    );
+    let status = repo.status();
+    assert!(status.contains(&("src/staged.ts".into(), git2::Status::INDEX_NEW.bits())), "{status:?}");
+    assert!(status.contains(&("src/app.ts".into(), git2::Status::WT_MODIFIED.bits())), "{status:?}");
+    assert!(!status.iter().any(|(p, _)| p.starts_with(".planning/")), "handoff files clean: {status:?}");
+    let handoff = read_json(&sandbox.project().join(".planning/HANDOFF.json"));
+    assert_eq!(handoff["baton"]["trigger"], "manual");
+
+    // The human-readable confirmation.
+    let project = sandbox.project();
+    let output = sandbox.run(
+        &["pause", "--cwd", project.to_str().unwrap(), "--session", SESSION, "--checkpoint", "off"],
+        b"",
+    );
+    let text = String::from_utf8(output.stdout).unwrap();
+    for needle in [
+        "✓ Handoff created:",
+        ".planning/HANDOFF.json",
+        "- Context: phase",
+        "- Location: 03-rate-limiting",
+        "- Blockers: 0 (0 need human action)",
+        "To resume:",
+    ] {
+        assert!(text.contains(needle), "missing {needle}:\n{text}");
+    }
+}
+
+#[test]
+fn pause_falls_back_to_a_ref_when_the_branch_cannot_take_a_commit() {
+    type Setup = Box<dyn Fn(&TestRepo)>;
+    let cases: Vec<(&str, Setup)> = vec![
+        (
+            "detached HEAD",
+            Box::new(|repo: &TestRepo| {
+                let id = repo.head_commit().id();
+                repo.repo.set_head_detached(id).unwrap();
+            }),
+        ),
+        (
+            "index.lock",
+            Box::new(|repo: &TestRepo| std::fs::write(repo.root.join(".git/index.lock"), "").unwrap()),
+        ),
+        (
+            "merge in progress",
+            Box::new(|repo: &TestRepo| {
+                let id = repo.head_commit().id();
+                std::fs::write(repo.root.join(".git/MERGE_HEAD"), format!("{id}\n")).unwrap();
+            }),
+        ),
+        ("unborn branch", Box::new(|_: &TestRepo| {})),
+    ];
+    for (name, setup) in cases {
+        let sandbox = Sandbox::new();
+        let repo = if name == "unborn branch" {
+            TestRepo::init(&sandbox.project(), &[])
+        } else {
+            project_repo(&sandbox)
+        };
+        setup(&repo);
+        let refs_before = repo.refs();
+        let (result, output) = pause(&sandbox, &["--session", SESSION]);
+        assert!(output.status.success(), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(result["checkpoint"]["requested"], "branch", "{name}");
+        assert_eq!(result["checkpoint"]["used"], "ref", "{name}");
+        assert!(
+            result["checkpoint"]["fallback_reason"].as_str().is_some_and(|r| !r.is_empty()),
+            "{name}: {result}"
+        );
+        assert_eq!(repo.refs(), refs_before, "{name}: a branch moved");
+    }
+}
+
+#[test]
+fn pause_report_has_the_exact_token_use() {
+    let sandbox = Sandbox::new();
+    project_repo(&sandbox);
+    let transcript = transcript_for(&sandbox.project(), &sandbox.home().join("t.jsonl"));
+    let (result, output) =
+        pause(&sandbox, &["--report", "--checkpoint", "off", "--transcript", transcript.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report = std::fs::read_to_string(result["report"].as_str().unwrap()).unwrap();
+    assert!(result["report"].as_str().unwrap().ends_with(".planning/reports/SESSION_REPORT.md"));
+    for needle in [
+        "## What was done",
+        "## Files changed",
+        "`src/limiter.ts`",
+        "## Blockers and open items",
+        "Wire the limiter into the orders routes (in progress)",
+        "| claude-opus-4-5-20251101 |",
+        "Compactions: 1",
+        "167,400 → 41,800",
+    ] {
+        assert!(report.contains(needle), "missing {needle}:\n{report}");
+    }
+    // A second report does not overwrite the first.
+    let (second, _) =
+        pause(&sandbox, &["--report", "--checkpoint", "off", "--transcript", transcript.to_str().unwrap()]);
+    assert!(second["report"].as_str().unwrap().ends_with("-session-report.md"), "{second}");
+}
+
+#[test]
+fn pause_finds_the_newest_transcript_of_the_project() {
+    let sandbox = Sandbox::new();
+    project_repo(&sandbox);
+    let project = std::fs::canonicalize(sandbox.project()).unwrap();
+    let encoded: String =
+        project.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    let folder = sandbox.home().join(".claude/projects").join(encoded);
+    std::fs::create_dir_all(&folder).unwrap();
+    transcript_for(&project, &folder.join(format!("{SESSION}.jsonl")));
+    let (result, output) = pause(&sandbox, &["--checkpoint", "off"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(result["session_id"], SESSION);
+    assert_eq!(result["next_action"], "Continue: Wire the limiter into the orders routes");
+}
