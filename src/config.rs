@@ -135,6 +135,20 @@ pub const KEYS: &[KeySpec] = &[
         default: Default::Word(".planning"),
         about: "folder of HANDOFF.json and its archive, relative to the project root",
     },
+    KeySpec {
+        key: "resume.trust_foreign",
+        env: Some("BATON_RESUME_TRUST_FOREIGN"),
+        kind: Kind::Bool,
+        default: Default::Bool(false),
+        about: "inject handoffs this machine did not write (cloned, copied, GSD's) as if trusted",
+    },
+    KeySpec {
+        key: "resume.stale_days",
+        env: Some("BATON_RESUME_STALE_DAYS"),
+        kind: Kind::Integer { min: 1, max: 3650 },
+        default: Default::Integer(7),
+        about: "a handoff older than this many days is flagged as doubtful in the brief",
+    },
 ];
 
 /// The checkpoint modes a handoff can use.
@@ -479,6 +493,16 @@ impl Config {
     /// `handoff.dir`, relative to the project root.
     pub fn handoff_dir(&self) -> PathBuf {
         PathBuf::from(self.word("handoff.dir", ".planning"))
+    }
+
+    /// `resume.trust_foreign`.
+    pub fn trust_foreign(&self) -> bool {
+        self.flag("resume.trust_foreign", false)
+    }
+
+    /// `resume.stale_days`.
+    pub fn stale_days(&self) -> u64 {
+        self.integer("resume.stale_days", 7)
     }
 
     /// The configuration as JSON for `baton config --json`.

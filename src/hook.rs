@@ -1,9 +1,15 @@
 //! `baton hook`: one hook event in, at most one envelope out.
 //!
-//! Dispatches on the event. PostToolUse (Gemini: AfterTool) runs the context monitor, and
-//! when a CRITICAL warning fires it writes the handoff first, so the message can name it.
-//! Every other event is silent for now. The caller guarantees the rest of the hook
-//! contract: exit 0, panics caught, stdin read under a deadline.
+//! Dispatches on the event:
+//! - PostToolUse (Gemini: AfterTool) runs the context monitor; when a CRITICAL warning
+//!   fires it writes the handoff first, so the message can name it;
+//! - SessionStart injects the resume brief of a paused, trusted handoff (after a
+//!   compaction: what the summary tends to lose, from the PreCompact snapshot);
+//! - PreCompact (Gemini: PreCompress) refreshes the handoff, restarts the debounce and
+//!   marks older figures as history; it prints nothing (the host accepts no context).
+//!
+//! Every other event is silent. The caller guarantees the rest of the hook contract:
+//! exit 0, panics caught, stdin read under a deadline.
 
 use std::path::PathBuf;
 
@@ -12,7 +18,7 @@ use crate::gitx::Mode;
 use crate::handoff::{self, Trigger};
 use crate::host::{Envelope, Event, HookInput};
 use crate::metrics::Level;
-use crate::{metrics, monitor};
+use crate::{metrics, monitor, resume};
 
 /// The facts of the process the hook runs in, gathered once at the edge.
 #[derive(Debug, Clone, Default)]
@@ -55,8 +61,53 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
             }
             Some(Envelope::new(&input.envelope_event_name(env.gemini_key_set), &text))
         }
-        Event::SessionStart | Event::PreCompact | Event::Other(_) | Event::Missing => None,
+        Event::SessionStart => {
+            let project = project_dir(input, env)?;
+            let config = Config::load(Some(&project));
+            if config.disabled() {
+                return None;
+            }
+            let session = input.session_id.as_deref().filter(|s| crate::fsx::valid_session_id(s))?;
+            let cwd = input.cwd.as_deref().map(PathBuf::from).filter(|p| p.is_absolute()).unwrap_or(project);
+            let text = resume::session_start(&cwd, session, input.source.as_deref(), &config)?;
+            Some(Envelope::new(&input.envelope_event_name(env.gemini_key_set), &text))
+        }
+        Event::PreCompact => {
+            pre_compact(input, env);
+            None
+        }
+        Event::Other(_) | Event::Missing => None,
     }
+}
+
+/// Before a compaction: refresh the handoff (the summary loses detail), then restart
+/// the session's debounce and mark every figure up to now as history.
+fn pre_compact(input: &HookInput, env: &HookEnv) {
+    let Some(session) = input.session_id.as_deref().filter(|s| crate::fsx::valid_session_id(s)) else {
+        return;
+    };
+    let project = project_dir(input, env);
+    let config = Config::load(project.as_deref());
+    if config.disabled() {
+        return;
+    }
+    let cwd = input.cwd.as_deref().map(PathBuf::from).filter(|p| p.is_absolute()).or(project);
+    if let (Some(cwd), true) = (cwd, config.handoff_auto()) {
+        let now = metrics::now_unix();
+        let figure = metrics::read_bridge(session, now, config.stale_seconds()).map(|b| b.figure());
+        let request = handoff::Request {
+            trigger: Trigger::PreCompact,
+            session_id: session.to_string(),
+            cwd,
+            transcript_path: input.transcript_path.as_deref().map(PathBuf::from),
+            figure,
+            checkpoint: Mode::Ref,
+            dir: config.handoff_dir(),
+            now: chrono::Utc::now(),
+        };
+        let _ = handoff::write(&request);
+    }
+    monitor::note_compaction(session, metrics::now_unix());
 }
 
 /// Writes the automatic handoff for a CRITICAL warning and returns the message that

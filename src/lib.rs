@@ -17,6 +17,8 @@ pub mod monitor;
 pub mod pause;
 pub mod places;
 pub mod planning;
+pub mod resume;
+pub mod resume_cmd;
 pub mod session_report;
 pub mod statusline;
 pub mod stdin;

@@ -50,6 +50,31 @@ enum Command {
     /// Play a short session in a temporary folder and show, step by step, the status line
     /// and what the agent is told. Writes nothing outside that folder.
     Demo,
+    /// Show the paused handoff's resume brief (what a new session is given), and close
+    /// or check it.
+    Resume {
+        /// The work is picked up: archive the handoff to .planning/handoffs/ and remove
+        /// HANDOFF.json and its .continue-here.md (GSD's one-shot lifecycle).
+        #[arg(long, group = "action")]
+        done: bool,
+        /// The handoff is abandoned: archive and remove it the same way.
+        #[arg(long, group = "action")]
+        discard: bool,
+        /// Exit 1 and list them when .continue-here.md holds unchecked `- [ ] CONSTRAINT:`
+        /// lines or `blocking` anti-patterns (the gate before any work); else exit 0.
+        #[arg(long, group = "action")]
+        check: bool,
+        /// Trust a handoff written elsewhere (cloned, copied, pulled from GitHub, GSD's):
+        /// from now on its brief is given to new sessions here.
+        #[arg(long, group = "action")]
+        accept: bool,
+        /// The project folder (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the handoff now (.planning/HANDOFF.json and .continue-here.md, GSD's formats)
     /// from git, .planning/ and the session's transcript, and checkpoint it in git.
     Pause {
@@ -97,6 +122,24 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Config { cwd, json } => run_config(cwd, json),
+        Command::Resume { done, discard, check, accept, cwd, json } => {
+            let action = if done {
+                baton::resume_cmd::Action::Done
+            } else if discard {
+                baton::resume_cmd::Action::Discard
+            } else if check {
+                baton::resume_cmd::Action::Check
+            } else if accept {
+                baton::resume_cmd::Action::Accept
+            } else {
+                baton::resume_cmd::Action::Show
+            };
+            let Some(cwd) = cwd.or_else(|| std::env::current_dir().ok()) else {
+                eprintln!("baton resume: no current folder; pass --cwd");
+                return ExitCode::from(2);
+            };
+            ExitCode::from(baton::resume_cmd::run(action, &cwd, json))
+        }
         Command::Pause { checkpoint, report, cwd, session, transcript, json } => {
             run_pause(checkpoint, report, cwd, session, transcript, json)
         }

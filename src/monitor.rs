@@ -24,6 +24,10 @@ pub struct WarnState {
     pub last_level: Option<String>,
     #[serde(rename = "criticalRecorded", default)]
     pub critical_recorded: bool,
+    /// When the session last compacted (Unix seconds): figures taken before it are
+    /// history and never raise a warning. baton's addition; GSD keeps unknown fields.
+    #[serde(rename = "compactedAt", default, skip_serializing_if = "Option::is_none")]
+    pub compacted_at: Option<i64>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -38,10 +42,12 @@ impl WarnState {
         let calls = object.remove("callsSinceWarn").and_then(|v| v.as_u64()).unwrap_or(0);
         let last_level = object.remove("lastLevel").and_then(|v| v.as_str().map(str::to_string));
         let critical_recorded = object.remove("criticalRecorded").and_then(|v| v.as_bool()).unwrap_or(false);
+        let compacted_at = object.remove("compactedAt").and_then(|v| v.as_i64());
         Some(WarnState {
             calls_since_warn: calls.min(u32::MAX as u64) as u32,
             last_level,
             critical_recorded,
+            compacted_at,
             extra: object,
         })
     }
@@ -57,10 +63,10 @@ pub struct Decision {
 }
 
 /// The debounce rule. `level` is Warning or Critical (nothing is decided at Normal).
-/// The first warning fires at once; after a warning, the `debounce`-th call fires
-/// again; WARNING→CRITICAL fires at once.
+/// The first warning fires at once (no state yet, or a state reset by a compaction);
+/// after a warning, the `debounce`-th call fires again; WARNING→CRITICAL fires at once.
 pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32) -> Decision {
-    let first = previous.is_none();
+    let first = previous.as_ref().is_none_or(|p| p.last_level.is_none());
     let mut state = previous.unwrap_or_default();
     state.calls_since_warn = state.calls_since_warn.saturating_add(1);
     let escalated = level == Level::Critical && state.last_level.as_deref() == Level::Warning.state_name();
@@ -123,6 +129,10 @@ pub fn check(session_id: &str, config: &Config, now: i64) -> Option<Warning> {
             return None;
         }
         let previous = fsx::read_owned(&state_path, STATE_LIMIT).ok().and_then(|b| WarnState::parse(&b));
+        // A figure from before the session's last compaction is history.
+        if previous.as_ref().and_then(|p| p.compacted_at).is_some_and(|at| figure.taken_at <= at) {
+            return None;
+        }
         let decision = decide(level, previous, config.debounce_calls());
         let json = serde_json::to_vec(&decision.state).ok()?;
         fsx::write_atomic(&state_path, &json, fsx::WriteOptions::STATE).ok()?;
@@ -133,8 +143,20 @@ pub fn check(session_id: &str, config: &Config, now: i64) -> Option<Warning> {
     Some(Warning { level, text: message(level, &figure), figure, critical_recorded })
 }
 
-/// Notes in the session's state that the CRITICAL handoff was written, under the lock.
-pub fn mark_critical_recorded(session_id: &str) {
+/// Records a compaction in the session's state, under the lock: the debounce starts
+/// over (the next warning fires at once, escalation works again, the next CRITICAL
+/// writes a fresh handoff) and figures taken up to `now` are ignored from then on.
+pub fn note_compaction(session_id: &str, now: i64) {
+    update_state(session_id, |state| {
+        state.calls_since_warn = 0;
+        state.last_level = None;
+        state.critical_recorded = false;
+        state.compacted_at = Some(now);
+    });
+}
+
+/// Read-modify-write of the session's state under its lock; silent on any failure.
+fn update_state(session_id: &str, change: impl FnOnce(&mut WarnState)) {
     if !fsx::valid_session_id(session_id) {
         return;
     }
@@ -145,10 +167,15 @@ pub fn mark_critical_recorded(session_id: &str) {
     }
     let mut state =
         fsx::read_owned(&state_path, STATE_LIMIT).ok().and_then(|b| WarnState::parse(&b)).unwrap_or_default();
-    state.critical_recorded = true;
+    change(&mut state);
     if let Ok(json) = serde_json::to_vec(&state) {
         let _ = fsx::write_atomic(&state_path, &json, fsx::WriteOptions::STATE);
     }
+}
+
+/// Notes in the session's state that the CRITICAL handoff was written, under the lock.
+pub fn mark_critical_recorded(session_id: &str) {
+    update_state(session_id, |state| state.critical_recorded = true);
 }
 
 #[cfg(test)]
@@ -185,6 +212,13 @@ mod tests {
     fn critical_then_warning_is_debounced() {
         let fired = run(&[Level::Critical, Level::Warning, Level::Warning], 5);
         assert_eq!(fired, vec![Some(Level::Critical), None, None]);
+    }
+
+    #[test]
+    fn a_reset_state_fires_at_once() {
+        let reset =
+            WarnState { calls_since_warn: 0, last_level: None, compacted_at: Some(5), ..Default::default() };
+        assert_eq!(decide(Level::Warning, Some(reset), 5).fire, Some(Level::Warning));
     }
 
     #[test]
