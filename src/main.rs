@@ -33,7 +33,13 @@ struct Cli {
 enum Command {
     /// Render the status line from Claude Code's statusLine JSON on stdin, and write the
     /// context figure to the bridge file the hook reads.
-    Statusline,
+    Statusline {
+        /// Run this other statusline command on the same stdin and print its output
+        /// instead (baton's own line when it fails, prints nothing or takes longer than
+        /// `statusline.wrap_timeout_ms`). `baton install` sets this up.
+        #[arg(long, value_name = "COMMAND")]
+        wrap: Option<String>,
+    },
     /// Handle one hook event from stdin (PostToolUse, AfterTool, SessionStart,
     /// PreCompact …). Prints nothing or one JSON envelope; always exits 0.
     Hook,
@@ -66,8 +72,12 @@ fn main() -> ExitCode {
             run_guarded(run_hook);
             ExitCode::SUCCESS
         }
-        Command::Statusline => {
+        Command::Statusline { wrap: None } => {
             run_guarded(run_statusline);
+            ExitCode::SUCCESS
+        }
+        Command::Statusline { wrap: Some(old) } => {
+            run_guarded(move || print_out(&baton::statusline::wrap::run(&old, metrics::now_unix())));
             ExitCode::SUCCESS
         }
         Command::Config { cwd, json } => run_config(cwd, json),
@@ -82,7 +92,7 @@ fn main() -> ExitCode {
 }
 
 /// Runs a host-facing mode with panics silenced and swallowed.
-fn run_guarded(mode: fn()) {
+fn run_guarded(mode: impl FnOnce() + panic::UnwindSafe) {
     panic::set_hook(Box::new(|_| {}));
     let _ = panic::catch_unwind(mode);
 }
