@@ -9,6 +9,7 @@ pub mod demo;
 pub mod fsx;
 pub mod hook;
 pub mod host;
+pub mod install;
 pub mod metrics;
 pub mod monitor;
 pub mod places;

@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 
 use baton::config::Config;
 use baton::host::{HookInput, StatuslineInput};
-use baton::{demo, hook, metrics, stdin};
+use baton::{demo, hook, install, metrics, stdin};
 
 #[derive(Parser)]
 #[command(
@@ -56,6 +56,11 @@ enum Command {
     /// Play a short session in a temporary folder and show, step by step, the status line
     /// and what the agent is told. Writes nothing outside that folder.
     Demo,
+    /// Register baton's statusline and hooks in Claude Code's settings (or Gemini CLI's,
+    /// Codex's), keeping everything else; another statusline is wrapped, not replaced.
+    Install(install::InstallArgs),
+    /// Remove what `baton install` added and put back what it wrapped or replaced.
+    Uninstall(install::UninstallArgs),
 }
 
 fn main() -> ExitCode {
@@ -80,6 +85,18 @@ fn main() -> ExitCode {
             run_guarded(move || print_out(&baton::statusline::wrap::run(&old, metrics::now_unix())));
             ExitCode::SUCCESS
         }
+        Command::Install(args) => ExitCode::from(install::run(
+            install::Mode::Install,
+            &install::Options::from(&args),
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        )),
+        Command::Uninstall(args) => ExitCode::from(install::run(
+            install::Mode::Uninstall,
+            &install::Options::from(&args),
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        )),
         Command::Config { cwd, json } => run_config(cwd, json),
         Command::Demo => match demo::run(&mut std::io::stdout()) {
             Ok(()) => ExitCode::SUCCESS,
