@@ -6,6 +6,7 @@
 
 pub mod config;
 pub mod demo;
+pub mod doctor;
 pub mod fsx;
 pub mod hook;
 pub mod host;

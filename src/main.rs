@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 
 use baton::config::Config;
 use baton::host::{HookInput, StatuslineInput};
-use baton::{demo, hook, install, metrics, stdin};
+use baton::{demo, doctor, hook, install, metrics, stdin};
 
 #[derive(Parser)]
 #[command(
@@ -61,6 +61,13 @@ enum Command {
     Install(install::InstallArgs),
     /// Remove what `baton install` added and put back what it wrapped or replaced.
     Uninstall(install::UninstallArgs),
+    /// Check the setup: registrations, binary, statusline, bridge, config, folders, and
+    /// a self-test of the hook. Exit 1 when a check fails.
+    Doctor {
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -97,6 +104,7 @@ fn main() -> ExitCode {
             &mut std::io::stdout(),
             &mut std::io::stderr(),
         )),
+        Command::Doctor { json } => ExitCode::from(doctor::run(json, &mut std::io::stdout())),
         Command::Config { cwd, json } => run_config(cwd, json),
         Command::Demo => match demo::run(&mut std::io::stdout()) {
             Ok(()) => ExitCode::SUCCESS,
