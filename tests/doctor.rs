@@ -1,0 +1,116 @@
+//! `baton doctor` through the built binary, on sandboxed settings.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn doctor_json(sb: &Sandbox) -> (i32, Value) {
+    let output = sb.run(&["doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    (output.status.code().unwrap(), report)
+}
+
+fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == name)
+        .unwrap_or_else(|| panic!("{name}: {report:#}"))
+}
+
+#[test]
+fn after_install_every_check_is_green() {
+    let sb = Sandbox::new();
+    ok(&sb.run(&["install"]));
+    let output = sb.run(&["doctor"]);
+    let text = ok(&output);
+    assert!(text.contains("all checks passed"), "{text}");
+    assert!(text.contains("no session has run yet"), "{text}");
+    let (code, report) = doctor_json(&sb);
+    assert_eq!(code, 0);
+    assert_eq!(report["ok"], true);
+    for name in ["hook self-test", "stdin self-test", "state dir", "temp dir", "config", "statusLine"] {
+        assert_eq!(check(&report, name)["status"], "ok", "{name}");
+    }
+    assert!(check(&report, "hook self-test")["message"].as_str().unwrap().contains("median"));
+}
+
+#[test]
+fn nothing_installed_fails_with_fixes() {
+    let sb = Sandbox::new();
+    let (code, report) = doctor_json(&sb);
+    assert_eq!(code, 1);
+    assert_eq!(report["ok"], false);
+    let hooks = check(&report, "hooks (Claude Code)");
+    assert_eq!(hooks["status"], "fail");
+    assert!(hooks["fix"].as_str().unwrap().ends_with("install"), "{hooks}");
+    assert_eq!(check(&report, "statusLine")["status"], "fail");
+}
+
+#[test]
+fn gsd_alongside_is_a_warning_with_its_fix() {
+    let sb = Sandbox::new();
+    write(&sb.claude_settings(), GSD_SETTINGS);
+    ok(&sb.run(&["install"]));
+    let (code, report) = doctor_json(&sb);
+    assert_eq!(code, 0, "warnings do not fail");
+    let monitors = check(&report, "monitors");
+    assert_eq!(monitors["status"], "warn");
+    assert!(monitors["fix"].as_str().unwrap().contains("--replace-other-monitors"));
+    assert!(check(&report, "statusLine")["message"].as_str().unwrap().contains("wrapping"));
+    ok(&sb.run(&["install", "--replace-other-monitors"]));
+    assert_eq!(check(&doctor_json(&sb).1, "monitors")["status"], "ok");
+}
+
+#[test]
+fn a_broken_settings_file_and_a_missing_binary_fail() {
+    let sb = Sandbox::new();
+    write(&sb.claude_settings(), "{ not json");
+    let (code, report) = doctor_json(&sb);
+    assert_eq!(code, 1);
+    let bad = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "settings" && c["status"] == "fail");
+    assert!(bad.is_some(), "{report:#}");
+
+    let sb = Sandbox::new();
+    write(&sb.claude_settings(), include_str!("../settings.example.json"));
+    let (code, report) = doctor_json(&sb);
+    assert_eq!(code, 1);
+    let binary = check(&report, "binary (Claude Code)");
+    assert_eq!(binary["status"], "fail");
+    assert!(binary["message"].as_str().unwrap().contains("does not exist"), "{binary}");
+}
+
+#[test]
+fn a_fresh_and_a_stale_bridge() {
+    let sb = Sandbox::new();
+    ok(&sb.run(&["install"]));
+    let payload = include_bytes!("fixtures/statusline.json");
+    ok(&sb.run_with(&["statusline"], payload));
+    let bridge = check(&doctor_json(&sb).1, "bridge").clone();
+    assert_eq!(bridge["status"], "ok");
+    assert!(bridge["message"].as_str().unwrap().contains("72% used"), "{bridge}");
+    let path = sb.tmp().join("claude-ctx-7f3c2a10-5b1e-4c2d-9a8f-0d6e4b2c1a99.json");
+    write(
+        &path,
+        r#"{"session_id":"7f3c2a10-5b1e-4c2d-9a8f-0d6e4b2c1a99","remaining_percentage":28,"used_pct":72,"timestamp":1700000000}"#,
+    );
+    let bridge = check(&doctor_json(&sb).1, "bridge").clone();
+    assert_eq!(bridge["status"], "warn");
+    assert!(bridge["message"].as_str().unwrap().contains("days old"), "{bridge}");
+}
+
+#[test]
+fn a_bad_config_file_fails() {
+    let sb = Sandbox::new();
+    ok(&sb.run(&["install"]));
+    write(&sb.root().join("config/baton/config.json"), r#"{"warn_remaining": "lots"}"#);
+    let (code, report) = doctor_json(&sb);
+    assert_eq!(code, 1);
+    assert_eq!(check(&report, "config")["status"], "fail");
+}
