@@ -483,12 +483,27 @@ fn state_dir_check() -> Check {
             Some("set HOME (or XDG_STATE_HOME to an absolute path)".into()),
         );
     };
-    let probe = dir.join(format!("doctor-probe-{}", std::process::id()));
-    let written =
-        fsx::ensure_dir(&dir, true).and_then(|_| fsx::write_atomic(&probe, b"ok", fsx::WriteOptions::STATE));
-    let _ = fs::remove_file(&probe);
+    // Doctor changes nothing: a state dir that does not exist yet is not created, its
+    // nearest existing parent is checked instead.
+    let written = if dir.is_dir() {
+        let probe = dir.join(format!(".doctor-probe-{}", fsx::random_hex(6)));
+        let written = fsx::write_atomic(&probe, b"ok", fsx::WriteOptions::STATE);
+        let _ = fs::remove_file(&probe);
+        written.map(|_| format!("{} is writable", dir.display()))
+    } else {
+        let parent = dir.ancestors().skip(1).find(|a| a.is_dir()).unwrap_or(Path::new("/"));
+        if fsx::writable(parent) {
+            Ok(format!(
+                "{} does not exist yet; install creates it (in {}, writable)",
+                dir.display(),
+                parent.display()
+            ))
+        } else {
+            Err(std::io::Error::other(format!("{} is not writable", parent.display())))
+        }
+    };
     match written {
-        Ok(()) => Check::new(Status::Ok, "state dir", format!("{} is writable", dir.display()), None),
+        Ok(message) => Check::new(Status::Ok, "state dir", message, None),
         Err(e) => Check::new(
             Status::Fail,
             "state dir",
@@ -514,9 +529,19 @@ fn temp_dir_check() -> Check {
             let mode = meta.mode();
             let sticky = mode & 0o1000 != 0;
             let others_write = mode & 0o022 != 0;
-            if !others_write && meta.uid() == fsx::euid() {
+            let probe = tmp.join(format!(".baton-doctor-{}", fsx::random_hex(6)));
+            let writable = fsx::write_atomic(&probe, b"", fsx::WriteOptions::STATE).is_ok();
+            let _ = fs::remove_file(&probe);
+            if !writable {
+                Check::new(
+                    Status::Fail,
+                    "temp dir",
+                    format!("{} is not writable: the statusline cannot write the bridge", tmp.display()),
+                    Some("set TMPDIR to a folder of yours (mkdir -m 700 ~/.cache/tmp; export TMPDIR=~/.cache/tmp)".into()),
+                )
+            } else if !others_write {
                 Check::new(Status::Ok, "temp dir", format!("{} is private", tmp.display()), None)
-            } else if sticky || !others_write {
+            } else if sticky {
                 Check::new(
                     Status::Ok,
                     "temp dir",
@@ -531,10 +556,7 @@ fn temp_dir_check() -> Check {
                         "{} is writable by others without the sticky bit: they could replace baton's files",
                         tmp.display()
                     ),
-                    Some(
-                        "mkdir -m 700 ~/.cache/tmp and export TMPDIR=~/.cache/tmp (or chmod +t the folder)"
-                            .into(),
-                    ),
+                    Some("set TMPDIR to a folder of yours (mkdir -m 700 ~/.cache/tmp; export TMPDIR=~/.cache/tmp)".into()),
                 )
             }
         }

@@ -38,6 +38,24 @@ fn after_install_every_check_is_green() {
 }
 
 #[test]
+fn other_hooks_and_another_statusline_stay_and_doctor_is_green() {
+    let sb = Sandbox::new();
+    let before = r#"{
+  "hooks": {
+    "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "npx prettier --write ."}]}],
+    "SessionStart": [{"hooks": [{"type": "command", "command": "echo hello"}]}]
+  },
+  "statusLine": {"type": "command", "command": "~/bin/my-statusline.sh"}
+}"#;
+    write(&sb.claude_settings(), before);
+    ok(&sb.run(&["install"]));
+    let text = ok(&sb.run(&["doctor"]));
+    assert!(text.contains("all checks passed"), "{text}");
+    ok(&sb.run(&["uninstall"]));
+    assert_eq!(read_json(&sb.claude_settings()), serde_json::from_str::<Value>(before).unwrap());
+}
+
+#[test]
 fn nothing_installed_fails_with_fixes() {
     let sb = Sandbox::new();
     let (code, report) = doctor_json(&sb);
@@ -47,6 +65,10 @@ fn nothing_installed_fails_with_fixes() {
     assert_eq!(hooks["status"], "fail");
     assert!(hooks["fix"].as_str().unwrap().ends_with("install"), "{hooks}");
     assert_eq!(check(&report, "statusLine")["status"], "fail");
+    // Doctor changes nothing: no state dir, no settings, nothing left in the temp dir.
+    assert!(!sb.root().join("state").exists());
+    assert!(!sb.claude_settings().exists());
+    assert_eq!(std::fs::read_dir(sb.tmp()).unwrap().count(), 0);
 }
 
 #[test]

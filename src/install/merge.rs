@@ -195,6 +195,13 @@ fn event_pointer(event: &str) -> String {
     format!("/hooks/{}", event.replace('~', "~0").replace('/', "~1"))
 }
 
+/// Sets `command` on an object (a no-op on anything else, which callers have ruled out).
+fn set_command(value: &mut Value, command: &str) {
+    if let Some(object) = value.as_object_mut() {
+        object.insert("command".into(), Value::from(command));
+    }
+}
+
 fn command_of(hook: &Value) -> Option<&str> {
     hook.get("command")?.as_str()
 }
@@ -365,7 +372,7 @@ fn install_hooks(
             Some(hook) => {
                 let from = command_of(hook).unwrap_or_default().to_string();
                 if from != command {
-                    hook["command"] = Value::from(command.as_str());
+                    set_command(hook, &command);
                     changes.push(Change::HookUpdated { event: spec.name.into(), from, to: command.clone() });
                 }
             }
@@ -398,22 +405,22 @@ fn install_statusline(
         (Some(from), Some(BatonCommand::Statusline { wrap, .. })) => {
             if plan.replace_statusline && wrap.is_some() {
                 let mut original = current.clone();
-                original["command"] = Value::from(wrap.clone().unwrap_or_default());
+                set_command(&mut original, wrap.as_deref().unwrap_or_default());
                 if record.replaced_statusline.is_none() {
                     record.replaced_statusline = Some(original.clone());
                 }
-                current["command"] = Value::from(plain);
+                set_command(current, &plain);
                 changes.push(Change::StatuslineReplaced { old: describe_statusline(&original) });
                 return;
             }
             let to = commands::statusline_command(&plan.binary, wrap.as_deref());
             if from != to {
-                current["command"] = Value::from(to.as_str());
+                set_command(current, &to);
                 changes.push(Change::StatuslineUpdated { from, to });
             }
         }
         (Some(old), _) if !plan.replace_statusline && current.is_object() => {
-            current["command"] = Value::from(commands::statusline_command(&plan.binary, Some(&old)));
+            set_command(current, &commands::statusline_command(&plan.binary, Some(&old)));
             changes.push(Change::StatuslineWrapped { old });
         }
         (_, _) if plan.replace_statusline => {
@@ -563,7 +570,7 @@ fn uninstall_statusline(
     let recognised = current.get("command").and_then(Value::as_str).and_then(commands::recognise);
     let Some(BatonCommand::Statusline { wrap, .. }) = recognised else { return };
     if let Some(old) = wrap {
-        current["command"] = Value::from(old.as_str());
+        set_command(current, &old);
         changes.push(Change::StatuslineUnwrapped { restored: old });
     } else if let Some(original) = replaced {
         changes.push(Change::StatuslineRestored { restored: describe_statusline(&original) });

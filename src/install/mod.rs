@@ -34,18 +34,20 @@ pub enum HostArg {
     Gemini,
     /// Codex.
     Codex,
-    /// Claude Code, plus Gemini CLI and Codex where their folder exists.
+    /// Claude Code, plus Gemini CLI and Codex where ~/.gemini, ~/.codex exist.
     All,
 }
 
 /// `--scope`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ScopeArg {
-    /// Your own settings, for every project (~/.claude/settings.json …).
+    /// Yours, for every project: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR),
+    /// ~/.gemini/settings.json, ~/.codex/hooks.json ($CODEX_HOME).
     User,
-    /// This project's shared settings (.claude/settings.json …), usually committed.
+    /// The current folder's, shared with the project: .claude/settings.json,
+    /// .gemini/settings.json, .codex/hooks.json.
     Project,
-    /// This project's private settings (.claude/settings.local.json; Claude Code only).
+    /// The current folder's, private: .claude/settings.local.json (Claude Code only).
     Local,
 }
 
@@ -62,13 +64,10 @@ impl From<ScopeArg> for Scope {
 /// The flags `install` and `uninstall` share.
 #[derive(Debug, Clone, Args)]
 pub struct TargetArgs {
-    /// Which host's settings: claude, gemini, codex, or all (Claude Code, plus Gemini CLI
-    /// and Codex when ~/.gemini or ~/.codex exists). Comma-separate or repeat for several.
+    /// Which host's settings (comma-separate or repeat for several).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "claude", value_name = "HOST")]
     pub host: Vec<HostArg>,
-    /// Which settings file: user (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR),
-    /// project (.claude/settings.json in the current folder) or local
-    /// (.claude/settings.local.json).
+    /// Which of the host's settings files.
     #[arg(long, value_enum, default_value = "user", value_name = "SCOPE")]
     pub scope: ScopeArg,
     /// Print the change as a diff and write nothing.
@@ -265,12 +264,7 @@ pub fn render(value: &Value, like: Option<&str>) -> String {
 /// the kernel says so.
 fn read_only(path: &Path) -> bool {
     let Ok(meta) = fs::metadata(path) else { return false };
-    if meta.mode() & 0o222 == 0 {
-        return true;
-    }
-    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
-    // SAFETY: a valid NUL-terminated path; access has no other preconditions.
-    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) != 0 }
+    meta.mode() & 0o222 == 0 || !fsx::writable(path)
 }
 
 /// An existing backup beside `path` (`<name>.baton-backup-*`), if any.
