@@ -306,6 +306,17 @@ pub fn analyse_settings(files: &[SettingsFile], facts: &Facts) -> Vec<Check> {
     }
 
     checks.push(statusline_check(&parsed, facts));
+
+    for (file, settings) in &parsed {
+        if file.host == Host::Claude && settings.get("disableAllHooks") == Some(&Value::Bool(true)) {
+            checks.push(Check::new(
+                Status::Fail,
+                "hooks enabled",
+                format!("{} sets disableAllHooks: no hook runs, baton's included", file.shown),
+                Some(format!("remove \"disableAllHooks\": true from {}", file.shown)),
+            ));
+        }
+    }
     checks
 }
 
@@ -984,6 +995,14 @@ mod tests {
         ]);
         assert_eq!(status_of(&checks, "settings").status, Status::Ok);
         assert!(checks.iter().any(|c| c.check == "settings" && c.status == Status::Fail));
+    }
+
+    #[test]
+    fn disabled_hooks_fail() {
+        let mut settings = installed(Host::Claude, json!({}), THIS);
+        settings["disableAllHooks"] = json!(true);
+        let checks = analyse(&[file(Host::Claude, Scope::User, settings)]);
+        assert_eq!(status_of(&checks, "hooks enabled").status, Status::Fail);
     }
 
     #[test]

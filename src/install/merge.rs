@@ -301,11 +301,10 @@ fn install_hooks(
         record.mark_created("/hooks".into());
     }
     let hooks = root.get_mut("hooks").and_then(Value::as_object_mut).ok_or(MergeError::HooksNotAnObject)?;
-    // Check every list baton may touch before changing anything.
+    // Check every list baton adds to before changing anything. Other keys may hold
+    // anything (Gemini CLI once kept `"enabled": true` in here).
     for (event, groups) in hooks.iter() {
-        if !groups.is_array()
-            && (plan.host.events().iter().any(|s| s.name == event) || plan.replace_other_monitors)
-        {
+        if !groups.is_array() && plan.host.events().iter().any(|s| s.name == event) {
             return Err(MergeError::EventNotAList(event.clone()));
         }
     }
@@ -829,8 +828,14 @@ mod tests {
             install(&json!({"hooks": {"PostToolUse": {}}}), &p, &Record::default()).unwrap_err(),
             MergeError::EventNotAList("PostToolUse".into())
         );
-        // A list baton never touches may have any shape.
+        // A key baton never adds to may hold anything, even when monitors are removed.
         assert!(install(&json!({"hooks": {"Notification": "x"}}), &p, &Record::default()).is_ok());
+        let gemini = Plan { host: Host::Gemini, replace_other_monitors: true, ..plan(Host::Gemini) };
+        let before = json!({"hooks": {"enabled": true, "disabled": ["x"]}});
+        let out = install(&before, &gemini, &Record::default()).unwrap();
+        assert_eq!(out.settings["hooks"]["enabled"], json!(true));
+        let back = uninstall(&out.settings, &gemini, Some(&out.record)).unwrap();
+        assert_eq!(text(&back.settings), text(&before));
         assert_eq!(uninstall(&json!({"hooks": 3}), &p, None).unwrap_err(), MergeError::HooksNotAnObject);
     }
 
