@@ -316,7 +316,7 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn fail(&mut self, path: &str, what: String) -> Done {
-        let _ = writeln!(self.err, "error: {path}: {what}");
+        let _ = writeln!(self.err, "error: {path} {what}");
         Done::Failed
     }
 
@@ -386,7 +386,10 @@ impl Run<'_> {
         let mut outcome: Outcome = match merged {
             Ok(outcome) => outcome,
             Err(e) => {
-                return self.fail(&shown, format!("{e}; left untouched. Fix it by hand and run again."));
+                let why = format!(
+                    "is not a settings file baton can edit: {e}; left untouched. Fix it by hand and run again."
+                );
+                return self.fail(&shown, why);
             }
         };
         if self.mode == Mode::Install && existing.is_none() && entry.is_none() {
@@ -394,9 +397,12 @@ impl Run<'_> {
         }
         let changed = existing.is_none()
             || serde_json::to_string(&before).ok() != serde_json::to_string(&outcome.settings).ok();
-        for change in &outcome.changes {
-            let _ = writeln!(self.out, "  {change}");
-        }
+        // Changes are listed once they are made (or in a dry run); notes at once.
+        let report = |out: &mut dyn Write| {
+            for change in &outcome.changes {
+                let _ = writeln!(out, "  {change}");
+            }
+        };
         for note in &outcome.notes {
             let _ = writeln!(self.out, "  ! {note}");
         }
@@ -416,6 +422,7 @@ impl Run<'_> {
         let new_text = if delete { String::new() } else { render(&outcome.settings, old_text) };
 
         if self.options.dry_run {
+            report(self.out);
             let old_label =
                 if existing.is_some() { format!("{shown} (now)") } else { "/dev/null".to_string() };
             let new_label = if delete { "/dev/null".to_string() } else { format!("{shown} (after)") };
@@ -466,6 +473,7 @@ impl Run<'_> {
         if let Err(e) = written {
             return self.fail(&shown, format!("cannot be written ({e}); the file is as it was"));
         }
+        report(self.out);
         if delete {
             let _ = writeln!(self.out, "  removed the file (install had created it)");
         }
