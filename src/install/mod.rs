@@ -183,7 +183,7 @@ struct Targets {
 }
 
 /// The settings files to work on, and the hosts passed over with the reason.
-fn targets(options: &Options, places: &Places) -> Result<Targets, String> {
+fn targets(options: &Options, places: &Places) -> Result<Targets, (u8, String)> {
     let mut chosen: Vec<(Host, bool)> = Vec::new();
     for arg in &options.hosts {
         let picks: &[(Host, bool)] = match arg {
@@ -203,7 +203,14 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, String> {
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     for (host, explicit) in chosen {
-        if !explicit && !host.scopes().contains(&options.scope) {
+        if !host.scopes().contains(&options.scope) {
+            if explicit {
+                let why = format!(
+                    "{host} has no {} scope (only Claude Code has settings.local.json); use --scope project",
+                    options.scope
+                );
+                return Err((EXIT_USAGE, why));
+            }
             skipped.push(format!("{host}: no {} scope; skipped", options.scope));
             continue;
         }
@@ -213,7 +220,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, String> {
             }
             continue;
         }
-        let dir = places.host_dir(host, options.scope)?;
+        let dir = places.host_dir(host, options.scope).map_err(|e| (EXIT_FAILED, e))?;
         if !explicit && !dir.is_dir() {
             skipped.push(format!(
                 "{host}: {} does not exist (not set up here); skipped",
@@ -221,7 +228,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, String> {
             ));
             continue;
         }
-        files.push((host, places.settings_path(host, options.scope)?));
+        files.push((host, places.settings_path(host, options.scope).map_err(|e| (EXIT_FAILED, e))?));
     }
     Ok(Targets { files, skipped })
 }
@@ -504,9 +511,9 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
     let verb = if mode == Mode::Install { "install" } else { "uninstall" };
     let Targets { files, skipped } = match targets(options, &places) {
         Ok(found) => found,
-        Err(e) => {
+        Err((code, e)) => {
             let _ = writeln!(err, "baton {verb}: {e}");
-            return EXIT_USAGE;
+            return code;
         }
     };
     let binary = match current_binary() {
