@@ -149,6 +149,20 @@ pub const KEYS: &[KeySpec] = &[
         default: Default::Integer(7),
         about: "a handoff older than this many days is flagged as doubtful in the brief",
     },
+    KeySpec {
+        key: "statusline.wrap_timeout_ms",
+        env: Some("BATON_WRAP_TIMEOUT_MS"),
+        kind: Kind::Integer { min: 100, max: 10_000 },
+        default: Default::Integer(1000),
+        about: "a wrapped statusline command taking longer is killed; baton's own line shows",
+    },
+    KeySpec {
+        key: "statusline.wrap_append",
+        env: Some("BATON_WRAP_APPEND"),
+        kind: Kind::Bool,
+        default: Default::Bool(false),
+        about: "append baton's context meter to a wrapped statusline's output",
+    },
 ];
 
 /// The checkpoint modes a handoff can use.
@@ -505,6 +519,16 @@ impl Config {
         self.integer("resume.stale_days", 7)
     }
 
+    /// `statusline.wrap_timeout_ms`: how long a wrapped statusline command may run.
+    pub fn wrap_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.integer("statusline.wrap_timeout_ms", 1000))
+    }
+
+    /// `statusline.wrap_append`: baton's meter follows a wrapped statusline's output.
+    pub fn wrap_append(&self) -> bool {
+        self.flag("statusline.wrap_append", false)
+    }
+
     /// The configuration as JSON for `baton config --json`.
     pub fn to_json(&self) -> Value {
         let mut values = Map::new();
@@ -600,6 +624,8 @@ mod tests {
         assert_eq!(config.stale_seconds(), 60);
         assert!(!config.disabled());
         assert!(config.context_warnings());
+        assert_eq!(config.wrap_timeout(), std::time::Duration::from_millis(1000));
+        assert!(!config.wrap_append());
         assert!(config.errors.is_empty());
     }
 
@@ -650,6 +676,18 @@ mod tests {
         let (settings, errors) = resolve(&[Layer { source: Source::GsdPlanning("g".into()), values }]);
         assert!(errors.is_empty());
         assert_eq!(settings["context_warnings"].value, Value::from(false));
+    }
+
+    #[test]
+    fn nested_statusline_keys_are_read() {
+        let user = file_layer(
+            Source::UserFile("u".into()),
+            r#"{"statusline": {"wrap_timeout_ms": 500, "wrap_append": true}}"#,
+        );
+        let (settings, errors) = resolve(&[user]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(settings["statusline.wrap_timeout_ms"].value, Value::from(500));
+        assert_eq!(settings["statusline.wrap_append"].value, Value::from(true));
     }
 
     #[test]

@@ -65,6 +65,15 @@ fn symlink_refused(path: &Path) -> io::Error {
     io::Error::other(format!("refusing to follow the symlink at {}", path.display()))
 }
 
+/// The kernel's answer to "may this process write `path`" (`access(W_OK)`). Root may
+/// write files without a write bit: callers that must respect a read-only mode check the
+/// mode too.
+pub fn writable(path: &Path) -> bool {
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
+    // SAFETY: a valid NUL-terminated path; access has no other preconditions.
+    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
+}
+
 /// True when `path` exists and is a symbolic link (not followed).
 pub fn is_symlink(path: &Path) -> bool {
     fs::symlink_metadata(path).map(|m| m.file_type().is_symlink()).unwrap_or(false)

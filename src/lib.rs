@@ -7,11 +7,13 @@
 
 pub mod config;
 pub mod demo;
+pub mod doctor;
 pub mod fsx;
 pub mod gitx;
 pub mod handoff;
 pub mod hook;
 pub mod host;
+pub mod install;
 pub mod metrics;
 pub mod monitor;
 pub mod pause;

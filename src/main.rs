@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 
 use baton::config::Config;
 use baton::host::{HookInput, StatuslineInput};
-use baton::{demo, hook, metrics, stdin};
+use baton::{demo, doctor, hook, install, metrics, stdin};
 
 #[derive(Parser)]
 #[command(
@@ -33,7 +33,13 @@ struct Cli {
 enum Command {
     /// Render the status line from Claude Code's statusLine JSON on stdin, and write the
     /// context figure to the bridge file the hook reads.
-    Statusline,
+    Statusline {
+        /// Run this other statusline command on the same stdin and print its output
+        /// instead (baton's own line when it fails, prints nothing or takes longer than
+        /// `statusline.wrap_timeout_ms`). `baton install` sets this up.
+        #[arg(long, value_name = "COMMAND")]
+        wrap: Option<String>,
+    },
     /// Handle one hook event from stdin (PostToolUse, AfterTool, SessionStart,
     /// PreCompact …). Prints nothing or one JSON envelope; always exits 0.
     Hook,
@@ -101,6 +107,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Register baton's statusline and hooks in Claude Code's settings (or Gemini CLI's,
+    /// Codex's), keeping everything else; another statusline is wrapped, not replaced.
+    Install(install::InstallArgs),
+    /// Remove what `baton install` added and put back what it wrapped or replaced.
+    Uninstall(install::UninstallArgs),
+    /// Check the setup: registrations, binary, statusline, bridge, config, folders, and
+    /// a self-test of the hook. Exit 1 when a check fails.
+    Doctor {
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -117,10 +135,27 @@ fn main() -> ExitCode {
             run_guarded(run_hook);
             ExitCode::SUCCESS
         }
-        Command::Statusline => {
+        Command::Statusline { wrap: None } => {
             run_guarded(run_statusline);
             ExitCode::SUCCESS
         }
+        Command::Statusline { wrap: Some(old) } => {
+            run_guarded(move || print_out(&baton::statusline::wrap::run(&old, metrics::now_unix())));
+            ExitCode::SUCCESS
+        }
+        Command::Install(args) => ExitCode::from(install::run(
+            install::Mode::Install,
+            &install::Options::from(&args),
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        )),
+        Command::Uninstall(args) => ExitCode::from(install::run(
+            install::Mode::Uninstall,
+            &install::Options::from(&args),
+            &mut std::io::stdout(),
+            &mut std::io::stderr(),
+        )),
+        Command::Doctor { json } => ExitCode::from(doctor::run(json, &mut std::io::stdout())),
         Command::Config { cwd, json } => run_config(cwd, json),
         Command::Resume { done, discard, check, accept, cwd, json } => {
             let action = if done {
@@ -154,7 +189,7 @@ fn main() -> ExitCode {
 }
 
 /// Runs a host-facing mode with panics silenced and swallowed.
-fn run_guarded(mode: fn()) {
+fn run_guarded(mode: impl FnOnce() + panic::UnwindSafe) {
     panic::set_hook(Box::new(|_| {}));
     let _ = panic::catch_unwind(mode);
 }

@@ -81,6 +81,29 @@ impl Read for DeadlineReader {
     }
 }
 
+/// A reader over `fd` (a pipe from a child, say) whose reads give up at `deadline` with
+/// `ErrorKind::TimedOut`. The caller keeps `fd` open for as long as the reader lives;
+/// the reader never closes it.
+pub fn deadline_reader(fd: std::os::fd::BorrowedFd<'_>, deadline: Instant) -> impl Read + '_ {
+    use std::os::fd::AsRawFd;
+    let raw = fd.as_raw_fd();
+    // SAFETY: `fd` is borrowed for the reader's lifetime, so it stays open; ManuallyDrop
+    // never closes it.
+    let file = ManuallyDrop::new(unsafe { File::from_raw_fd(raw) });
+    BorrowedReader { inner: DeadlineReader { file, fd: raw, deadline }, _fd: fd }
+}
+
+struct BorrowedReader<'a> {
+    inner: DeadlineReader,
+    _fd: std::os::fd::BorrowedFd<'a>,
+}
+
+impl Read for BorrowedReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf)
+    }
+}
+
 /// Reads one JSON value of type `T` from stdin within `deadline`.
 pub fn read_json<T: DeserializeOwned>(deadline: Duration) -> Result<T, StdinError> {
     // SAFETY: fd 0 stays open for the life of the process; ManuallyDrop never closes it.
@@ -94,4 +117,85 @@ pub fn read_json<T: DeserializeOwned>(deadline: Duration) -> Result<T, StdinErro
             StdinError::Invalid(e.to_string())
         }
     })
+}
+
+/// Reads the raw bytes of one JSON value from stdin within `deadline`, for a caller that
+/// must pass the payload on unchanged (`baton statusline --wrap`). Stops at end of input,
+/// or as soon as the bytes hold one complete JSON value (stdin may stay open), or at
+/// `limit` bytes. Bytes that are not JSON are returned as they are, at end of input.
+pub fn read_bytes(deadline: Duration, limit: usize) -> Result<Vec<u8>, StdinError> {
+    // SAFETY: fd 0 stays open for the life of the process; ManuallyDrop never closes it.
+    let file = ManuallyDrop::new(unsafe { File::from_raw_fd(0) });
+    let mut reader = DeadlineReader { file, fd: 0, deadline: Instant::now() + deadline };
+    read_bytes_from(&mut reader, limit)
+}
+
+fn read_bytes_from(reader: &mut impl Read, limit: usize) -> Result<Vec<u8>, StdinError> {
+    let mut bytes = Vec::with_capacity(16 * 1024);
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => return Err(StdinError::Timeout),
+            Err(e) => return Err(StdinError::Invalid(e.to_string())),
+        };
+        if n == 0 {
+            return Ok(bytes);
+        }
+        bytes.extend_from_slice(&chunk[..n]);
+        if bytes.len() >= limit {
+            bytes.truncate(limit);
+            return Ok(bytes);
+        }
+        if holds_complete_value(&bytes) {
+            return Ok(bytes);
+        }
+    }
+}
+
+/// True when `bytes` start with one complete JSON value (a payload whose writer keeps
+/// the pipe open is complete here, without waiting for the end of input).
+fn holds_complete_value(bytes: &[u8]) -> bool {
+    let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
+    matches!(values.next(), Some(Ok(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out its chunks one by one, then reports a timeout (a pipe
+    /// left open).
+    struct Chunks(Vec<&'static [u8]>);
+
+    impl Read for Chunks {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline"));
+            }
+            let chunk = self.0.remove(0);
+            buf[..chunk.len()].copy_from_slice(chunk);
+            Ok(chunk.len())
+        }
+    }
+
+    #[test]
+    fn a_complete_value_ends_the_read_even_with_stdin_open() {
+        let bytes = read_bytes_from(&mut Chunks(vec![b"{\"a\": ", b"[1, 2]}"]), 1024).unwrap();
+        assert_eq!(bytes, b"{\"a\": [1, 2]}");
+    }
+
+    #[test]
+    fn an_open_pipe_without_a_value_times_out() {
+        assert!(matches!(read_bytes_from(&mut Chunks(vec![b"{\"a\": "]), 1024), Err(StdinError::Timeout)));
+    }
+
+    #[test]
+    fn end_of_input_returns_what_came() {
+        let mut reader: &[u8] = b"not json";
+        assert_eq!(read_bytes_from(&mut reader, 1024).unwrap(), b"not json");
+        let mut reader: &[u8] = b"0123456789";
+        assert_eq!(read_bytes_from(&mut reader, 4).unwrap(), b"0123");
+    }
 }

@@ -2,13 +2,8 @@
 
 mod common;
 
-use common::{SESSION, Sandbox};
+use common::{SESSION, Sandbox, write};
 use serde_json::Value;
-
-fn write(path: &std::path::Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
 
 fn config_json(sandbox: &Sandbox, env: &[(&str, &str)]) -> (Value, bool) {
     let project = sandbox.project();
@@ -19,10 +14,7 @@ fn config_json(sandbox: &Sandbox, env: &[(&str, &str)]) -> (Value, bool) {
 #[test]
 fn layers_user_then_project_then_environment() {
     let sandbox = Sandbox::new();
-    write(
-        &sandbox.home().join(".config/baton/config.json"),
-        r#"{"warn_remaining": 50, "debounce_calls": 2, "stale_seconds": 30}"#,
-    );
+    write(&sandbox.user_config(), r#"{"warn_remaining": 50, "debounce_calls": 2, "stale_seconds": 30}"#);
     write(&sandbox.project().join(".claude/baton.json"), r#"{"warn_remaining": 45}"#);
     let (config, ok) = config_json(&sandbox, &[("BATON_STALE_SECONDS", "90")]);
     assert!(ok, "{config}");
@@ -42,7 +34,7 @@ fn layers_user_then_project_then_environment() {
 #[test]
 fn bad_config_is_reported_and_never_breaks_the_hook() {
     let sandbox = Sandbox::new();
-    write(&sandbox.home().join(".config/baton/config.json"), "{ this is not json");
+    write(&sandbox.user_config(), "{ this is not json");
     write(
         &sandbox.project().join(".claude/baton.json"),
         r#"{"debounce_calls": "lots", "warn_remaining": 140, "typo_key": true}"#,

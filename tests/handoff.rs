@@ -6,13 +6,8 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{SESSION, Sandbox, TestRepo, gsd_planning, told, transcript_for};
+use common::{SESSION, Sandbox, TestRepo, gsd_planning, read_json, told, transcript_for};
 use serde_json::{Value, json};
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
-        .unwrap()
-}
 
 /// A PostToolUse at CRITICAL for `session` in the sandbox's project.
 fn critical(sandbox: &Sandbox, session: &str, transcript: Option<&Path>) -> String {
@@ -524,7 +519,7 @@ fn pause_finds_the_newest_transcript_of_the_project() {
     let project = std::fs::canonicalize(sandbox.project()).unwrap();
     let encoded: String =
         project.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-    let folder = sandbox.home().join(".claude/projects").join(encoded);
+    let folder = sandbox.claude_dir().join("projects").join(encoded);
     std::fs::create_dir_all(&folder).unwrap();
     transcript_for(&project, &folder.join(format!("{SESSION}.jsonl")));
     let (result, output) = pause(&sandbox, &["--checkpoint", "off"]);

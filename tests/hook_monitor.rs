@@ -166,12 +166,14 @@ fn non_injection_events_are_silent() {
         let output = sandbox.hook(&event);
         assert!(output.status.success() && output.stdout.is_empty(), "{name}");
     }
-    // A missing event name is silent without GEMINI_API_KEY, and did not count a call.
+    // A missing event name is silent without GEMINI_API_KEY, and does not count a call
+    // (the state PreCompact left is unchanged).
+    let state_before = std::fs::read(sandbox.state_path(SESSION)).unwrap();
     let mut event = sandbox.post_tool_use(SESSION);
     event.as_object_mut().unwrap().remove("hook_event_name");
     let output = sandbox.hook(&event);
     assert!(output.status.success() && output.stdout.is_empty());
-    assert!(!sandbox.state_path(SESSION).exists());
+    assert_eq!(std::fs::read(sandbox.state_path(SESSION)).unwrap(), state_before);
 }
 
 #[test]

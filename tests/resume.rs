@@ -5,14 +5,10 @@ mod common;
 
 use std::path::Path;
 
-use common::{SESSION, Sandbox, TestRepo, envelope_event, gsd_planning, told, transcript_for};
+use common::{SESSION, Sandbox, TestRepo, envelope_event, gsd_planning, read_json, told, transcript_for};
 use serde_json::{Value, json};
 
 const NEXT: &str = "9b1d0c55-2f6a-4e0b-8c3d-7a5e1f2b3c44";
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
 
 fn handoff_path(sandbox: &Sandbox) -> std::path::PathBuf {
     sandbox.project().join(".planning/HANDOFF.json")
@@ -122,8 +118,7 @@ fn foreign_handoffs_get_one_line_and_are_never_injected() {
     std::fs::create_dir_all(elsewhere.project().join(".planning")).unwrap();
     std::fs::copy(handoff_path(&sandbox), elsewhere.project().join(".planning/HANDOFF.json")).unwrap();
     // Same machine (same HOME), other folder: copy the registry the first run wrote.
-    std::fs::create_dir_all(elsewhere.home()).unwrap();
-    copy_dir(&sandbox.home().join(".local"), &elsewhere.home().join(".local"));
+    copy_dir(&sandbox.state_dir(), &elsewhere.state_dir());
     let line = told(&session_start(&elsewhere, NEXT, "startup")).unwrap();
     assert!(line.starts_with("A handoff exists at .planning/HANDOFF.json, written elsewhere"), "{line}");
     assert!(!line.contains("Wire the limiter"), "no text of the handoff: {line}");

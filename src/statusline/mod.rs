@@ -10,6 +10,7 @@ mod meter;
 mod model;
 mod project;
 mod style;
+pub mod wrap;
 
 use std::path::PathBuf;
 
@@ -61,7 +62,8 @@ type SegmentFn = fn(&Context) -> Option<Segment>;
 const SEGMENTS: &[SegmentFn] =
     &[model::segment, project::segment, branch::segment, meter::segment, cost::segment];
 
-const SEPARATOR: &str = " │ ";
+/// Between segments (and between a wrapped statusline's output and baton's meter).
+pub const SEPARATOR: &str = " │ ";
 
 /// Renders the line.
 pub fn render(ctx: &Context) -> String {
@@ -80,13 +82,20 @@ pub fn colour_wanted() -> bool {
 
 /// The statusline command: render, and write the bridge when the payload has a figure.
 pub fn run(input: &StatuslineInput, config: &Config, now: i64) -> String {
+    run_parts(input, config, now).0
+}
+
+/// Like [`run`], and also returns the context meter alone (painted), which a wrapped
+/// statusline may append to the other tool's output.
+pub fn run_parts(input: &StatuslineInput, config: &Config, now: i64) -> (String, Option<String>) {
     let ctx = Context::new(input, config, now, colour_wanted());
     if let (Some(figure), Some(session)) = (&ctx.figure, input.session_id.as_deref()) {
         let bridge = metrics::Bridge::from_figure(session, figure, input.model_id());
         // A statusline never fails because the bridge could not be written.
         let _ = metrics::write_bridge(&bridge);
     }
-    render(&ctx)
+    let meter = meter::segment(&ctx).map(|s| style::paint(&s.text, s.style, ctx.colour));
+    (render(&ctx), meter)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! Shared helpers for the black-box tests: a sandbox with its own temp dir, home and
-//! project folder, and a way to run the built binary inside it with a clean environment
-//! (nothing leaks onto the machine, nothing from the machine leaks in).
+//! Shared helpers for the black-box tests: a sandbox with its own temp dir, home, XDG
+//! dirs, Claude config folder and project folder, and a way to run the built binary
+//! inside it with every other variable cleared (nothing leaks onto the machine, nothing
+//! from the machine leaks in); git repositories built with git2; fixtures.
 
 #![allow(dead_code)]
 
@@ -13,18 +14,59 @@ use serde_json::{Value, json};
 
 pub const SESSION: &str = "7f3c2a10-5b1e-4c2d-9a8f-0d6e4b2c1a99";
 
+pub const BATON: &str = env!("CARGO_BIN_EXE_baton");
+
+/// The path baton registers for itself: the binary, resolved.
+pub fn baton_path() -> String {
+    std::fs::canonicalize(BATON).expect("binary").to_string_lossy().into_owned()
+}
+
 /// A throwaway world for one test.
 pub struct Sandbox {
     pub dir: tempfile::TempDir,
+    /// `CLAUDE_CONFIG_DIR` is set (to `<root>/claude-config`); else Claude's folder is
+    /// the default `~/.claude`.
+    pub claude_config_dir: bool,
+    /// `NO_COLOR=1` is set.
+    pub no_color: bool,
 }
 
 impl Sandbox {
     pub fn new() -> Sandbox {
         let dir = tempfile::tempdir().expect("tempdir");
-        for sub in ["tmp", "home", "project"] {
+        for sub in ["tmp", "home", "project", "claude-config"] {
             std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
         }
-        Sandbox { dir }
+        Sandbox { dir, claude_config_dir: true, no_color: false }
+    }
+
+    /// A sandbox with `NO_COLOR=1`, for tests that compare plain text.
+    pub fn plain() -> Sandbox {
+        Sandbox { no_color: true, ..Sandbox::new() }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// baton's state dir (`$XDG_STATE_HOME/baton`).
+    pub fn state_dir(&self) -> PathBuf {
+        self.root().join("state").join("baton")
+    }
+
+    /// baton's user config file (`$XDG_CONFIG_HOME/baton/config.json`).
+    pub fn user_config(&self) -> PathBuf {
+        self.root().join("config").join("baton").join("config.json")
+    }
+
+    /// Claude Code's config folder as baton finds it.
+    pub fn claude_dir(&self) -> PathBuf {
+        if self.claude_config_dir { self.root().join("claude-config") } else { self.home().join(".claude") }
+    }
+
+    /// Claude Code's user settings file.
+    pub fn claude_settings(&self) -> PathBuf {
+        self.claude_dir().join("settings.json")
     }
 
     pub fn tmp(&self) -> PathBuf {
@@ -41,20 +83,25 @@ impl Sandbox {
 
     /// `baton <args>` with the sandbox's environment.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_baton"));
+        let mut command = Command::new(BATON);
         command
             .args(args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.home())
             .env("TMPDIR", self.tmp())
-            .env("XDG_CONFIG_HOME", self.home().join(".config"))
-            .env("XDG_STATE_HOME", self.home().join(".local/state"))
-            .env("CLAUDE_CONFIG_DIR", self.home().join(".claude"))
+            .env("XDG_CONFIG_HOME", self.root().join("config"))
+            .env("XDG_STATE_HOME", self.root().join("state"))
             .current_dir(self.project())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if self.claude_config_dir {
+            command.env("CLAUDE_CONFIG_DIR", self.claude_dir());
+        }
+        if self.no_color {
+            command.env("NO_COLOR", "1");
+        }
         command
     }
 
@@ -123,6 +170,37 @@ impl Sandbox {
             "tool_use_id": "toolu_1"
         })
     }
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Asserts success and returns stdout.
+#[track_caller]
+pub fn ok(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        stdout(output),
+        stderr(output)
+    );
+    stdout(output)
+}
+
+pub fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+pub fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+        .expect("JSON")
 }
 
 pub fn now() -> i64 {
@@ -294,3 +372,64 @@ pub fn gsd_planning(root: &Path) {
         std::fs::write(full, text).expect("write");
     }
 }
+/// Settings as a user with GSD installed has them: other hooks on baton's events, GSD's
+/// context monitor and statusline, and keys of their own.
+pub const GSD_SETTINGS: &str = r#"{
+  "$schema": "https://json.schemastore.org/claude-code-settings.json",
+  "model": "opus",
+  "permissions": {
+    "allow": [
+      "Bash(npm test:*)"
+    ]
+  },
+  "hooks": {
+    "SessionStart": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "node \"/home/u/.claude/hooks/gsd-check-update.js\""
+          }
+        ]
+      }
+    ],
+    "PostToolUse": [
+      {
+        "matcher": "Edit|Write",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "npx prettier --write \"$CLAUDE_FILE_PATHS\"",
+            "timeout": 30
+          }
+        ]
+      },
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "node \"/home/u/.claude/hooks/gsd-context-monitor.js\"",
+            "timeout": 10
+          }
+        ]
+      }
+    ],
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "/home/u/bin/notify-done"
+          }
+        ]
+      }
+    ]
+  },
+  "statusLine": {
+    "type": "command",
+    "command": "node \"/home/u/.claude/hooks/gsd-statusline.js\"",
+    "padding": 1
+  },
+  "enableAllProjectMcpServers": false
+}
+"#;

@@ -1,0 +1,1019 @@
+//! `baton doctor`: checks that baton is set up and working, one line per check (ok,
+//! warn or fail), each problem with the command or edit that fixes it. Exit 1 when any
+//! check fails; `--json` for machines.
+//!
+//! What the settings files say is analysed by a pure function ([`analyse_settings`]);
+//! the rest looks at the machine: the newest bridge, baton's config files, the state
+//! and temp dirs, and two self-tests that run this binary's hook the way a host does
+//! (in a private throwaway folder, so nothing of the user's is read or written).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::config::Config;
+use crate::install::commands::{self, BatonCommand};
+use crate::install::hosts::{Host, Places, Scope, show_path};
+use crate::{fsx, install, metrics, places};
+
+/// A check's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+/// One line of the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    pub status: Status,
+    pub check: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn new(status: Status, check: &str, message: impl Into<String>, fix: Option<String>) -> Check {
+        Check { status, check: check.to_string(), message: message.into(), fix }
+    }
+}
+
+/// A settings file as doctor found it.
+#[derive(Debug, Clone)]
+pub enum FileState {
+    Missing,
+    Unreadable(String),
+    Invalid(String),
+    Parsed(Value),
+}
+
+/// One host settings file.
+#[derive(Debug, Clone)]
+pub struct SettingsFile {
+    pub host: Host,
+    pub scope: Scope,
+    /// The path as shown to the user (`~/.claude/settings.json`).
+    pub shown: String,
+    pub state: FileState,
+}
+
+/// What the analysis needs to know about the machine.
+pub struct Facts<'a> {
+    /// This binary's resolved path.
+    pub this: &'a str,
+    /// How to call this binary in a fix (`baton` when that is this one on PATH).
+    pub me: &'a str,
+    pub home: Option<&'a str>,
+    /// Resolves a program path to the file it names, if it exists.
+    pub resolve: &'a dyn Fn(&str) -> Option<String>,
+}
+
+fn flags(host: Host, scope: Scope) -> String {
+    let mut out = String::new();
+    if host != Host::Claude {
+        out.push_str(&format!(" --host {}", host.id()));
+    }
+    if scope != Scope::User {
+        out.push_str(&format!(" --scope {scope}"));
+    }
+    out
+}
+
+fn hook_entries(settings: &Value) -> impl Iterator<Item = (&str, &str)> {
+    settings.get("hooks").and_then(Value::as_object).into_iter().flatten().flat_map(|(event, groups)| {
+        groups.as_array().into_iter().flatten().flat_map(move |group| {
+            group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(move |h| h.get("command").and_then(Value::as_str).map(|c| (event.as_str(), c)))
+        })
+    })
+}
+
+fn plugin_enabled(settings: &Value) -> bool {
+    settings.get("enabledPlugins").and_then(Value::as_object).is_some_and(|plugins| {
+        plugins.iter().any(|(name, on)| name.starts_with("baton@") && on == &Value::Bool(true))
+    })
+}
+
+/// The checks that come from the hosts' settings files alone.
+pub fn analyse_settings(files: &[SettingsFile], facts: &Facts) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let parsed: Vec<(&SettingsFile, &Value)> = files
+        .iter()
+        .filter_map(|f| match &f.state {
+            FileState::Parsed(v) => Some((f, v)),
+            _ => None,
+        })
+        .collect();
+
+    for file in files {
+        match &file.state {
+            FileState::Missing => {}
+            FileState::Parsed(_) => {
+                checks.push(Check::new(Status::Ok, "settings", format!("{} parses", file.shown), None))
+            }
+            FileState::Invalid(why) | FileState::Unreadable(why) => checks.push(Check::new(
+                Status::Fail,
+                "settings",
+                format!("{}: {why}; {} ignores it", file.shown, file.host),
+                Some(format!(
+                    "fix the JSON in {} by hand (a *.baton-backup-* beside it holds an earlier copy)",
+                    file.shown
+                )),
+            )),
+        }
+    }
+
+    for host in Host::ALL {
+        let mine: Vec<&(&SettingsFile, &Value)> = parsed.iter().filter(|(f, _)| f.host == host).collect();
+        // (scope, shown, event, command) of every baton hook.
+        let mut hooks = Vec::new();
+        for (file, settings) in &mine {
+            for (event, command) in hook_entries(settings) {
+                if matches!(commands::recognise(command), Some(BatonCommand::Hook { .. })) {
+                    hooks.push((file.scope, file.shown.as_str(), event, command));
+                }
+            }
+        }
+        let plugin = host == Host::Claude && mine.iter().any(|(_, v)| plugin_enabled(v));
+        let scope = hooks.first().map(|h| h.0).unwrap_or(Scope::User);
+        let name = format!("hooks ({})", host.name());
+        if hooks.is_empty() && !plugin {
+            if host == Host::Claude {
+                checks.push(Check::new(
+                    Status::Fail,
+                    &name,
+                    "baton hook is not registered: no context warnings, handoff or resume brief",
+                    Some(format!("{} install", facts.me)),
+                ));
+            }
+            continue;
+        }
+        let mut problems = Vec::new();
+        let mut status = Status::Ok;
+        if !plugin {
+            let missing: Vec<&str> =
+                host.events().iter().map(|s| s.name).filter(|e| !hooks.iter().any(|h| h.2 == *e)).collect();
+            if !missing.is_empty() {
+                status = Status::Fail;
+                problems.push(format!("not registered for {}", missing.join(", ")));
+            }
+        } else if !hooks.is_empty() {
+            status = status.max(Status::Warn);
+            problems.push(
+                "registered both by the baton plugin and in settings: each event runs baton twice".into(),
+            );
+        }
+        let mut per_event: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+        for (_, shown, event, command) in &hooks {
+            per_event.entry(event).or_default().push((shown, command));
+        }
+        for (event, entries) in &per_event {
+            // The same command in two files runs once (Claude Code merges identical ones);
+            // twice in one file, or two different commands, runs twice.
+            let mut pairs = entries.clone();
+            pairs.sort();
+            let twice_in_a_file = pairs.windows(2).any(|w| w[0] == w[1]);
+            let mut distinct: Vec<&str> = entries.iter().map(|e| e.1).collect();
+            distinct.sort();
+            distinct.dedup();
+            if twice_in_a_file || distinct.len() > 1 {
+                status = status.max(Status::Warn);
+                problems.push(format!("{event} is registered {} times", entries.len()));
+            }
+        }
+        let where_: Vec<&str> = {
+            let mut shown: Vec<&str> = hooks.iter().map(|h| h.1).collect();
+            shown.dedup();
+            shown
+        };
+        let message = if problems.is_empty() {
+            let events: Vec<&str> = host.events().iter().map(|s| s.name).collect();
+            if plugin && hooks.is_empty() {
+                "registered by the baton plugin".to_string()
+            } else {
+                format!("{} registered once each ({})", events.join(", "), where_.join(", "))
+            }
+        } else {
+            format!("{} ({})", problems.join("; "), where_.join(", "))
+        };
+        let fix = match status {
+            Status::Ok => None,
+            _ if plugin && !hooks.is_empty() => {
+                Some(format!("{} uninstall --hooks-only{}", facts.me, flags(host, scope)))
+            }
+            _ => Some(format!(
+                "{} install{} (it adds what is missing and keeps one of each)",
+                facts.me,
+                flags(host, scope)
+            )),
+        };
+        checks.push(Check::new(status, &name, message, fix));
+
+        // Every baton command must point at a binary that exists, preferably this one.
+        let mut programs: Vec<(Scope, &str, &str)> = hooks.iter().map(|h| (h.0, h.1, h.3)).collect();
+        if host == Host::Claude {
+            for (file, settings) in &mine {
+                if let Some(command) = settings.pointer("/statusLine/command").and_then(Value::as_str) {
+                    if commands::recognise(command).is_some() {
+                        programs.push((file.scope, file.shown.as_str(), command));
+                    }
+                }
+            }
+        }
+        let mut status = Status::Ok;
+        let mut problems = Vec::new();
+        let mut fix_scope = Scope::User;
+        for (scope, shown, command) in &programs {
+            let Some(program) = commands::recognise(command).map(|c| c.program().to_string()) else {
+                continue;
+            };
+            let Some(expanded) = commands::expand_program(&program, facts.home) else { continue };
+            match (facts.resolve)(&expanded) {
+                None => {
+                    status = Status::Fail;
+                    fix_scope = *scope;
+                    problems.push(format!("{shown} runs {program}, which does not exist"));
+                }
+                Some(real) if real != facts.this => {
+                    if status == Status::Ok {
+                        fix_scope = *scope;
+                    }
+                    status = status.max(Status::Warn);
+                    problems.push(format!("{shown} runs {program}, not this baton ({})", facts.this));
+                }
+                Some(_) => {}
+            }
+        }
+        problems.dedup();
+        if !programs.is_empty() {
+            let name = format!("binary ({})", host.name());
+            if problems.is_empty() {
+                checks.push(Check::new(
+                    Status::Ok,
+                    &name,
+                    format!("every command runs {}", facts.this),
+                    None,
+                ));
+            } else {
+                let fix = format!(
+                    "{} install{} (registers this binary in place of the other)",
+                    facts.me,
+                    flags(host, fix_scope)
+                );
+                checks.push(Check::new(status, &name, problems.join("; "), Some(fix)));
+            }
+        }
+    }
+
+    // A second context monitor.
+    let mut others = Vec::new();
+    for (file, settings) in &parsed {
+        for (event, command) in hook_entries(settings) {
+            if let Some(name) = commands::other_monitor(command) {
+                others.push((file.host, file.scope, format!("{name} on {event} in {}", file.shown)));
+            }
+        }
+    }
+    match others.first() {
+        None => checks.push(Check::new(Status::Ok, "monitors", "no other context monitor registered", None)),
+        Some((host, scope, _)) => {
+            let list: Vec<&str> = others.iter().map(|o| o.2.as_str()).collect();
+            checks.push(Check::new(
+                Status::Warn,
+                "monitors",
+                format!("{}: the agent gets two sets of warnings", list.join("; ")),
+                Some(format!(
+                    "{} install --replace-other-monitors{} (uninstall restores it)",
+                    facts.me,
+                    flags(*host, *scope)
+                )),
+            ));
+        }
+    }
+
+    checks.push(statusline_check(&parsed, facts));
+
+    for (file, settings) in &parsed {
+        if file.host == Host::Claude && settings.get("disableAllHooks") == Some(&Value::Bool(true)) {
+            checks.push(Check::new(
+                Status::Fail,
+                "hooks enabled",
+                format!("{} sets disableAllHooks: no hook runs, baton's included", file.shown),
+                Some(format!("remove \"disableAllHooks\": true from {}", file.shown)),
+            ));
+        }
+    }
+    checks
+}
+
+/// Claude Code's effective statusLine: the most specific settings file that has one.
+fn statusline_check(parsed: &[(&SettingsFile, &Value)], facts: &Facts) -> Check {
+    let mut claude: Vec<&(&SettingsFile, &Value)> =
+        parsed.iter().filter(|(f, _)| f.host == Host::Claude).collect();
+    claude.sort_by_key(|(f, _)| std::cmp::Reverse(f.scope));
+    let Some((file, settings)) = claude.iter().find(|(_, v)| v.get("statusLine").is_some()) else {
+        return Check::new(
+            Status::Fail,
+            "statusLine",
+            "no statusLine in Claude Code's settings: the monitor has no fresh context figure",
+            Some(format!("{} install --statusline-only", facts.me)),
+        );
+    };
+    let command = settings.pointer("/statusLine/command").and_then(Value::as_str).unwrap_or_default();
+    match commands::recognise(command) {
+        Some(BatonCommand::Statusline { wrap: None, .. }) => {
+            Check::new(Status::Ok, "statusLine", format!("baton statusline ({})", file.shown), None)
+        }
+        Some(BatonCommand::Statusline { wrap: Some(old), .. }) => Check::new(
+            Status::Ok,
+            "statusLine",
+            format!("baton statusline wrapping `{old}` ({})", file.shown),
+            None,
+        ),
+        _ => Check::new(
+            Status::Warn,
+            "statusLine",
+            format!(
+                "`{command}` ({}) is not baton: baton's monitor only sees a context figure if it writes \
+                 GSD's bridge file",
+                file.shown
+            ),
+            Some(format!(
+                "{} install --statusline-only{} (wraps it: its output stays as it is)",
+                facts.me,
+                flags(Host::Claude, file.scope)
+            )),
+        ),
+    }
+}
+
+/// Reads every host settings file there is, for each scope.
+fn read_settings(places: &Places) -> Vec<SettingsFile> {
+    let mut seen = Vec::new();
+    let mut files = Vec::new();
+    for host in Host::ALL {
+        for scope in host.scopes() {
+            let Ok(path) = places.settings_path(host, *scope) else { continue };
+            let key = install::state::key(&path);
+            if seen.contains(&key) {
+                continue;
+            }
+            seen.push(key);
+            let state = match fsx::read_limited(&path, 16 * 1024 * 1024).or_else(|e| {
+                // A settings file may be a symlink into a dotfiles repository.
+                if fsx::is_symlink(&path) { fs::read(&path) } else { Err(e) }
+            }) {
+                Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => FileState::Parsed(json!({})),
+                Ok(bytes) => match serde_json::from_slice(&bytes) {
+                    Ok(value) => FileState::Parsed(value),
+                    Err(e) => FileState::Invalid(format!("not valid JSON ({e})")),
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileState::Missing,
+                Err(e) => FileState::Unreadable(format!("cannot be read ({e})")),
+            };
+            files.push(SettingsFile {
+                host,
+                scope: *scope,
+                shown: show_path(&path, places.home.as_deref()),
+                state,
+            });
+        }
+    }
+    files
+}
+
+/// The newest bridge in the temp dir, and whether it is fresh.
+fn bridge_check(stale_seconds: u64) -> Check {
+    let tmp = places::temp_dir();
+    let newest = fs::read_dir(&tmp)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("claude-ctx-") && name.ends_with(".json") && !name.ends_with("-warned.json")
+        })
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            (meta.is_file() && meta.uid() == fsx::euid()).then(|| (meta.mtime(), e.path()))
+        })
+        .max();
+    let Some((_, path)) = newest else {
+        return Check::new(
+            Status::Ok,
+            "bridge",
+            format!(
+                "no session has run yet (no claude-ctx-*.json in {}); the statusline writes one at the first render",
+                tmp.display()
+            ),
+            None,
+        );
+    };
+    let bridge = fsx::read_owned(&path, 64 * 1024).ok().and_then(|b| metrics::Bridge::parse(&b));
+    let Some(bridge) = bridge else {
+        return Check::new(
+            Status::Warn,
+            "bridge",
+            format!("{} is not a valid bridge file", path.display()),
+            Some(format!("rm {} (the statusline writes a new one)", path.display())),
+        );
+    };
+    let age = metrics::now_unix() - bridge.timestamp;
+    let session = &bridge.session_id;
+    if age.unsigned_abs() <= stale_seconds {
+        Check::new(
+            Status::Ok,
+            "bridge",
+            format!("session {session}: {}% used, written {age} s ago", bridge.used_pct),
+            None,
+        )
+    } else {
+        Check::new(
+            Status::Warn,
+            "bridge",
+            format!(
+                "the newest bridge (session {session}) is {} old: fine if no session is open now; \
+                 if one is, its statusline is not running baton",
+                human_age(age)
+            ),
+            Some("open a session and check that the status line shows baton's meter; else run `baton install --statusline-only`".into()),
+        )
+    }
+}
+
+fn human_age(seconds: i64) -> String {
+    match seconds.unsigned_abs() {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s if s < 172_800 => format!("{} h", s / 3600),
+        s => format!("{} days", s / 86_400),
+    }
+}
+
+fn config_check(project: Option<&Path>) -> Check {
+    let config = Config::load(project);
+    let read: Vec<String> =
+        config.files.iter().filter(|(_, e)| *e).map(|(p, _)| p.display().to_string()).collect();
+    if config.errors.is_empty() {
+        let message = if read.is_empty() {
+            "no config files; defaults apply".to_string()
+        } else {
+            format!("{} parse", read.join(", "))
+        };
+        Check::new(Status::Ok, "config", message, None)
+    } else {
+        Check::new(
+            Status::Fail,
+            "config",
+            config.errors.join("; "),
+            Some("edit the file named (`baton config` shows every value and where it comes from)".into()),
+        )
+    }
+}
+
+fn state_dir_check() -> Check {
+    let Some(dir) = places::state_dir() else {
+        return Check::new(
+            Status::Fail,
+            "state dir",
+            "no state dir: HOME is not set",
+            Some("set HOME (or XDG_STATE_HOME to an absolute path)".into()),
+        );
+    };
+    // Doctor changes nothing: a state dir that does not exist yet is not created, its
+    // nearest existing parent is checked instead.
+    let written = if dir.is_dir() {
+        let probe = dir.join(format!(".doctor-probe-{}", fsx::random_hex(6)));
+        let written = fsx::write_atomic(&probe, b"ok", fsx::WriteOptions::STATE);
+        let _ = fs::remove_file(&probe);
+        written.map(|_| format!("{} is writable", dir.display()))
+    } else {
+        let parent = dir.ancestors().skip(1).find(|a| a.is_dir()).unwrap_or(Path::new("/"));
+        if fsx::writable(parent) {
+            Ok(format!(
+                "{} does not exist yet; install creates it (in {}, writable)",
+                dir.display(),
+                parent.display()
+            ))
+        } else {
+            Err(std::io::Error::other(format!("{} is not writable", parent.display())))
+        }
+    };
+    match written {
+        Ok(message) => Check::new(Status::Ok, "state dir", message, None),
+        Err(e) => Check::new(
+            Status::Fail,
+            "state dir",
+            format!("{} is not writable ({e})", dir.display()),
+            Some(format!(
+                "make {} yours and writable, or set XDG_STATE_HOME to another folder",
+                dir.display()
+            )),
+        ),
+    }
+}
+
+fn temp_dir_check() -> Check {
+    let tmp = places::temp_dir();
+    match fs::metadata(&tmp) {
+        Err(e) => Check::new(
+            Status::Fail,
+            "temp dir",
+            format!("{} cannot be read ({e})", tmp.display()),
+            Some("set TMPDIR to a folder that exists".into()),
+        ),
+        Ok(meta) => {
+            let mode = meta.mode();
+            let sticky = mode & 0o1000 != 0;
+            let others_write = mode & 0o022 != 0;
+            let probe = tmp.join(format!(".baton-doctor-{}", fsx::random_hex(6)));
+            let writable = fsx::write_atomic(&probe, b"", fsx::WriteOptions::STATE).is_ok();
+            let _ = fs::remove_file(&probe);
+            if !writable {
+                Check::new(
+                    Status::Fail,
+                    "temp dir",
+                    format!("{} is not writable: the statusline cannot write the bridge", tmp.display()),
+                    Some("set TMPDIR to a folder of yours (mkdir -m 700 ~/.cache/tmp; export TMPDIR=~/.cache/tmp)".into()),
+                )
+            } else if !others_write {
+                Check::new(Status::Ok, "temp dir", format!("{} is private", tmp.display()), None)
+            } else if sticky {
+                Check::new(
+                    Status::Ok,
+                    "temp dir",
+                    format!("{} is sticky (others cannot replace your files)", tmp.display()),
+                    None,
+                )
+            } else {
+                Check::new(
+                    Status::Fail,
+                    "temp dir",
+                    format!(
+                        "{} is writable by others without the sticky bit: they could replace baton's files",
+                        tmp.display()
+                    ),
+                    Some("set TMPDIR to a folder of yours (mkdir -m 700 ~/.cache/tmp; export TMPDIR=~/.cache/tmp)".into()),
+                )
+            }
+        }
+    }
+}
+
+/// A private throwaway folder (removed on drop) with a home, a temp dir and a project,
+/// so the self-tests read no config of the user's and write nothing of theirs.
+struct Sandbox {
+    root: PathBuf,
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.root);
+    }
+}
+
+impl Sandbox {
+    fn create() -> std::io::Result<Sandbox> {
+        let root = places::temp_dir().join(format!("baton-doctor-{}", fsx::random_hex(8)));
+        let mut builder = fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&root)?;
+        let sandbox = Sandbox { root };
+        for sub in ["home", "tmp", "project"] {
+            fsx::ensure_dir(&sandbox.root.join(sub), true)?;
+        }
+        Ok(sandbox)
+    }
+
+    fn command(&self, exe: &Path) -> Command {
+        let mut command = Command::new(exe);
+        command
+            .arg("hook")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.root.join("home"))
+            .env("TMPDIR", self.root.join("tmp"))
+            .env("CLAUDE_PROJECT_DIR", self.root.join("project"))
+            .current_dir(self.root.join("project"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        command
+    }
+}
+
+/// A finished run of the hook.
+struct HookRun {
+    ok: bool,
+    stdout: String,
+    elapsed: Duration,
+}
+
+/// Runs `command`, writing `stdin` and closing it (or, with `None`, leaving it open),
+/// killed past `limit`.
+fn run_hook(mut command: Command, stdin: Option<&[u8]>, limit: Duration) -> Result<HookRun, String> {
+    let start = Instant::now();
+    let mut child = command.spawn().map_err(|e| format!("cannot run the hook ({e})"))?;
+    // Left open (kept here until the hook exits) when there is nothing to write.
+    let mut pipe = child.stdin.take();
+    if let Some(bytes) = stdin {
+        if let Some(mut writer) = pipe.take() {
+            writer.write_all(bytes).map_err(|e| format!("cannot write the hook's stdin ({e})"))?;
+        }
+    }
+    let reader = child.stdout.take().map(|mut out| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = out.read_to_string(&mut text);
+            text
+        })
+    });
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(1)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("still running after {} s; killed", limit.as_secs()));
+            }
+        }
+    };
+    let elapsed = start.elapsed();
+    drop(pipe);
+    let stdout = reader.and_then(|r| r.join().ok()).unwrap_or_default();
+    Ok(HookRun { ok: status.success(), stdout, elapsed })
+}
+
+const SELF_TEST_RUNS: usize = 20;
+
+fn hook_self_test(exe: &Path) -> Check {
+    let name = "hook self-test";
+    let sandbox = match Sandbox::create() {
+        Ok(sandbox) => sandbox,
+        Err(e) => {
+            return Check::new(Status::Fail, name, format!("cannot make a private test folder ({e})"), None);
+        }
+    };
+    let session = format!("baton-doctor-{}", fsx::random_hex(6));
+    // A figure at 30% remaining: the first call must warn.
+    let bridge = json!({"session_id": session, "remaining_percentage": 30, "used_pct": 70, "timestamp": metrics::now_unix()});
+    let bridge_path = sandbox.root.join("tmp").join(format!("claude-ctx-{session}.json"));
+    if let Err(e) = fsx::write_atomic(&bridge_path, bridge.to_string().as_bytes(), fsx::WriteOptions::STATE) {
+        return Check::new(Status::Fail, name, format!("cannot write a test bridge ({e})"), None);
+    }
+    let payload = json!({
+        "session_id": session,
+        "transcript_path": null,
+        "cwd": sandbox.root.join("project"),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": sandbox.root.join("project/README.md")},
+        "tool_response": {"success": true}
+    })
+    .to_string();
+    let mut times = Vec::with_capacity(SELF_TEST_RUNS);
+    for i in 0..SELF_TEST_RUNS {
+        let run = match run_hook(sandbox.command(exe), Some(payload.as_bytes()), Duration::from_secs(10)) {
+            Ok(run) => run,
+            Err(e) => return Check::new(Status::Fail, name, format!("run {}: {e}", i + 1), None),
+        };
+        if !run.ok {
+            return Check::new(Status::Fail, name, format!("run {}: the hook exited non-zero", i + 1), None);
+        }
+        let stdout = run.stdout.trim();
+        if !stdout.is_empty() && serde_json::from_str::<Value>(stdout).is_err() {
+            return Check::new(
+                Status::Fail,
+                name,
+                format!("run {}: stdout is not one JSON value: {stdout}", i + 1),
+                None,
+            );
+        }
+        if i == 0 && !stdout.contains("CONTEXT WARNING") {
+            return Check::new(
+                Status::Fail,
+                name,
+                format!("at 30% remaining the first call did not warn (stdout: {stdout:?})"),
+                Some("check `baton config` for thresholds, or report a bug".into()),
+            );
+        }
+        times.push(run.elapsed);
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    let ms = median.as_secs_f64() * 1000.0;
+    let message = format!("median {ms:.1} ms over {SELF_TEST_RUNS} runs; warns at 30% remaining");
+    if median > Duration::from_millis(250) {
+        Check::new(
+            Status::Warn,
+            name,
+            format!("{message}: slow for a hook that runs after every tool call"),
+            Some("build with --release (cargo install --path .)".into()),
+        )
+    } else {
+        Check::new(Status::Ok, name, message, None)
+    }
+}
+
+fn stdin_open_test(exe: &Path) -> Check {
+    let name = "stdin self-test";
+    let sandbox = match Sandbox::create() {
+        Ok(sandbox) => sandbox,
+        Err(e) => {
+            return Check::new(Status::Fail, name, format!("cannot make a private test folder ({e})"), None);
+        }
+    };
+    let mut command = sandbox.command(exe);
+    command.env("BATON_STDIN_TIMEOUT_MS", "500");
+    match run_hook(command, None, Duration::from_secs(3)) {
+        Ok(run) if run.ok && run.stdout.is_empty() => Check::new(
+            Status::Ok,
+            name,
+            format!("with stdin left open the hook exits 0, silent, in {} ms", run.elapsed.as_millis()),
+            None,
+        ),
+        Ok(run) => Check::new(
+            Status::Fail,
+            name,
+            format!(
+                "with stdin left open the hook exited {} with stdout {:?}",
+                if run.ok { "0" } else { "non-zero" },
+                run.stdout
+            ),
+            None,
+        ),
+        Err(e) => Check::new(Status::Fail, name, format!("with stdin left open the hook was {e}"), None),
+    }
+}
+
+/// `baton` when the first `baton` on PATH is this binary, else its full path.
+fn how_to_call(this: &str) -> String {
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).map(|d| d.join("baton")).find(|c| c.is_file()))
+        .and_then(|found| found.and_then(|f| fs::canonicalize(f).ok()));
+    if on_path.is_some_and(|p| p == Path::new(this)) { "baton".to_string() } else { commands::quote(this) }
+}
+
+/// Every check, in order.
+pub fn checks() -> Vec<Check> {
+    let mut checks = Vec::new();
+    let this = match install::current_binary() {
+        Ok(this) => this,
+        Err(e) => {
+            checks.push(Check::new(Status::Fail, "binary", e, None));
+            return checks;
+        }
+    };
+    checks.push(Check::new(
+        Status::Ok,
+        "binary",
+        format!("{this} (baton {})", env!("CARGO_PKG_VERSION")),
+        None,
+    ));
+    let places = Places::from_env();
+    let me = how_to_call(&this);
+    let home = places.home.as_ref().and_then(|h| h.to_str()).map(str::to_string);
+    let resolve = |program: &str| -> Option<String> {
+        let path = Path::new(program);
+        let found = if path.is_absolute() {
+            path.is_file().then(|| path.to_path_buf())
+        } else {
+            std::env::var_os("PATH")
+                .and_then(|p| std::env::split_paths(&p).map(|d| d.join(program)).find(|c| c.is_file()))
+        }?;
+        fs::canonicalize(found).ok().and_then(|p| p.to_str().map(str::to_string))
+    };
+    let facts = Facts { this: &this, me: &me, home: home.as_deref(), resolve: &resolve };
+    checks.extend(analyse_settings(&read_settings(&places), &facts));
+    let project = places.project.clone();
+    let config = Config::load(project.as_deref());
+    checks.push(bridge_check(config.stale_seconds()));
+    checks.push(config_check(project.as_deref()));
+    checks.push(state_dir_check());
+    checks.push(temp_dir_check());
+    let exe = PathBuf::from(&this);
+    checks.push(hook_self_test(&exe));
+    checks.push(stdin_open_test(&exe));
+    checks
+}
+
+/// The report for people.
+pub fn render(checks: &[Check]) -> String {
+    let width = checks.iter().map(|c| c.check.chars().count()).max().unwrap_or(0);
+    let mut out = String::new();
+    for check in checks {
+        let status = match check.status {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "FAIL",
+        };
+        out.push_str(&format!("{status:<4}  {:<width$}  {}\n", check.check, check.message));
+        if let Some(fix) = &check.fix {
+            out.push_str(&format!("      {:<width$}  fix: {fix}\n", ""));
+        }
+    }
+    let fails = checks.iter().filter(|c| c.status == Status::Fail).count();
+    let warns = checks.iter().filter(|c| c.status == Status::Warn).count();
+    out.push_str(&match (fails, warns) {
+        (0, 0) => "\nall checks passed\n".to_string(),
+        (0, w) => format!("\nno failures, {w} warning(s)\n"),
+        (f, w) => format!("\n{f} failure(s), {w} warning(s)\n"),
+    });
+    out
+}
+
+/// Runs doctor; returns the exit code (1 when any check fails).
+pub fn run(json_output: bool, out: &mut dyn Write) -> u8 {
+    let checks = checks();
+    let failed = checks.iter().any(|c| c.status == Status::Fail);
+    if json_output {
+        let report = json!({"ok": !failed, "checks": checks});
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+    } else {
+        let _ = write!(out, "{}", render(&checks));
+    }
+    u8::from(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::install::merge::{self, Plan, Record};
+
+    const THIS: &str = "/opt/bin/baton";
+
+    fn file(host: Host, scope: Scope, value: Value) -> SettingsFile {
+        SettingsFile { host, scope, shown: format!("{}-{scope}", host.id()), state: FileState::Parsed(value) }
+    }
+
+    fn installed(host: Host, before: Value, binary: &str) -> Value {
+        let plan = Plan {
+            host,
+            binary: binary.into(),
+            hooks: true,
+            statusline: true,
+            replace_statusline: false,
+            replace_other_monitors: false,
+        };
+        merge::install(&before, &plan, &Record::default()).unwrap().settings
+    }
+
+    fn analyse(files: &[SettingsFile]) -> Vec<Check> {
+        let resolve = |p: &str| (p == THIS || p == "/old/baton").then(|| p.to_string());
+        let facts = Facts { this: THIS, me: "baton", home: Some("/h"), resolve: &resolve };
+        analyse_settings(files, &facts)
+    }
+
+    fn status_of<'a>(checks: &'a [Check], name: &str) -> &'a Check {
+        checks.iter().find(|c| c.check == name).unwrap_or_else(|| panic!("no {name} in {checks:#?}"))
+    }
+
+    #[test]
+    fn a_fresh_install_is_all_green() {
+        let checks = analyse(&[file(Host::Claude, Scope::User, installed(Host::Claude, json!({}), THIS))]);
+        assert!(checks.iter().all(|c| c.status == Status::Ok), "{checks:#?}");
+        assert!(status_of(&checks, "hooks (Claude Code)").message.contains("registered once each"));
+    }
+
+    #[test]
+    fn nothing_installed_fails_with_the_fix() {
+        let checks = analyse(&[file(Host::Claude, Scope::User, json!({}))]);
+        let hooks = status_of(&checks, "hooks (Claude Code)");
+        assert_eq!(hooks.status, Status::Fail);
+        assert_eq!(hooks.fix.as_deref(), Some("baton install"));
+        assert_eq!(status_of(&checks, "statusLine").status, Status::Fail);
+    }
+
+    #[test]
+    fn a_missing_event_and_a_foreign_binary_are_reported() {
+        let mut settings = installed(Host::Claude, json!({}), "/old/baton");
+        settings["hooks"].as_object_mut().unwrap().shift_remove("PreCompact");
+        let checks = analyse(&[file(Host::Claude, Scope::User, settings)]);
+        let hooks = status_of(&checks, "hooks (Claude Code)");
+        assert_eq!(hooks.status, Status::Fail);
+        assert!(hooks.message.contains("PreCompact"), "{}", hooks.message);
+        let binary = status_of(&checks, "binary (Claude Code)");
+        assert_eq!(binary.status, Status::Warn);
+        let gone = installed(Host::Claude, json!({}), "/gone/baton");
+        let checks = analyse(&[file(Host::Claude, Scope::User, gone)]);
+        assert_eq!(status_of(&checks, "binary (Claude Code)").status, Status::Fail);
+    }
+
+    #[test]
+    fn duplicates_across_scopes_with_different_commands_warn() {
+        let user = installed(Host::Claude, json!({}), THIS);
+        let project = installed(Host::Claude, json!({}), "/old/baton");
+        let checks = analyse(&[
+            file(Host::Claude, Scope::User, user.clone()),
+            file(Host::Claude, Scope::Project, project),
+        ]);
+        assert_eq!(status_of(&checks, "hooks (Claude Code)").status, Status::Warn);
+        // The same command in two files runs once.
+        let checks = analyse(&[
+            file(Host::Claude, Scope::User, user.clone()),
+            file(Host::Claude, Scope::Project, user),
+        ]);
+        assert_eq!(status_of(&checks, "hooks (Claude Code)").status, Status::Ok);
+    }
+
+    #[test]
+    fn gsd_monitor_and_statusline_are_reported() {
+        let before = json!({
+            "hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": "node /h/.claude/hooks/gsd-context-monitor.js"}]}]},
+            "statusLine": {"type": "command", "command": "node /h/.claude/hooks/gsd-statusline.js"}
+        });
+        let checks = analyse(&[file(Host::Claude, Scope::User, before.clone())]);
+        assert_eq!(status_of(&checks, "monitors").status, Status::Warn);
+        assert_eq!(status_of(&checks, "statusLine").status, Status::Warn);
+        let after = installed(Host::Claude, before, THIS);
+        let checks = analyse(&[file(Host::Claude, Scope::User, after)]);
+        let line = status_of(&checks, "statusLine");
+        assert_eq!(line.status, Status::Ok);
+        assert!(line.message.contains("wrapping"));
+        assert!(status_of(&checks, "monitors").fix.as_deref().unwrap().contains("--replace-other-monitors"));
+    }
+
+    #[test]
+    fn the_most_specific_statusline_wins() {
+        let user = installed(Host::Claude, json!({}), THIS);
+        let local = json!({"statusLine": {"type": "command", "command": "echo hi"}});
+        let checks =
+            analyse(&[file(Host::Claude, Scope::User, user), file(Host::Claude, Scope::Local, local)]);
+        let line = status_of(&checks, "statusLine");
+        assert_eq!(line.status, Status::Warn);
+        assert!(line.fix.as_deref().unwrap().contains("--scope local"));
+    }
+
+    #[test]
+    fn the_plugin_counts_as_registration() {
+        let settings = json!({"enabledPlugins": {"baton@baton": true}});
+        let with_line = installed(Host::Claude, settings.clone(), THIS);
+        let checks = analyse(&[file(Host::Claude, Scope::User, with_line.clone())]);
+        // Installed fully on top of the plugin: twice.
+        assert_eq!(status_of(&checks, "hooks (Claude Code)").status, Status::Warn);
+        let mut line_only = with_line;
+        line_only.as_object_mut().unwrap().shift_remove("hooks");
+        let checks = analyse(&[file(Host::Claude, Scope::User, line_only)]);
+        let hooks = status_of(&checks, "hooks (Claude Code)");
+        assert_eq!(hooks.status, Status::Ok);
+        assert!(hooks.message.contains("plugin"));
+    }
+
+    #[test]
+    fn other_hosts_are_checked_once_installed() {
+        let gemini = installed(Host::Gemini, json!({}), THIS);
+        let claude = installed(Host::Claude, json!({}), THIS);
+        let checks = analyse(&[
+            file(Host::Claude, Scope::User, claude.clone()),
+            file(Host::Gemini, Scope::User, gemini),
+        ]);
+        assert_eq!(status_of(&checks, "hooks (Gemini CLI)").status, Status::Ok);
+        assert!(checks.iter().all(|c| !c.check.contains("Codex")));
+        let checks = analyse(&[
+            file(Host::Claude, Scope::User, claude),
+            SettingsFile {
+                host: Host::Codex,
+                scope: Scope::User,
+                shown: "c".into(),
+                state: FileState::Invalid("x".into()),
+            },
+        ]);
+        assert_eq!(status_of(&checks, "settings").status, Status::Ok);
+        assert!(checks.iter().any(|c| c.check == "settings" && c.status == Status::Fail));
+    }
+
+    #[test]
+    fn disabled_hooks_fail() {
+        let mut settings = installed(Host::Claude, json!({}), THIS);
+        settings["disableAllHooks"] = json!(true);
+        let checks = analyse(&[file(Host::Claude, Scope::User, settings)]);
+        assert_eq!(status_of(&checks, "hooks enabled").status, Status::Fail);
+    }
+
+    #[test]
+    fn renders_fixes_under_their_line() {
+        let text = render(&[
+            Check::new(Status::Ok, "a", "fine", None),
+            Check::new(Status::Fail, "longer", "broken", Some("do this".into())),
+        ]);
+        assert_eq!(
+            text,
+            "ok    a       fine\nFAIL  longer  broken\n              fix: do this\n\n1 failure(s), 0 warning(s)\n"
+        );
+    }
+}

@@ -1,0 +1,237 @@
+//! The command strings in hosts' settings files: building baton's own (with the binary's
+//! absolute path quoted for `sh`), splitting one back into words, and telling baton's
+//! commands and other tools' context monitors apart from everything else.
+//!
+//! Hosts run these strings with `sh -c`, so a path with a space or a quote must be
+//! quoted, and a wrapped statusline command must survive a round trip through
+//! `--wrap '<old>'` byte for byte: uninstall restores it from there.
+
+/// Quotes one word for `sh`: as it is when it holds only safe characters, else in single
+/// quotes (a single quote inside becomes `'\''`).
+pub fn quote(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./,:+=@%".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Splits a command into words the way `sh` does for quoting (single quotes, double
+/// quotes with their backslash escapes, backslashes outside quotes). Expansions such as
+/// `$HOME` are kept as text. `None` when a quote is left open.
+pub fn split(command: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        other => word.push(other),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            escaped @ ('"' | '\\' | '$' | '`') => word.push(escaped),
+                            '\n' => {}
+                            other => {
+                                word.push('\\');
+                                word.push(other);
+                            }
+                        },
+                        other => word.push(other),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                match chars.next() {
+                    Some('\n') | None => {}
+                    Some(other) => word.push(other),
+                }
+            }
+            other => {
+                in_word = true;
+                word.push(other);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    Some(words)
+}
+
+/// `<binary> hook`.
+pub fn hook_command(binary: &str) -> String {
+    format!("{} hook", quote(binary))
+}
+
+/// `<binary> statusline`, or `<binary> statusline --wrap '<old>'`.
+pub fn statusline_command(binary: &str, wrap: Option<&str>) -> String {
+    match wrap {
+        Some(old) => format!("{} statusline --wrap {}", quote(binary), quote(old)),
+        None => format!("{} statusline", quote(binary)),
+    }
+}
+
+/// One of baton's own commands, as found in a settings file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatonCommand {
+    /// `<program> hook …`
+    Hook { program: String },
+    /// `<program> statusline [--wrap <old>]`
+    Statusline { program: String, wrap: Option<String> },
+}
+
+impl BatonCommand {
+    /// The program word (the binary's path as written, `$HOME` and all).
+    pub fn program(&self) -> &str {
+        match self {
+            BatonCommand::Hook { program } | BatonCommand::Statusline { program, .. } => program,
+        }
+    }
+}
+
+/// Recognises baton's commands: the program's file name is `baton` and the first
+/// argument is `hook` or `statusline`, whatever folder the binary is in (so a moved
+/// binary is still recognised, and updated in place rather than registered twice).
+pub fn recognise(command: &str) -> Option<BatonCommand> {
+    let words = split(command)?;
+    let (program, args) = words.split_first()?;
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if name != "baton" {
+        return None;
+    }
+    match args.first().map(String::as_str) {
+        Some("hook") => Some(BatonCommand::Hook { program: program.clone() }),
+        Some("statusline") => {
+            let mut wrap = None;
+            let mut rest = args[1..].iter();
+            while let Some(arg) = rest.next() {
+                if arg == "--wrap" {
+                    wrap = rest.next().cloned();
+                } else if let Some(value) = arg.strip_prefix("--wrap=") {
+                    wrap = Some(value.to_string());
+                }
+            }
+            Some(BatonCommand::Statusline { program: program.clone(), wrap })
+        }
+        _ => None,
+    }
+}
+
+/// Context monitors of other tools that would warn the agent a second time.
+const OTHER_MONITORS: &[(&str, &str)] = &[("gsd-context-monitor", "GSD's context monitor")];
+
+/// The name of the other tool's context monitor `command` runs, if it is one.
+pub fn other_monitor(command: &str) -> Option<&'static str> {
+    OTHER_MONITORS.iter().find(|(needle, _)| command.contains(needle)).map(|(_, name)| *name)
+}
+
+/// The program word with `~/`, `$HOME` and `${HOME}` expanded, for checking that the
+/// file exists. `None` when it still holds an expansion baton cannot resolve.
+pub fn expand_program(program: &str, home: Option<&str>) -> Option<String> {
+    let expanded = match home {
+        Some(home) => {
+            let program = match program.strip_prefix("~/") {
+                Some(rest) => format!("{home}/{rest}"),
+                None => program.to_string(),
+            };
+            program.replace("${HOME}", home).replace("$HOME", home)
+        }
+        None => program.to_string(),
+    };
+    (!expanded.contains('$') && !expanded.starts_with('~')).then_some(expanded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_round_trips() {
+        for word in [
+            "/usr/local/bin/baton",
+            "/home/a b/baton",
+            "it's",
+            "",
+            r#"node "$HOME/.claude/hooks/gsd-statusline.js""#,
+            "bash -c 'echo \"hi\" | tr a-z A-Z'",
+            "back\\slash and\ttab",
+        ] {
+            let quoted = quote(word);
+            assert_eq!(split(&quoted), Some(vec![word.to_string()]), "{quoted}");
+        }
+        assert_eq!(quote("/usr/bin/baton"), "/usr/bin/baton");
+        assert_eq!(quote("/a b"), "'/a b'");
+    }
+
+    #[test]
+    fn splits_like_sh() {
+        assert_eq!(
+            split(r#"node "$HOME/.claude/hooks/gsd statusline.js" --x 'a b' c\ d"#).unwrap(),
+            vec!["node", "$HOME/.claude/hooks/gsd statusline.js", "--x", "a b", "c d"]
+        );
+        assert_eq!(split(r#""a\"b\\c\n""#).unwrap(), vec![r#"a"b\c\n"#]);
+        assert_eq!(split("  ").unwrap(), Vec::<String>::new());
+        assert_eq!(split("''").unwrap(), vec![""]);
+        assert!(split("'open").is_none());
+        assert!(split("\"open").is_none());
+    }
+
+    #[test]
+    fn recognises_baton_commands() {
+        assert_eq!(
+            recognise("/opt/bin/baton hook"),
+            Some(BatonCommand::Hook { program: "/opt/bin/baton".into() })
+        );
+        assert_eq!(
+            recognise(r#""$HOME/.cargo/bin/baton" hook --extra"#),
+            Some(BatonCommand::Hook { program: "$HOME/.cargo/bin/baton".into() })
+        );
+        let old = r#"node "$HOME/.claude/hooks/gsd-statusline.js""#;
+        let wrapped = statusline_command("/x y/baton", Some(old));
+        assert_eq!(
+            recognise(&wrapped),
+            Some(BatonCommand::Statusline { program: "/x y/baton".into(), wrap: Some(old.into()) })
+        );
+        assert_eq!(
+            recognise("baton statusline --wrap=true"),
+            Some(BatonCommand::Statusline { program: "baton".into(), wrap: Some("true".into()) })
+        );
+        for other in ["/usr/bin/batonx hook", "baton demo", "baton", "node baton.js hook", "", "'open"] {
+            assert_eq!(recognise(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn finds_other_monitors() {
+        assert!(other_monitor(r#"node "/home/u/.claude/hooks/gsd-context-monitor.js""#).is_some());
+        assert!(other_monitor("node /home/u/.claude/hooks/gsd-statusline.js").is_none());
+    }
+
+    #[test]
+    fn expands_home() {
+        assert_eq!(expand_program("$HOME/bin/baton", Some("/h")).as_deref(), Some("/h/bin/baton"));
+        assert_eq!(expand_program("~/bin/baton", Some("/h")).as_deref(), Some("/h/bin/baton"));
+        assert_eq!(expand_program("${CLAUDE_PLUGIN_ROOT}/baton", Some("/h")), None);
+        assert_eq!(expand_program("/abs/baton", None).as_deref(), Some("/abs/baton"));
+    }
+}

@@ -1,0 +1,662 @@
+//! `baton install` and `baton uninstall`: register baton with Claude Code, Gemini CLI
+//! and Codex, and take it out again.
+//!
+//! The merge itself is pure ([`merge`]); this module is the edge around it: find the
+//! settings files, take the install lock, read, refuse what is not JSON, merge, show a
+//! diff (`--dry-run`) or back the file up (once) and replace it atomically, and keep the
+//! record uninstall needs in baton's state dir ([`state`]).
+
+pub mod commands;
+pub mod diff;
+pub mod hosts;
+pub mod merge;
+pub mod state;
+
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::fsx::{self, FileLock};
+use hosts::{Host, Places, Scope, show_path};
+use merge::{Outcome, Plan};
+
+/// `--host`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HostArg {
+    /// Claude Code.
+    Claude,
+    /// Gemini CLI.
+    Gemini,
+    /// Codex.
+    Codex,
+    /// Claude Code, plus Gemini CLI and Codex where ~/.gemini, ~/.codex exist.
+    All,
+}
+
+/// `--scope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScopeArg {
+    /// Yours, for every project: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR),
+    /// ~/.gemini/settings.json, ~/.codex/hooks.json ($CODEX_HOME).
+    User,
+    /// The current folder's, shared with the project: .claude/settings.json,
+    /// .gemini/settings.json, .codex/hooks.json.
+    Project,
+    /// The current folder's, private: .claude/settings.local.json (Claude Code only).
+    Local,
+}
+
+impl From<ScopeArg> for Scope {
+    fn from(scope: ScopeArg) -> Scope {
+        match scope {
+            ScopeArg::User => Scope::User,
+            ScopeArg::Project => Scope::Project,
+            ScopeArg::Local => Scope::Local,
+        }
+    }
+}
+
+/// The flags `install` and `uninstall` share.
+#[derive(Debug, Clone, Args)]
+pub struct TargetArgs {
+    /// Which host's settings (comma-separate or repeat for several).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "claude", value_name = "HOST")]
+    pub host: Vec<HostArg>,
+    /// Which of the host's settings files.
+    #[arg(long, value_enum, default_value = "user", value_name = "SCOPE")]
+    pub scope: ScopeArg,
+    /// Print the change as a diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Only the statusLine (for those who get the hooks from the baton plugin).
+    #[arg(long, conflicts_with = "hooks_only")]
+    pub statusline_only: bool,
+    /// Only the hooks; leave the statusLine alone.
+    #[arg(long)]
+    pub hooks_only: bool,
+}
+
+/// `baton install`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "\
+Examples:
+  baton install                           Claude Code, your user settings
+  baton install --dry-run                 show the change, write nothing
+  baton install --host all                Claude Code, Gemini CLI and Codex
+  baton install --scope project           this project's .claude/settings.json
+  baton install --statusline-only         with the baton plugin (it brings the hooks)
+  baton install --replace-other-monitors  also take out GSD's context monitor
+
+Another statusLine is wrapped: `baton statusline --wrap '<its command>'` shows its output as before \
+and keeps baton's context figure fresh. Every change can be undone with `baton uninstall`.")]
+pub struct InstallArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Replace a statusLine that is not baton's instead of wrapping it (uninstall puts it back).
+    #[arg(long)]
+    pub replace_statusline: bool,
+    /// Remove other tools' context monitors (GSD's gsd-context-monitor.js), so the agent
+    /// is warned once (uninstall puts them back).
+    #[arg(long)]
+    pub replace_other_monitors: bool,
+}
+
+/// `baton uninstall`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "\
+Removes baton's hooks and statusLine, puts back a statusLine baton wrapped or replaced and the \
+monitors it removed, and leaves everything else as it was. Running it twice is harmless.")]
+pub struct UninstallArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Accepted so install's flags can be repeated; uninstall always restores.
+    #[arg(long, hide = true)]
+    pub replace_statusline: bool,
+    /// Accepted so install's flags can be repeated; uninstall always restores.
+    #[arg(long, hide = true)]
+    pub replace_other_monitors: bool,
+}
+
+/// Install or uninstall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Install,
+    Uninstall,
+}
+
+/// Exit codes.
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+
+/// The options after parsing.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub hosts: Vec<HostArg>,
+    pub scope: Scope,
+    pub dry_run: bool,
+    pub hooks: bool,
+    pub statusline: bool,
+    pub replace_statusline: bool,
+    pub replace_other_monitors: bool,
+}
+
+impl From<&InstallArgs> for Options {
+    fn from(args: &InstallArgs) -> Options {
+        Options {
+            replace_statusline: args.replace_statusline,
+            replace_other_monitors: args.replace_other_monitors,
+            ..Options::from(&args.target)
+        }
+    }
+}
+
+impl From<&UninstallArgs> for Options {
+    fn from(args: &UninstallArgs) -> Options {
+        Options::from(&args.target)
+    }
+}
+
+impl From<&TargetArgs> for Options {
+    fn from(args: &TargetArgs) -> Options {
+        Options {
+            hosts: args.host.clone(),
+            scope: args.scope.into(),
+            dry_run: args.dry_run,
+            hooks: !args.statusline_only,
+            statusline: !args.hooks_only,
+            replace_statusline: false,
+            replace_other_monitors: false,
+        }
+    }
+}
+
+/// The settings files to work on, and why any host was passed over.
+struct Targets {
+    files: Vec<(Host, PathBuf)>,
+    skipped: Vec<String>,
+}
+
+/// The settings files to work on, and the hosts passed over with the reason.
+fn targets(options: &Options, places: &Places) -> Result<Targets, (u8, String)> {
+    let mut chosen: Vec<(Host, bool)> = Vec::new();
+    for arg in &options.hosts {
+        let picks: &[(Host, bool)] = match arg {
+            HostArg::Claude => &[(Host::Claude, true)],
+            HostArg::Gemini => &[(Host::Gemini, true)],
+            HostArg::Codex => &[(Host::Codex, true)],
+            HostArg::All => &[(Host::Claude, true), (Host::Gemini, false), (Host::Codex, false)],
+        };
+        for (host, explicit) in picks {
+            match chosen.iter_mut().find(|(h, _)| h == host) {
+                Some(entry) => entry.1 |= explicit,
+                None => chosen.push((*host, *explicit)),
+            }
+        }
+    }
+    chosen.sort();
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    for (host, explicit) in chosen {
+        if !host.scopes().contains(&options.scope) {
+            if explicit {
+                let why = format!(
+                    "{host} has no {} scope (only Claude Code has settings.local.json); use --scope project",
+                    options.scope
+                );
+                return Err((EXIT_USAGE, why));
+            }
+            skipped.push(format!("{host}: no {} scope; skipped", options.scope));
+            continue;
+        }
+        if !options.hooks && !host.has_statusline() {
+            if explicit {
+                skipped.push(format!("{host} has no command status line; nothing to do"));
+            }
+            continue;
+        }
+        let dir = places.host_dir(host, options.scope).map_err(|e| (EXIT_FAILED, e))?;
+        if !explicit && !dir.is_dir() {
+            skipped.push(format!(
+                "{host}: {} does not exist (not set up here); skipped",
+                show_path(&dir, places.home.as_deref())
+            ));
+            continue;
+        }
+        files.push((host, places.settings_path(host, options.scope).map_err(|e| (EXIT_FAILED, e))?));
+    }
+    Ok(Targets { files, skipped })
+}
+
+/// The absolute, resolved path of the running binary, as text for a settings file.
+pub fn current_binary() -> Result<String, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the running binary ({e})"))?;
+    let exe = fs::canonicalize(&exe).unwrap_or(exe);
+    exe.to_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("the binary's path {} is not UTF-8; move it to a plain path", exe.display()))
+}
+
+/// The first indentation found in `text` (a pretty-printed file's unit), if any.
+fn detect_indent(text: &str) -> Option<String> {
+    text.lines().skip(1).find_map(|line| {
+        let indent: String = line.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+        (!indent.is_empty() && indent.len() <= 8 && !line.trim().is_empty()).then_some(indent)
+    })
+}
+
+/// Settings as text, indented like the file they replace (two spaces for a new file),
+/// ending with a newline unless the old file had none.
+pub fn render(value: &Value, like: Option<&str>) -> String {
+    let indent = like.and_then(detect_indent).unwrap_or_else(|| "  ".to_string());
+    let mut bytes = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, formatter);
+    if value.serialize(&mut serializer).is_err() {
+        return value.to_string();
+    }
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if like.is_none_or(|old| old.ends_with('\n') || old.trim().is_empty()) {
+        text.push('\n');
+    }
+    text
+}
+
+/// True when the file cannot be written: no write bit at all (caught even for root), or
+/// the kernel says so.
+fn read_only(path: &Path) -> bool {
+    let Ok(meta) = fs::metadata(path) else { return false };
+    meta.mode() & 0o222 == 0 || !fsx::writable(path)
+}
+
+/// An existing backup beside `path` (`<name>.baton-backup-*`), if any.
+fn existing_backup(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let prefix = format!("{name}.baton-backup-");
+    let dir = path.parent()?;
+    fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&prefix)))
+}
+
+/// Backs `bytes` (the file as it was) up beside `path`, private, never over another file.
+fn write_backup(path: &Path, bytes: &[u8]) -> io::Result<PathBuf> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut backup = dir.join(format!("{name}.baton-backup-{stamp}"));
+    let mut n = 1;
+    while fs::symlink_metadata(&backup).is_ok() {
+        backup = dir.join(format!("{name}.baton-backup-{stamp}-{n}"));
+        n += 1;
+    }
+    fsx::write_atomic(&backup, bytes, fsx::WriteOptions::PRIVATE_DURABLE)?;
+    Ok(backup)
+}
+
+/// What one file's run came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Done {
+    Unchanged,
+    Changed,
+    Failed,
+}
+
+/// The shared state of one run.
+struct Run<'a> {
+    mode: Mode,
+    options: &'a Options,
+    binary: String,
+    places: Places,
+    installs: Option<state::Installs>,
+    installs_changed: bool,
+    out: &'a mut dyn Write,
+    err: &'a mut dyn Write,
+}
+
+impl Run<'_> {
+    fn fail(&mut self, path: &str, what: String) -> Done {
+        let _ = writeln!(self.err, "error: {path} {what}");
+        Done::Failed
+    }
+
+    fn file(&mut self, host: Host, path: &Path) -> Done {
+        let shown = show_path(path, self.places.home.as_deref());
+        let _ = writeln!(self.out, "{host}, {} settings: {shown}", self.options.scope);
+        // A settings file that is a symlink (dotfiles) is updated where it points.
+        let target = if fsx::is_symlink(path) {
+            match fs::canonicalize(path) {
+                Ok(real) => real,
+                Err(e) => {
+                    return self.fail(
+                        &shown,
+                        format!("is a symlink whose target cannot be found ({e}); nothing changed"),
+                    );
+                }
+            }
+        } else {
+            path.to_path_buf()
+        };
+        let existing = match fs::read(&target) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return self.fail(&shown, format!("cannot be read ({e}); nothing changed")),
+        };
+        if existing.is_none() && self.mode == Mode::Uninstall {
+            let _ = writeln!(self.out, "  no such file; nothing to remove");
+            return Done::Unchanged;
+        }
+        let old_text = match existing.as_deref().map(std::str::from_utf8).transpose() {
+            Ok(text) => text,
+            Err(_) => return self.fail(&shown, "is not UTF-8 text; left untouched".into()),
+        };
+        let before: Value = match old_text {
+            Some(text) if !text.trim().is_empty() => match serde_json::from_str(text) {
+                Ok(value) => value,
+                Err(e) => {
+                    return self.fail(
+                        &shown,
+                        format!(
+                            "is not valid JSON ({e}); left untouched. Fix the file (or move it away) and run \
+                             `baton {}` again.",
+                            if self.mode == Mode::Install { "install" } else { "uninstall" }
+                        ),
+                    );
+                }
+            },
+            _ => Value::Object(Default::default()),
+        };
+
+        let key = state::key(path);
+        let entry = self.installs.as_ref().and_then(|i| i.installs.get(&key)).cloned();
+        let plan = Plan {
+            host,
+            binary: self.binary.clone(),
+            hooks: self.options.hooks,
+            statusline: self.options.statusline,
+            replace_statusline: self.options.replace_statusline,
+            replace_other_monitors: self.options.replace_other_monitors,
+        };
+        let merged = match self.mode {
+            Mode::Install => {
+                merge::install(&before, &plan, &entry.as_ref().map(|e| e.record.clone()).unwrap_or_default())
+            }
+            Mode::Uninstall => merge::uninstall(&before, &plan, entry.as_ref().map(|e| &e.record)),
+        };
+        let mut outcome: Outcome = match merged {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                let why = format!(
+                    "is not a settings file baton can edit: {e}; left untouched. Fix it by hand and run again."
+                );
+                return self.fail(&shown, why);
+            }
+        };
+        if self.mode == Mode::Install && existing.is_none() && entry.is_none() {
+            outcome.record.created_file = true;
+        }
+        let changed = existing.is_none()
+            || serde_json::to_string(&before).ok() != serde_json::to_string(&outcome.settings).ok();
+        // Changes are listed once they are made (or in a dry run); notes at once.
+        let report = |out: &mut dyn Write| {
+            for change in &outcome.changes {
+                let _ = writeln!(out, "  {change}");
+            }
+        };
+        for note in &outcome.notes {
+            let _ = writeln!(self.out, "  ! {note}");
+        }
+        if !changed {
+            let what = match self.mode {
+                Mode::Install => "already installed; nothing to change",
+                Mode::Uninstall => "nothing of baton's here; nothing to change",
+            };
+            let _ = writeln!(self.out, "  {what}");
+            return Done::Unchanged;
+        }
+        // A file install created goes again when uninstall leaves it empty.
+        let delete = self.mode == Mode::Uninstall
+            && entry.as_ref().is_some_and(|e| e.record.created_file)
+            && outcome.record.is_empty()
+            && outcome.settings.as_object().is_some_and(|o| o.is_empty());
+        let new_text = if delete { String::new() } else { render(&outcome.settings, old_text) };
+
+        if self.options.dry_run {
+            report(self.out);
+            let old_label =
+                if existing.is_some() { format!("{shown} (now)") } else { "/dev/null".to_string() };
+            let new_label = if delete { "/dev/null".to_string() } else { format!("{shown} (after)") };
+            let diff = diff::unified(old_text.unwrap_or(""), &new_text, &old_label, &new_label);
+            let _ = write!(self.out, "{diff}");
+            if existing.is_some() && read_only(&target) {
+                let _ = writeln!(self.out, "  ! the file is read-only: a real run would stop here");
+            }
+            return Done::Changed;
+        }
+
+        if existing.is_some() && read_only(&target) {
+            return self.fail(
+                &shown,
+                format!(
+                    "is read-only; nothing changed. Make it writable (chmod u+w {}) and run again.",
+                    target.display()
+                ),
+            );
+        }
+        let mut backup = entry.as_ref().and_then(|e| e.backup.clone());
+        if let Some(bytes) = &existing {
+            if existing_backup(path).is_none() {
+                match write_backup(path, bytes) {
+                    Ok(written) => {
+                        let _ = writeln!(
+                            self.out,
+                            "  backed up the file as it was to {}",
+                            show_path(&written, self.places.home.as_deref())
+                        );
+                        backup = Some(written.display().to_string());
+                    }
+                    Err(e) => {
+                        return self.fail(&shown, format!("cannot be backed up ({e}); nothing changed"));
+                    }
+                }
+            }
+        }
+        let written = if delete {
+            fs::remove_file(&target)
+        } else {
+            let folder = target.parent().filter(|p| !p.as_os_str().is_empty());
+            folder
+                .map(|dir| fsx::ensure_dir(dir, self.options.scope == Scope::User))
+                .unwrap_or(Ok(()))
+                .and_then(|_| fsx::write_atomic(&target, new_text.as_bytes(), fsx::WriteOptions::USER))
+        };
+        if let Err(e) = written {
+            return self.fail(&shown, format!("cannot be written ({e}); the file is as it was"));
+        }
+        report(self.out);
+        if delete {
+            let _ = writeln!(self.out, "  removed the file (install had created it)");
+        }
+        if let Some(installs) = self.installs.as_mut() {
+            if outcome.record.is_empty() {
+                installs.installs.remove(&key);
+            } else {
+                installs.installs.insert(
+                    key,
+                    state::Entry {
+                        host: host.id().to_string(),
+                        binary: self.binary.clone(),
+                        installed_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                        backup,
+                        record: outcome.record,
+                    },
+                );
+            }
+            self.installs_changed = true;
+        }
+        Done::Changed
+    }
+}
+
+/// Runs install or uninstall; returns the exit code.
+pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let places = Places::from_env();
+    let verb = if mode == Mode::Install { "install" } else { "uninstall" };
+    let Targets { files, skipped } = match targets(options, &places) {
+        Ok(found) => found,
+        Err((code, e)) => {
+            let _ = writeln!(err, "baton {verb}: {e}");
+            return code;
+        }
+    };
+    let binary = match current_binary() {
+        Ok(binary) => binary,
+        Err(e) => {
+            let _ = writeln!(err, "baton {verb}: {e}");
+            return EXIT_FAILED;
+        }
+    };
+
+    let state_dir = crate::places::state_dir();
+    // One lock for every install and uninstall of this user: read-merge-write of the
+    // settings and of the record happen under it, so two runs at once serialise.
+    let _lock = match (&state_dir, options.dry_run) {
+        (Some(dir), false) => {
+            match fsx::ensure_dir(dir, true).and_then(|_| FileLock::acquire(&state::lock_path(dir))) {
+                Ok(lock) => Some(lock),
+                Err(e) => {
+                    let _ = writeln!(
+                        err,
+                        "baton {verb}: cannot lock {} ({e}); check that the folder is yours and writable",
+                        state::lock_path(dir).display()
+                    );
+                    return EXIT_FAILED;
+                }
+            }
+        }
+        _ => None,
+    };
+    let installs = match &state_dir {
+        Some(dir) => match state::load(&state::path(dir)) {
+            Ok(installs) => Some(installs),
+            Err(e) => {
+                let _ = writeln!(
+                    err,
+                    "warning: {e}; install records are not used or updated this time (move the file away to start afresh)"
+                );
+                None
+            }
+        },
+        None => {
+            let _ = writeln!(err, "warning: no state dir (HOME is not set); install records are not kept");
+            None
+        }
+    };
+
+    let mut run = Run { mode, options, binary, places, installs, installs_changed: false, out, err };
+    let mut results = Vec::new();
+    for (host, path) in &files {
+        results.push(run.file(*host, path));
+    }
+    for line in &skipped {
+        let _ = writeln!(run.out, "{line}");
+    }
+    if run.installs_changed {
+        if let (Some(dir), Some(installs)) = (&state_dir, &run.installs) {
+            if let Err(e) = state::save(&state::path(dir), installs) {
+                let _ = writeln!(
+                    run.err,
+                    "warning: the settings were changed, but baton's record in {} could not be written ({e}); \
+                     uninstall will still remove baton and unwrap the statusline",
+                    state::path(dir).display()
+                );
+            }
+        }
+    }
+
+    let failed = results.contains(&Done::Failed);
+    let changed = results.contains(&Done::Changed);
+    if options.dry_run {
+        let _ = writeln!(run.out, "dry run: nothing was written");
+    } else if mode == Mode::Install && !failed && !files.is_empty() {
+        let _ = writeln!(
+            run.out,
+            "baton is installed. `baton doctor` checks the setup; `baton uninstall` undoes it."
+        );
+    } else if mode == Mode::Uninstall && !failed && changed {
+        let _ = writeln!(run.out, "baton is uninstalled.");
+    }
+    if failed { EXIT_FAILED } else { EXIT_OK }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn files_keep_their_indentation() {
+        let value = json!({"a": {"b": 1}});
+        assert_eq!(render(&value, None), "{\n  \"a\": {\n    \"b\": 1\n  }\n}\n");
+        assert_eq!(render(&value, Some("{\n    \"x\": 1\n}")), "{\n    \"a\": {\n        \"b\": 1\n    }\n}");
+        assert_eq!(render(&value, Some("{\n\t\"x\": 1\n}\n")), "{\n\t\"a\": {\n\t\t\"b\": 1\n\t}\n}\n");
+        assert_eq!(render(&value, Some("")), render(&value, None));
+    }
+
+    fn places(root: &Path) -> Places {
+        Places {
+            home: Some(root.join("h")),
+            claude_config_dir: None,
+            codex_home: None,
+            project: Some(root.join("p")),
+        }
+    }
+
+    fn options(hosts: Vec<HostArg>, scope: Scope) -> Options {
+        Options {
+            hosts,
+            scope,
+            dry_run: false,
+            hooks: true,
+            statusline: true,
+            replace_statusline: false,
+            replace_other_monitors: false,
+        }
+    }
+
+    #[test]
+    fn all_takes_hosts_that_are_set_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = places(dir.path());
+        fs::create_dir_all(dir.path().join("h/.codex")).unwrap();
+        let Targets { files, skipped } = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
+        let hosts: Vec<Host> = files.iter().map(|(h, _)| *h).collect();
+        assert_eq!(hosts, [Host::Claude, Host::Codex]);
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        // Asked for by name, a host is set up even without its folder.
+        let found = targets(&options(vec![HostArg::Gemini, HostArg::All], Scope::User), &p).unwrap();
+        assert_eq!(found.files.len(), 3);
+        // Local scope: only Claude Code has one.
+        let found = targets(&options(vec![HostArg::All], Scope::Local), &p).unwrap();
+        assert_eq!(found.files.len(), 1);
+        assert_eq!(found.skipped.len(), 2);
+        assert!(targets(&options(vec![HostArg::Codex], Scope::Local), &p).is_err());
+    }
+
+    #[test]
+    fn statusline_only_skips_hosts_without_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = options(vec![HostArg::Claude, HostArg::Gemini], Scope::User);
+        o.hooks = false;
+        let found = targets(&o, &places(dir.path())).unwrap();
+        assert_eq!(found.files.len(), 1);
+        assert!(found.skipped[0].contains("no command status line"));
+    }
+}

@@ -1,0 +1,201 @@
+//! `baton statusline --wrap '<command>'`: another tool's statusline, kept as it was.
+//!
+//! `baton install` wraps a statusLine that is not baton's instead of replacing it. The
+//! old command gets the same stdin bytes and its output is printed unchanged (with
+//! baton's context meter after it when `statusline.wrap_append` is set), while baton
+//! writes the bridge its monitor reads, in every case. When the old command is slow
+//! (past `statusline.wrap_timeout_ms`, 1 s by default: its whole process group is
+//! killed), fails, prints nothing or is not found, baton's own line is printed instead,
+//! so the status line never goes blank because of the wrapped tool.
+
+use std::io::{self, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::host::StatuslineInput;
+use crate::stdin;
+
+/// The most stdin passed on, and the most output kept, in bytes.
+const PAYLOAD_LIMIT: usize = 4 * 1024 * 1024;
+const OUTPUT_LIMIT: usize = 256 * 1024;
+
+/// Why the wrapped command's output is not used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// `sh` itself could not be started.
+    Spawn(String),
+    /// Still running at the deadline; killed.
+    Timeout,
+    /// Exited non-zero (127: not found).
+    Exit(Option<i32>),
+    /// Printed nothing but white space.
+    Empty,
+}
+
+/// The wrapped command, started.
+struct Running {
+    child: Child,
+    started: Instant,
+}
+
+/// Starts `sh -c <command>` in its own process group, its stdin fed `payload` from a
+/// thread (a command that never reads must not block baton), its stderr discarded.
+fn spawn(command: &str, payload: Vec<u8>) -> Result<Running, Failure> {
+    let mut child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| Failure::Spawn(e.to_string()))?;
+    let started = Instant::now();
+    if let Some(mut pipe) = child.stdin.take() {
+        // Never joined: if the command does not read, the write ends when it exits.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&payload);
+        });
+    }
+    Ok(Running { child, started })
+}
+
+impl Running {
+    /// Kills the whole group (a shell's children too) and reaps the shell.
+    fn kill(&mut self) {
+        let pgid = self.child.id() as libc::pid_t;
+        // SAFETY: kill has no memory preconditions; the group is the one we created.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
+
+    /// The command's output, if it ends well within `timeout` of its start.
+    fn finish(mut self, timeout: Duration) -> Result<String, Failure> {
+        let deadline = self.started + timeout;
+        let mut output = Vec::new();
+        if let Some(stdout) = self.child.stdout.take() {
+            let mut reader = stdin::deadline_reader(stdout.as_fd(), deadline);
+            let mut chunk = [0u8; 16 * 1024];
+            loop {
+                match reader.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let room = OUTPUT_LIMIT.saturating_sub(output.len());
+                        output.extend_from_slice(&chunk[..n.min(room)]);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => {
+                        drop(reader);
+                        self.kill();
+                        return Err(Failure::Timeout);
+                    }
+                }
+            }
+        }
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
+                Ok(None) | Err(_) => {
+                    self.kill();
+                    return Err(Failure::Timeout);
+                }
+            }
+        };
+        if !status.success() {
+            return Err(Failure::Exit(status.code()));
+        }
+        let text = String::from_utf8_lossy(&output).into_owned();
+        if text.trim().is_empty() {
+            return Err(Failure::Empty);
+        }
+        Ok(text)
+    }
+}
+
+/// Runs `command` with `payload` on stdin and returns its output, or why not.
+pub fn run_command(command: &str, payload: &[u8], timeout: Duration) -> Result<String, Failure> {
+    spawn(command, payload.to_vec())?.finish(timeout)
+}
+
+/// What is printed: the wrapped output (the meter after its last line when `append`),
+/// or baton's own line when the wrapped command gave nothing usable.
+pub fn compose(
+    wrapped: Result<String, Failure>,
+    own_line: &str,
+    meter: Option<&str>,
+    append: bool,
+) -> String {
+    match wrapped {
+        Ok(text) => match meter.filter(|_| append) {
+            Some(meter) => format!("{}{}{meter}\n", text.trim_end_matches(['\n', '\r']), super::SEPARATOR),
+            None => text,
+        },
+        Err(_) => format!("{own_line}\n"),
+    }
+}
+
+/// The whole `--wrap` mode: read stdin, start the wrapped command, render baton's line
+/// and write the bridge while it runs, then choose what to print.
+pub fn run(command: &str, now: i64) -> String {
+    let payload = stdin::read_bytes(stdin::timeout_from_env(), PAYLOAD_LIMIT).unwrap_or_default();
+    let input: Option<StatuslineInput> = serde_json::from_slice(&payload).ok();
+    let project = input.as_ref().and_then(|i| i.project_dir()).map(PathBuf::from).filter(|p| p.is_absolute());
+    let config = Config::load(project.as_deref());
+    let running = spawn(command, payload);
+    let (own_line, meter) = match &input {
+        Some(input) => super::run_parts(input, &config, now),
+        None => ("baton: no statusline input".to_string(), None),
+    };
+    let wrapped = running.and_then(|r| r.finish(config.wrap_timeout()));
+    compose(wrapped, &own_line, meter.as_deref(), config.wrap_append())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_stdin_and_output_through() {
+        let out = run_command("tr a-z A-Z", b"{\"x\": \"abc\"}", Duration::from_secs(5));
+        assert_eq!(out, Ok("{\"X\": \"ABC\"}".to_string()));
+    }
+
+    #[test]
+    fn failures_are_told_apart() {
+        let t = Duration::from_secs(5);
+        assert_eq!(run_command("exit 3", b"", t), Err(Failure::Exit(Some(3))));
+        assert_eq!(run_command("printf '  \\n'", b"", t), Err(Failure::Empty));
+        assert_eq!(run_command("/nonexistent/statusline-tool", b"", t), Err(Failure::Exit(Some(127))));
+    }
+
+    #[test]
+    fn a_slow_command_is_killed_at_the_deadline() {
+        let start = Instant::now();
+        // The child holds stdout open too: the group kill must reach it.
+        let out = run_command("echo early; sleep 5 & sleep 5", b"", Duration::from_millis(300));
+        assert_eq!(out, Err(Failure::Timeout));
+        assert!(start.elapsed() < Duration::from_millis(1500), "{:?}", start.elapsed());
+    }
+
+    #[test]
+    fn a_command_that_ignores_a_large_stdin_does_not_block() {
+        let payload = vec![b' '; 1024 * 1024];
+        assert_eq!(run_command("echo ok", &payload, Duration::from_secs(5)), Ok("ok\n".to_string()));
+    }
+
+    #[test]
+    fn composes_the_line() {
+        assert_eq!(compose(Ok("gsd │ 40%\n".into()), "own", Some("██ 20%"), false), "gsd │ 40%\n");
+        assert_eq!(compose(Ok("gsd\n".into()), "own", Some("██ 20%"), true), "gsd │ ██ 20%\n");
+        assert_eq!(compose(Ok("a\nb".into()), "own", Some("m"), true), "a\nb │ m\n");
+        assert_eq!(compose(Err(Failure::Timeout), "own", Some("m"), true), "own\n");
+        assert_eq!(compose(Ok("gsd\n".into()), "own", None, true), "gsd\n");
+    }
+}

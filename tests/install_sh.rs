@@ -1,0 +1,163 @@
+//! `install/install.sh`, run for real with a stand-in `cargo` first on PATH: it
+//! "builds" by copying the already built test binary into `--root`, so the script's own
+//! logic (where the binary goes, the PATH link, passing flags to `baton install`,
+//! `--uninstall`, idempotence, `--dry-run`) is tested without a release build taking
+//! minutes. The real `cargo install --path .` is not run here.
+
+mod common;
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+use serde_json::Value;
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/install/install.sh");
+
+const FAKE_CARGO: &str = r#"#!/bin/sh
+# Stand-in for cargo: logs its arguments, and installs or removes the test binary.
+echo "cargo $*" >> "$FAKE_CARGO_LOG"
+root="${CARGO_HOME:-$HOME/.cargo}"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --root) shift; root="$1" ;;
+        install) action=install ;;
+        uninstall) action=uninstall ;;
+    esac
+    shift
+done
+case "$action" in
+    install) mkdir -p "$root/bin" && cp "$BATON_TEST_BINARY" "$root/bin/baton" ;;
+    uninstall) rm -f "$root/bin/baton" ;;
+esac
+"#;
+
+struct Setup {
+    sb: Sandbox,
+    fake_bin: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let sb = Sandbox::plain();
+        let fake_bin = sb.root().join("fake-bin");
+        fs::create_dir_all(&fake_bin).unwrap();
+        let cargo = fake_bin.join("cargo");
+        fs::write(&cargo, FAKE_CARGO).unwrap();
+        fs::set_permissions(&cargo, fs::Permissions::from_mode(0o755)).unwrap();
+        Setup { sb, fake_bin }
+    }
+
+    fn log(&self) -> String {
+        fs::read_to_string(self.sb.root().join("cargo.log")).unwrap_or_default()
+    }
+
+    fn run(&self, args: &[&str], path_extra: Option<&Path>) -> Output {
+        let mut path = format!("{}:/usr/bin:/bin", self.fake_bin.display());
+        if let Some(extra) = path_extra {
+            path = format!("{}:{path}", extra.display());
+        }
+        Command::new("sh")
+            .arg(SCRIPT)
+            .args(args)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", self.sb.home())
+            .env("TMPDIR", self.sb.tmp())
+            .env("XDG_CONFIG_HOME", self.sb.root().join("config"))
+            .env("XDG_STATE_HOME", self.sb.root().join("state"))
+            .env("CLAUDE_CONFIG_DIR", self.sb.root().join("claude-config"))
+            .env("FAKE_CARGO_LOG", self.sb.root().join("cargo.log"))
+            .env("BATON_TEST_BINARY", BATON)
+            .current_dir(self.sb.project())
+            .output()
+            .unwrap()
+    }
+}
+
+#[test]
+fn installs_registers_and_uninstalls_idempotently() {
+    let s = Setup::new();
+    write(&s.sb.claude_settings(), GSD_SETTINGS);
+    let prefix = s.sb.root().join("prefix");
+    let prefix_arg = format!("--prefix={}", prefix.display());
+    let out = ok(&s.run(&[&prefix_arg, "--replace-other-monitors"], None));
+    let installed = fs::canonicalize(prefix.join("bin/baton")).unwrap();
+    assert!(out.contains("building baton"), "{out}");
+    assert!(out.contains("not on PATH"), "tells how to add it: {out}");
+    assert!(
+        s.log().contains(&format!(
+            "cargo install --path {} --locked --root {}",
+            env!("CARGO_MANIFEST_DIR"),
+            prefix.display()
+        )),
+        "{}",
+        s.log()
+    );
+    let settings: Value = read_json(&s.sb.claude_settings());
+    let text = settings.to_string();
+    assert!(text.contains(&format!("{} hook", installed.display())), "{text}");
+    assert!(!text.contains("gsd-context-monitor"), "flags are passed on: {text}");
+
+    // Again: the same settings.
+    let before = fs::read(s.sb.claude_settings()).unwrap();
+    let out = ok(&s.run(&[&prefix_arg, "--replace-other-monitors"], None));
+    assert!(out.contains("already installed"), "{out}");
+    assert_eq!(fs::read(s.sb.claude_settings()).unwrap(), before);
+
+    let out = ok(&s.run(&["--uninstall", &prefix_arg], None));
+    assert!(out.contains("baton is uninstalled"), "{out}");
+    assert!(!prefix.join("bin/baton").exists());
+    assert_eq!(fs::read_to_string(s.sb.claude_settings()).unwrap(), GSD_SETTINGS);
+    // And again: nothing left to do, no error.
+    let out = ok(&s.run(&["--uninstall", &prefix_arg], None));
+    assert!(out.contains("no baton binary found") && out.contains("nothing to remove"), "{out}");
+}
+
+#[test]
+fn links_into_local_bin_when_that_is_on_path() {
+    let s = Setup::new();
+    let local_bin = s.sb.home().join(".local/bin");
+    fs::create_dir_all(&local_bin).unwrap();
+    let out = ok(&s.run(&["--statusline-only"], Some(&local_bin)));
+    let cargo_bin = s.sb.home().join(".cargo/bin/baton");
+    assert!(cargo_bin.exists(), "{out}");
+    assert_eq!(fs::read_link(local_bin.join("baton")).unwrap(), cargo_bin);
+    let settings = read_json(&s.sb.claude_settings());
+    assert!(settings.get("hooks").is_none(), "--statusline-only passed on");
+    ok(&s.run(&["--uninstall"], Some(&local_bin)));
+    assert!(!local_bin.join("baton").exists());
+    assert!(!cargo_bin.exists());
+    assert!(!s.sb.claude_settings().exists());
+}
+
+#[test]
+fn dry_run_changes_nothing() {
+    let s = Setup::new();
+    let out = ok(&s.run(&["--dry-run", "--host", "claude"], None));
+    assert!(out.contains("would run: cargo install --path"), "{out}");
+    assert!(out.contains("would run:") && out.contains("baton install --host claude"), "{out}");
+    assert_eq!(s.log(), "", "cargo was not run");
+    assert!(!s.sb.home().join(".cargo").exists());
+    assert!(!s.sb.claude_settings().exists());
+}
+
+#[test]
+fn bad_arguments_and_a_missing_cargo() {
+    let s = Setup::new();
+    let output = s.run(&["--prefix"], None);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("--prefix needs a folder"));
+    // Without cargo (skipped where the system has one in /usr/bin or /bin: the script
+    // would find it and build for real).
+    if !Path::new("/usr/bin/cargo").exists() && !Path::new("/bin/cargo").exists() {
+        fs::remove_file(s.fake_bin.join("cargo")).unwrap();
+        let output = s.run(&[], None);
+        assert_eq!(output.status.code(), Some(1));
+        assert!(stderr(&output).contains("https://rustup.rs"), "{}", stderr(&output));
+    }
+    let help = ok(&s.run(&["--help"], None));
+    assert!(help.contains("--uninstall"), "{help}");
+}
