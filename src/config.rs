@@ -80,6 +80,55 @@ pub const KEYS: &[KeySpec] = &[
         about: "CRITICAL when remaining context is at or below this %",
     },
     KeySpec {
+        key: "warn_headroom_tokens",
+        env: Some("BATON_WARN_HEADROOM_TOKENS"),
+        kind: Kind::Integer { min: 0, max: 100_000_000 },
+        default: Default::Integer(0),
+        about: "WARNING when this many tokens or fewer are left before auto-compaction (0: use %)",
+    },
+    KeySpec {
+        key: "critical_headroom_tokens",
+        env: Some("BATON_CRITICAL_HEADROOM_TOKENS"),
+        kind: Kind::Integer { min: 0, max: 100_000_000 },
+        default: Default::Integer(0),
+        about: "CRITICAL when this many tokens or fewer are left before auto-compaction",
+    },
+    KeySpec {
+        key: "default_window_tokens",
+        env: Some("BATON_DEFAULT_WINDOW_TOKENS"),
+        kind: Kind::Integer { min: 1000, max: 100_000_000 },
+        default: Default::Integer(200_000),
+        about: "context window assumed when neither the statusline nor the model id tells",
+    },
+    KeySpec {
+        key: "compact_buffer_tokens",
+        env: Some("BATON_COMPACT_BUFFER_TOKENS"),
+        kind: Kind::Integer { min: 0, max: 100_000_000 },
+        default: Default::Integer(33_000),
+        about: "auto-compaction fires this many tokens short of the window (until one is observed)",
+    },
+    KeySpec {
+        key: "auto_compact_window",
+        env: Some("CLAUDE_CODE_AUTO_COMPACT_WINDOW"),
+        kind: Kind::Integer { min: 0, max: 100_000_000 },
+        default: Default::Integer(0),
+        about: "Claude Code's window for auto-compaction, when set (0: the model's window)",
+    },
+    KeySpec {
+        key: "auto_compact_pct",
+        env: Some("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"),
+        kind: Kind::Integer { min: 0, max: 100 },
+        default: Default::Integer(0),
+        about: "Claude Code compacts at this % of the window when lower (0: not set)",
+    },
+    KeySpec {
+        key: "auto_compact_disabled",
+        env: Some("DISABLE_AUTO_COMPACT"),
+        kind: Kind::Bool,
+        default: Default::Bool(false),
+        about: "Claude Code's auto-compaction is off: headroom runs to the window's end",
+    },
+    KeySpec {
         key: "debounce_calls",
         env: Some("BATON_DEBOUNCE_CALLS"),
         kind: Kind::Integer { min: 1, max: 1000 },
@@ -343,6 +392,20 @@ pub fn resolve(layers: &[Layer]) -> (BTreeMap<&'static str, Setting>, Vec<String
             }
         }
     }
+    // Headroom thresholds: both, in order, or neither.
+    let warn = settings["warn_headroom_tokens"].value.as_u64().unwrap_or(0);
+    let critical = settings["critical_headroom_tokens"].value.as_u64().unwrap_or(0);
+    if (warn > 0 || critical > 0) && (warn == 0 || critical == 0 || critical >= warn) {
+        errors.push(format!(
+            "critical_headroom_tokens ({critical}) must be set and below warn_headroom_tokens ({warn}); thresholds use remaining % instead"
+        ));
+        for key in ["warn_headroom_tokens", "critical_headroom_tokens"] {
+            if let Some(spec) = spec(key) {
+                settings
+                    .insert(spec.key, Setting { value: spec.default.to_value(), source: Source::Default });
+            }
+        }
+    }
     (settings, errors)
 }
 
@@ -465,6 +528,39 @@ impl Config {
         }
     }
 
+    /// Everything that decides a figure's level and headroom.
+    pub fn limits(&self) -> crate::metrics::Limits {
+        let optional = |key: &str| Some(self.integer(key, 0)).filter(|v| *v > 0);
+        crate::metrics::Limits {
+            thresholds: self.levels(),
+            warn_headroom: optional("warn_headroom_tokens"),
+            critical_headroom: optional("critical_headroom_tokens"),
+            default_window: self.integer("default_window_tokens", 200_000),
+            rule: crate::metrics::CompactionRule {
+                buffer: self.integer("compact_buffer_tokens", 33_000),
+                window_override: optional("auto_compact_window"),
+                pct_override: optional("auto_compact_pct"),
+                disabled: self.flag("auto_compact_disabled", false),
+                learned: None,
+            },
+        }
+    }
+
+    /// Which thresholds are in force, in words.
+    pub fn threshold_mode(&self) -> String {
+        let limits = self.limits();
+        match (limits.warn_headroom, limits.critical_headroom) {
+            (Some(warn), Some(critical)) => format!(
+                "headroom tokens: WARNING at {warn} or fewer tokens before auto-compaction, CRITICAL at {critical} (remaining % when the token count is unknown)"
+            ),
+            _ => format!(
+                "remaining %: WARNING at {}% or less, CRITICAL at {}% or less",
+                crate::metrics::format_pct(limits.thresholds.warn_remaining),
+                crate::metrics::format_pct(limits.thresholds.critical_remaining)
+            ),
+        }
+    }
+
     pub fn debounce_calls(&self) -> u32 {
         self.integer("debounce_calls", 5) as u32
     }
@@ -555,7 +651,7 @@ impl Config {
             .iter()
             .map(|(p, exists)| serde_json::json!({"path": p.display().to_string(), "exists": exists}))
             .collect();
-        serde_json::json!({"values": values, "files": files, "errors": self.errors})
+        serde_json::json!({"values": values, "thresholds": self.threshold_mode(), "files": files, "errors": self.errors})
     }
 }
 
@@ -575,6 +671,7 @@ pub fn describe_config(config: &Config) -> String {
         let env = spec.env.map(|e| format!(" (env {e})")).unwrap_or_default();
         out.push_str(&format!("  {:<key_width$}  {}{env}\n", "", spec.about));
     }
+    out.push_str(&format!("\nthresholds in force: {}\n", config.threshold_mode()));
     out.push_str("\nfiles:\n");
     for (path, exists) in &config.files {
         let state = if *exists { "read" } else { "not present" };

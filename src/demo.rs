@@ -267,6 +267,31 @@ pub fn run(out: &mut impl Write) -> io::Result<()> {
     )?;
     print_state(out, &demo.tmp())?;
     print_handoff(out, &demo)?;
+    print_next_session(out, &demo)?;
+    Ok(())
+}
+
+/// A new session starts in the same repository: the brief it is given.
+fn print_next_session(out: &mut impl Write, demo: &Demo) -> io::Result<()> {
+    let event = json!({
+        "session_id": "demo-session-0002",
+        "transcript_path": demo.home().join(".claude/projects/demo-2.jsonl"),
+        "cwd": demo.project(),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    });
+    let output = demo.run("hook", &event)?;
+    let Some(brief) = told(&output) else { return Ok(()) };
+    writeln!(
+        out,
+        "\nA new session starts in the project (SessionStart). Without anyone typing a command, it"
+    )?;
+    writeln!(out, "is given this brief ({} characters):\n", brief.chars().count())?;
+    for line in brief.lines() {
+        let indent = "    ";
+        writeln!(out, "{indent}{}", wrap(line, 92, &format!("{indent}  ")))?;
+    }
+    writeln!(out, "\nWhen the work is picked up, `baton resume --done` archives the handoff.")?;
     Ok(())
 }
 

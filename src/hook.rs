@@ -54,7 +54,8 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
                 return None;
             }
             let session = input.session_id.as_deref()?;
-            let warning = monitor::check(session, &config, metrics::now_unix())?;
+            let transcript = input.transcript_path.as_deref().map(std::path::Path::new);
+            let warning = monitor::check(session, transcript, &config, metrics::now_unix())?;
             let mut text = warning.text.clone();
             if warning.level == Level::Critical && config.handoff_auto() {
                 text = critical_handoff(input, env, &config, session, &warning);

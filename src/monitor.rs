@@ -9,10 +9,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use std::path::Path;
+
 use crate::config::Config;
 use crate::fsx::{self, FileLock};
-use crate::metrics::{self, Figure, Level};
-use crate::places;
+use crate::metrics::{self, Figure, Headroom, Level, Limits, Origin, learned};
+use crate::{places, transcript};
 
 /// The debounce state, GSD's `claude-ctx-<sid>-warned.json`. Unknown fields are kept so
 /// a session can switch between GSD's hook and baton's mid-way.
@@ -79,22 +81,34 @@ pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32) -> Decis
 }
 
 /// The words the agent is given. Advisory: they inform, they never override the user.
-pub fn message(level: Level, figure: &Figure) -> String {
+pub fn message(level: Level, figure: &Figure, headroom: Option<&Headroom>) -> String {
     let used = figure.used_pct();
     let remaining = figure.remaining_display();
+    let room = headroom.map(|h| format!(" {}.", capitalise(&h.describe()))).unwrap_or_default();
+    let source = match figure.origin {
+        Origin::Transcript => {
+            " (This figure was read from the session's transcript: no status line figure was available.)"
+        }
+        _ => "",
+    };
     match level {
         Level::Critical => format!(
-            "CONTEXT CRITICAL: Usage at {used}%. Remaining: {remaining}%. Context is nearly \
+            "CONTEXT CRITICAL: Usage at {used}%. Remaining: {remaining}%.{room} Context is nearly \
              exhausted. It would be wise to finish the current step, avoid starting anything \
              new, and let the user know so they can decide how to continue (for example by \
-             pausing with a handoff: `baton pause` or /gsd:pause-work)."
+             pausing with a handoff: `baton pause` or /gsd:pause-work).{source}"
         ),
         _ => format!(
-            "CONTEXT WARNING: Usage at {used}%. Remaining: {remaining}%. Context is getting \
+            "CONTEXT WARNING: Usage at {used}%. Remaining: {remaining}%.{room} Context is getting \
              limited. Consider avoiding new complex work or broad exploration, and keep the \
-             current task moving towards a natural stopping point."
+             current task moving towards a natural stopping point.{source}"
         ),
     }
+}
+
+fn capitalise(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
 /// The result of a monitor check, for callers that build on it (the handoff).
@@ -102,6 +116,7 @@ pub fn message(level: Level, figure: &Figure) -> String {
 pub struct Warning {
     pub level: Level,
     pub figure: Figure,
+    pub headroom: Option<Headroom>,
     pub text: String,
     /// A CRITICAL handoff was already recorded for this session (`criticalRecorded`).
     pub critical_recorded: bool,
@@ -109,20 +124,50 @@ pub struct Warning {
 
 const STATE_LIMIT: u64 = 64 * 1024;
 
-/// Runs the monitor for one tool call of `session_id`: reads the bridge, applies the
+/// Where the session's figure comes from: a fresh bridge, else its transcript (so the
+/// monitor works with any statusline, with none, and in headless runs), else nowhere.
+/// Returns the figure and the model id, when known.
+pub fn current_figure(
+    session_id: &str,
+    transcript: Option<&Path>,
+    limits: &Limits,
+    stale_seconds: u64,
+    now: i64,
+) -> Option<(Figure, Option<String>)> {
+    let bridge = metrics::read_any_bridge(session_id);
+    if let Some(bridge) = bridge.as_ref().filter(|b| metrics::is_fresh(b, now, stale_seconds)) {
+        return Some((bridge.figure(), bridge.model_id.clone()));
+    }
+    let reading = transcript::current_context(transcript?).ok()??;
+    if let (Some(model), Some(compaction)) = (reading.model.as_deref(), reading.last_compaction.as_ref()) {
+        learned::record(model, compaction);
+    }
+    let hint = bridge.and_then(|b| b.context_window_size);
+    let mut figure = metrics::figure_from_reading(&reading, hint, limits.default_window, now);
+    if let Some(at) = reading.timestamp.as_deref().and_then(transcript::unix_seconds) {
+        figure.taken_at = at;
+    }
+    Some((figure, reading.model.clone()))
+}
+
+/// Runs the monitor for one tool call of `session_id`: finds the figure, applies the
 /// debounce under the session's lock, and returns the warning to inject, if any.
 /// Returns `None` for every failure: the hook path is silent rather than wrong.
-pub fn check(session_id: &str, config: &Config, now: i64) -> Option<Warning> {
+pub fn check(session_id: &str, transcript_path: Option<&Path>, config: &Config, now: i64) -> Option<Warning> {
     if !fsx::valid_session_id(session_id) || !config.context_warnings() {
         return None;
     }
-    let bridge = metrics::read_bridge(session_id, now, config.stale_seconds())?;
-    let figure = bridge.figure();
-    let level = config.levels().level(&figure);
+    let mut limits = config.limits();
+    let (figure, model) = current_figure(session_id, transcript_path, &limits, config.stale_seconds(), now)?;
+    let headroom_mode = limits.warn_headroom.is_some();
+    if headroom_mode {
+        limits.rule.learned = model.as_deref().and_then(learned::learned_point);
+    }
+    let level = metrics::assess(&figure, &limits, model.as_deref(), None).level;
     if level == Level::Normal {
         return None;
     }
-    let decision = {
+    let (decision, pace) = {
         let _lock = FileLock::acquire(&places::warn_lock_path(session_id)).ok()?;
         let state_path = places::warn_state_path(session_id);
         if fsx::is_symlink(&state_path) {
@@ -133,14 +178,42 @@ pub fn check(session_id: &str, config: &Config, now: i64) -> Option<Warning> {
         if previous.as_ref().and_then(|p| p.compacted_at).is_some_and(|at| figure.taken_at <= at) {
             return None;
         }
-        let decision = decide(level, previous, config.debounce_calls());
+        let mut decision = decide(level, previous, config.debounce_calls());
+        // Only a warning that is given pays for measuring the pace.
+        let pace = match (decision.fire, transcript_path) {
+            (Some(_), Some(path)) => transcript::tokens_per_tool_call(path).ok().flatten(),
+            _ => None,
+        };
+        if let Some(pace) = pace {
+            decision.state.extra.insert("tokensPerCall".into(), Value::from(pace.tokens_per_call.round()));
+        }
         let json = serde_json::to_vec(&decision.state).ok()?;
         fsx::write_atomic(&state_path, &json, fsx::WriteOptions::STATE).ok()?;
-        decision
+        (decision, pace)
     };
     let level = decision.fire?;
+    if !headroom_mode {
+        limits.rule.learned = model.as_deref().and_then(learned::learned_point);
+    }
+    let headroom =
+        metrics::assess(&figure, &limits, model.as_deref(), pace.map(|p| p.tokens_per_call)).headroom;
     let critical_recorded = decision.state.critical_recorded;
-    Some(Warning { level, text: message(level, &figure), figure, critical_recorded })
+    Some(Warning {
+        level,
+        text: message(level, &figure, headroom.as_ref()),
+        figure,
+        headroom,
+        critical_recorded,
+    })
+}
+
+/// The recent tokens per tool call the monitor last measured for a session, if any.
+pub fn tokens_per_call(session_id: &str) -> Option<f64> {
+    if !fsx::valid_session_id(session_id) {
+        return None;
+    }
+    let state = fsx::read_owned(&places::warn_state_path(session_id), STATE_LIMIT).ok()?;
+    WarnState::parse(&state)?.extra.get("tokensPerCall")?.as_f64().filter(|p| *p > 0.0)
 }
 
 /// Records a compaction in the session's state, under the lock: the debounce starts
@@ -255,10 +328,20 @@ mod tests {
             taken_at: 0,
         };
         assert!(
-            message(Level::Warning, &figure).starts_with("CONTEXT WARNING: Usage at 72%. Remaining: 28%.")
+            message(Level::Warning, &figure, None)
+                .starts_with("CONTEXT WARNING: Usage at 72%. Remaining: 28%. Context")
         );
         assert!(
-            message(Level::Critical, &figure).starts_with("CONTEXT CRITICAL: Usage at 72%. Remaining: 28%.")
+            message(Level::Critical, &figure, None)
+                .starts_with("CONTEXT CRITICAL: Usage at 72%. Remaining: 28%.")
         );
+        let rule = metrics::CompactionRule { buffer: 33_000, ..Default::default() };
+        let room = metrics::headroom(144_012, 200_000, &rule, Some(2500.0));
+        let text = message(Level::Warning, &Figure { origin: Origin::Transcript, ..figure }, Some(&room));
+        assert!(
+            text.starts_with("CONTEXT WARNING: Usage at 72%. Remaining: 28%. About 23k tokens, about 9 tool calls before auto-compaction. Context"),
+            "{text}"
+        );
+        assert!(text.ends_with("no status line figure was available.)"), "{text}");
     }
 }

@@ -61,7 +61,12 @@ fn figure_for(session: &str, transcript: Option<&Path>) -> Option<Figure> {
         return Some(bridge.figure());
     }
     let reading = transcript::current_context(transcript?).ok()??;
-    Some(metrics::figure_from_reading(&reading, bridge.and_then(|b| b.context_window_size), now))
+    Some(metrics::figure_from_reading(
+        &reading,
+        bridge.and_then(|b| b.context_window_size),
+        metrics::DEFAULT_WINDOW,
+        now,
+    ))
 }
 
 /// Writes the handoff by hand.

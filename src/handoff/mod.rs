@@ -87,6 +87,13 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
             Err(e) => Sourced::Missing(format!("transcript {} unreadable: {e}", path.display())),
         },
     };
+    if let Sourced::Found(facts) = &transcript {
+        if let Some(model) = facts.model.as_deref() {
+            for compaction in &facts.compactions {
+                crate::metrics::learned::record(model, compaction);
+            }
+        }
+    }
     let git = match &repo {
         None => Sourced::Missing("not a git repository".into()),
         Some(repo) => match repo.facts(since(&transcript)) {

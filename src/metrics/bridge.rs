@@ -89,16 +89,25 @@ pub fn write_bridge(bridge: &Bridge) -> std::io::Result<()> {
     fsx::write_atomic(&places::bridge_path(&bridge.session_id), &json, fsx::WriteOptions::STATE)
 }
 
-/// Reads the session's bridge if it exists, is well formed, belongs to this user and is
-/// fresh (no older than `stale_seconds`, and not from the future either).
-pub fn read_bridge(session_id: &str, now: i64, stale_seconds: u64) -> Option<Bridge> {
+/// Reads the session's bridge if it exists, is well formed and belongs to this user,
+/// however old it is (its window size stays useful).
+pub fn read_any_bridge(session_id: &str) -> Option<Bridge> {
     if !fsx::valid_session_id(session_id) {
         return None;
     }
     let bytes = fsx::read_owned(&places::bridge_path(session_id), BRIDGE_LIMIT).ok()?;
-    let bridge = Bridge::parse(&bytes)?;
-    let age = now - bridge.timestamp;
-    (age.unsigned_abs() <= stale_seconds).then_some(bridge)
+    Bridge::parse(&bytes)
+}
+
+/// Whether a bridge is fresh: no older than `stale_seconds`, and not from the future.
+pub fn is_fresh(bridge: &Bridge, now: i64, stale_seconds: u64) -> bool {
+    (now - bridge.timestamp).unsigned_abs() <= stale_seconds
+}
+
+/// Reads the session's bridge if it exists, is well formed, belongs to this user and is
+/// fresh.
+pub fn read_bridge(session_id: &str, now: i64, stale_seconds: u64) -> Option<Bridge> {
+    read_any_bridge(session_id).filter(|b| is_fresh(b, now, stale_seconds))
 }
 
 #[cfg(test)]

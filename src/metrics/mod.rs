@@ -4,10 +4,13 @@
 //! never disagree.
 
 mod bridge;
+mod headroom;
+pub mod learned;
 mod payload;
 mod transcript;
 
-pub use bridge::{Bridge, read_bridge, write_bridge};
+pub use bridge::{Bridge, is_fresh, read_any_bridge, read_bridge, write_bridge};
+pub use headroom::{CompactionRule, Headroom, HeadroomEnd, compaction_point, headroom, short_tokens};
 pub use payload::figure_from_statusline;
 pub use transcript::{DEFAULT_WINDOW, KNOWN_WINDOWS, figure_from_reading, window_for};
 
@@ -99,6 +102,71 @@ impl Thresholds {
     }
 }
 
+/// Everything that decides a figure's level and headroom (from the configuration).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    pub thresholds: Thresholds,
+    /// Headroom thresholds in tokens; in force when both are set.
+    pub warn_headroom: Option<u64>,
+    pub critical_headroom: Option<u64>,
+    pub default_window: u64,
+    pub rule: CompactionRule,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            thresholds: Thresholds::default(),
+            warn_headroom: None,
+            critical_headroom: None,
+            default_window: DEFAULT_WINDOW,
+            rule: CompactionRule { buffer: 33_000, ..CompactionRule::default() },
+        }
+    }
+}
+
+/// A figure's level and headroom: the one computation the statusline and the monitor
+/// share.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Assessment {
+    pub level: Level,
+    pub headroom: Option<Headroom>,
+}
+
+/// Assesses a figure. `model` helps guess the window when the figure does not carry it;
+/// `tokens_per_call` turns the headroom into tool calls.
+pub fn assess(
+    figure: &Figure,
+    limits: &Limits,
+    model: Option<&str>,
+    tokens_per_call: Option<f64>,
+) -> Assessment {
+    let window = figure
+        .window_tokens
+        .filter(|w| *w > 0)
+        .or_else(|| figure.used_tokens.map(|used| window_for(used, model, None, limits.default_window)));
+    let used = figure
+        .used_tokens
+        .or_else(|| window.map(|w| ((100.0 - figure.remaining_pct) * w as f64 / 100.0).round() as u64));
+    let headroom = match (used, window) {
+        (Some(used), Some(window)) => Some(headroom(used, window, &limits.rule, tokens_per_call)),
+        _ => None,
+    };
+    let level = match (limits.warn_headroom, limits.critical_headroom, headroom) {
+        (Some(warn), Some(critical), Some(h)) => {
+            if h.tokens <= critical {
+                Level::Critical
+            } else if h.tokens <= warn {
+                Level::Warning
+            } else {
+                Level::Normal
+            }
+        }
+        _ => limits.thresholds.level(figure),
+    };
+    Assessment { level, headroom }
+}
+
 /// Seconds since the Unix epoch.
 pub fn now_unix() -> i64 {
     chrono::Utc::now().timestamp()
@@ -127,6 +195,25 @@ mod tests {
         assert_eq!(t.level(&figure(25.0)), Level::Critical);
         assert_eq!(t.level(&figure(0.0)), Level::Critical);
         assert_eq!(t.level(&figure(35.1)), Level::Normal);
+    }
+
+    #[test]
+    fn assessment_in_percent_and_in_headroom_tokens() {
+        let mut f = figure(28.0);
+        f.used_tokens = Some(144_012);
+        f.window_tokens = Some(200_000);
+        let limits = Limits::default();
+        let a = assess(&f, &limits, None, None);
+        assert_eq!(a.level, Level::Warning);
+        assert_eq!(a.headroom.unwrap().tokens, 22_988);
+        let by_tokens = Limits { warn_headroom: Some(60_000), critical_headroom: Some(25_000), ..limits };
+        assert_eq!(assess(&f, &by_tokens, None, None).level, Level::Critical);
+        // A 1M window at 61% used is far from compaction: normal by headroom, not by %.
+        let mut big = figure(39.0);
+        big.used_tokens = Some(610_020);
+        big.window_tokens = Some(1_000_000);
+        assert_eq!(assess(&big, &by_tokens, None, None).level, Level::Normal);
+        assert_eq!(assess(&big, &limits, None, None).level, Level::Normal);
     }
 
     #[test]

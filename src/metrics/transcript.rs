@@ -9,12 +9,12 @@ pub const KNOWN_WINDOWS: &[u64] = &[200_000, 1_000_000];
 pub const DEFAULT_WINDOW: u64 = 200_000;
 
 /// The window for a reading: the hint (the statusline's figure), else `[1m]` in the
-/// model id, else the default; if the tokens already exceed it, the next larger one.
-pub fn window_for(tokens: u64, model: Option<&str>, hint: Option<u64>) -> u64 {
+/// model id, else `default`; if the tokens already exceed it, the next larger one.
+pub fn window_for(tokens: u64, model: Option<&str>, hint: Option<u64>, default: u64) -> u64 {
     let base = hint
         .filter(|w| *w > 0)
         .or_else(|| model.filter(|m| m.to_ascii_lowercase().contains("[1m]")).map(|_| 1_000_000))
-        .unwrap_or(DEFAULT_WINDOW);
+        .unwrap_or(default);
     if tokens <= base {
         return base;
     }
@@ -22,8 +22,13 @@ pub fn window_for(tokens: u64, model: Option<&str>, hint: Option<u64>) -> u64 {
 }
 
 /// A figure from a transcript reading taken at `now`.
-pub fn figure_from_reading(reading: &ContextReading, window_hint: Option<u64>, now: i64) -> Figure {
-    let window = window_for(reading.tokens, reading.model.as_deref(), window_hint);
+pub fn figure_from_reading(
+    reading: &ContextReading,
+    window_hint: Option<u64>,
+    default_window: u64,
+    now: i64,
+) -> Figure {
+    let window = window_for(reading.tokens, reading.model.as_deref(), window_hint, default_window);
     let remaining = 100.0 - reading.tokens as f64 * 100.0 / window as f64;
     Figure {
         remaining_pct: remaining.clamp(0.0, 100.0),
@@ -40,9 +45,10 @@ mod tests {
 
     #[test]
     fn windows() {
-        assert_eq!(window_for(144_012, Some("claude-opus-4-5-20251101"), None), 200_000);
-        assert_eq!(window_for(10, Some("claude-sonnet-4-5[1m]"), None), 1_000_000);
-        assert_eq!(window_for(250_000, None, None), 1_000_000);
-        assert_eq!(window_for(10, None, Some(500_000)), 500_000);
+        assert_eq!(window_for(144_012, Some("claude-opus-4-5-20251101"), None, DEFAULT_WINDOW), 200_000);
+        assert_eq!(window_for(10, Some("claude-sonnet-4-5[1m]"), None, DEFAULT_WINDOW), 1_000_000);
+        assert_eq!(window_for(250_000, None, None, DEFAULT_WINDOW), 1_000_000);
+        assert_eq!(window_for(10, None, Some(500_000), DEFAULT_WINDOW), 500_000);
+        assert_eq!(window_for(10, None, None, 400_000), 400_000);
     }
 }

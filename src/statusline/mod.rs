@@ -2,7 +2,7 @@
 //!
 //! One file per segment, each a function from the shared [`Context`] to an optional
 //! [`Segment`]; [`render`] joins them. The context meter and its colour come from the
-//! same [`Figure`] and [`Thresholds`](crate::metrics::Thresholds) the monitor uses.
+//! same [`Figure`] and the same [`assess`](crate::metrics::assess) the monitor uses.
 
 mod branch;
 mod cost;
@@ -18,7 +18,7 @@ use once_cell::unsync::OnceCell;
 
 use crate::config::Config;
 use crate::host::StatuslineInput;
-use crate::metrics::{self, Figure, Level};
+use crate::metrics::{self, Figure, Level, Limits};
 
 pub use style::Style;
 
@@ -27,6 +27,8 @@ pub struct Context<'a> {
     pub input: &'a StatuslineInput,
     pub figure: Option<Figure>,
     pub level: Level,
+    /// The thresholds and compaction rule from the configuration.
+    pub limits: Limits,
     pub colour: bool,
     branch: OnceCell<Option<String>>,
 }
@@ -34,8 +36,15 @@ pub struct Context<'a> {
 impl<'a> Context<'a> {
     pub fn new(input: &'a StatuslineInput, config: &Config, now: i64, colour: bool) -> Context<'a> {
         let figure = metrics::figure_from_statusline(input, now);
-        let level = figure.as_ref().map(|f| config.levels().level(f)).unwrap_or(Level::Normal);
-        Context { input, figure, level, colour, branch: OnceCell::new() }
+        let mut limits = config.limits();
+        if limits.warn_headroom.is_some() {
+            limits.rule.learned = input.model_id().and_then(metrics::learned::learned_point);
+        }
+        let level = figure
+            .as_ref()
+            .map(|f| metrics::assess(f, &limits, input.model_id(), None).level)
+            .unwrap_or(Level::Normal);
+        Context { input, figure, level, limits, colour, branch: OnceCell::new() }
     }
 
     /// The folder the session works in.

@@ -44,6 +44,9 @@ pub struct ContextReading {
     pub compactions_seen: u32,
     /// The time of the latest of those boundaries.
     pub last_compaction_at: Option<String>,
+    /// The latest of those boundaries (trigger, sizes), for learning where the host
+    /// compacts.
+    pub last_compaction: Option<line::Compaction>,
     /// What was read to get here.
     pub stats: TailStats,
 }
@@ -69,7 +72,7 @@ pub struct ContextScanner {
     /// A compaction with no usable size came first: older usage is history, no figure.
     blocked: bool,
     compactions_seen: u32,
-    last_compaction_at: Option<String>,
+    last_compaction: Option<line::Compaction>,
     bytes_since_found: u64,
     lookback: u64,
 }
@@ -80,7 +83,7 @@ impl ContextScanner {
             found: None,
             blocked: false,
             compactions_seen: 0,
-            last_compaction_at: None,
+            last_compaction: None,
             bytes_since_found: 0,
             lookback: compaction_lookback,
         }
@@ -106,7 +109,7 @@ impl ContextScanner {
         if let Some(compaction) = entry.compaction() {
             self.compactions_seen += 1;
             if self.compactions_seen == 1 {
-                self.last_compaction_at = compaction.at.clone();
+                self.last_compaction = Some(compaction.clone());
             }
             if !settled {
                 match compaction.post_tokens {
@@ -148,7 +151,8 @@ impl ContextScanner {
             model,
             timestamp,
             compactions_seen: self.compactions_seen,
-            last_compaction_at: self.last_compaction_at,
+            last_compaction_at: self.last_compaction.as_ref().and_then(|c| c.at.clone()),
+            last_compaction: self.last_compaction,
             stats,
         })
     }

@@ -19,6 +19,7 @@ mod context;
 mod facts;
 mod forward;
 mod line;
+mod pace;
 mod tail;
 mod todos;
 mod usage;
@@ -38,6 +39,7 @@ pub use facts::{
 };
 pub use forward::{ForwardLines, complete_lines};
 pub use line::{Compaction, Usage, clean_line, clip, unix_seconds};
+pub use pace::{PACE_BUDGET, Pace, pace_from_lines, tokens_per_tool_call};
 pub use tail::{CHUNK_SIZE, TailReader, TailStats};
 pub use todos::{TodoItem, TodoList, TodoSource, TodoStatus};
 pub use usage::{

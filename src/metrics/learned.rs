@@ -1,0 +1,90 @@
+//! Compaction points learned from transcripts: each automatic `compact_boundary` seen
+//! records its `preTokens` per model in baton's state dir (`compactions.json`), and
+//! later sessions use the median of the latest observations as the point where the host
+//! compacts, instead of the fixed buffer.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::transcript::Compaction;
+use crate::{fsx, places};
+
+/// Observations kept per model.
+const KEEP: usize = 9;
+const LIMIT: u64 = 256 * 1024;
+
+fn path() -> Option<PathBuf> {
+    places::state_dir().map(|d| d.join("compactions.json"))
+}
+
+fn read() -> Value {
+    path()
+        .and_then(|p| fsx::read_limited(&p, LIMIT).ok())
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({"models": {}}))
+}
+
+/// The median of a model's recorded compaction points.
+pub fn learned_point(model: &str) -> Option<u64> {
+    median(&points(&read(), model))
+}
+
+fn points(store: &Value, model: &str) -> Vec<u64> {
+    store
+        .pointer("/models")
+        .and_then(|m| m.get(model))
+        .and_then(|m| m.get("points"))
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(|p| p.get("pre_tokens").and_then(Value::as_u64)).collect())
+        .unwrap_or_default()
+}
+
+/// The median of a list (the lower middle for an even count). Pure.
+pub fn median(values: &[u64]) -> Option<u64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    sorted.get(sorted.len().checked_sub(1)? / 2).copied()
+}
+
+/// Records an automatic compaction of `model`, once per boundary (its time is the key).
+/// Returns whether something new was written.
+pub fn record(model: &str, compaction: &Compaction) -> bool {
+    let (Some(pre), Some("auto")) = (compaction.pre_tokens, compaction.trigger.as_deref()) else {
+        return false;
+    };
+    let Some(path) = path() else { return false };
+    let Some(dir) = path.parent() else { return false };
+    if fsx::ensure_dir(dir, true).is_err() {
+        return false;
+    }
+    let Ok(_lock) = fsx::FileLock::acquire(&dir.join("compactions.lock")) else { return false };
+    let mut store = read();
+    let at = compaction.at.clone().unwrap_or_default();
+    let Some(models) = store.get_mut("models").and_then(Value::as_object_mut) else { return false };
+    let entry = models.entry(model.to_string()).or_insert_with(|| json!({"points": []}));
+    let Some(list) = entry.get_mut("points").and_then(Value::as_array_mut) else { return false };
+    if list.iter().any(|p| p.get("at").and_then(Value::as_str) == Some(at.as_str())) {
+        return false;
+    }
+    list.push(json!({"pre_tokens": pre, "at": at}));
+    let excess = list.len().saturating_sub(KEEP);
+    list.drain(..excess);
+    serde_json::to_vec_pretty(&store)
+        .ok()
+        .is_some_and(|bytes| fsx::write_atomic(&path, &bytes, fsx::WriteOptions::PRIVATE_DURABLE).is_ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[5]), Some(5));
+        assert_eq!(median(&[9, 1, 5]), Some(5));
+        assert_eq!(median(&[4, 1, 3, 2]), Some(2));
+    }
+}

@@ -1,0 +1,219 @@
+//! The right figure everywhere: with no statusline bridge the monitor reads the
+//! transcript; headroom to auto-compaction (configured, overridden by Claude Code's
+//! variables, learned from observed compactions); windows of 1M tokens; damaged
+//! transcripts.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{SESSION, Sandbox, fixture, told};
+use serde_json::json;
+
+fn hook_with(sandbox: &Sandbox, transcript: &Path, env: &[(&str, &str)]) -> Option<String> {
+    let mut event = sandbox.post_tool_use(SESSION);
+    event["transcript_path"] = json!(transcript);
+    told(&sandbox.run_with(&["hook"], event.to_string().as_bytes(), env))
+}
+
+fn sample(sandbox: &Sandbox) -> PathBuf {
+    let path = sandbox.home().join("t.jsonl");
+    std::fs::write(&path, fixture("transcript.jsonl")).unwrap();
+    path
+}
+
+/// A transcript of one main-chain reply with `tokens` in its context.
+fn one_reply(sandbox: &Sandbox, name: &str, model: &str, tokens: u64) -> PathBuf {
+    let path = sandbox.home().join(name);
+    let line = json!({"type": "assistant", "isSidechain": false, "timestamp": "2026-11-30T10:00:00.000Z",
+        "message": {"id": "msg_1", "model": model, "content": [{"type": "text", "text": "ok"}],
+                    "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": tokens - 10, "output_tokens": 5}}});
+    std::fs::write(&path, format!("{line}\n")).unwrap();
+    path
+}
+
+#[test]
+fn without_a_bridge_the_transcript_gives_the_figure_and_is_named() {
+    let sandbox = Sandbox::new();
+    let transcript = sample(&sandbox);
+    let text = hook_with(&sandbox, &transcript, &[]).expect("72% used warns");
+    assert!(
+        text.starts_with(
+            "CONTEXT WARNING: Usage at 72%. Remaining: 28%. About 23k tokens before auto-compaction."
+        ),
+        "{text}"
+    );
+    assert!(text.contains("read from the session's transcript"), "{text}");
+    // The auto compaction in the transcript (167,400 tokens) is learned for the model.
+    let learned: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(sandbox.state_dir().join("compactions.json")).unwrap())
+            .unwrap();
+    assert_eq!(learned["models"]["claude-opus-4-5-20251101"]["points"][0]["pre_tokens"], 167_400);
+}
+
+#[test]
+fn a_stale_bridge_falls_back_to_the_transcript_and_a_fresh_one_wins() {
+    let sandbox = Sandbox::new();
+    let transcript = sample(&sandbox);
+    sandbox.write_bridge(SESSION, 60.0, 120);
+    assert!(hook_with(&sandbox, &transcript, &[]).unwrap().contains("transcript"));
+    let other = Sandbox::new();
+    let transcript = sample(&other);
+    other.write_bridge(SESSION, 60.0, 0);
+    assert_eq!(hook_with(&other, &transcript, &[]), None, "the fresh bridge says 40% used");
+}
+
+#[test]
+fn a_learned_compaction_point_replaces_the_buffer() {
+    let sandbox = Sandbox::new();
+    let transcript = sample(&sandbox);
+    // With a 100,000-token buffer the point would be 100,000 (already passed); the
+    // transcript shows this model compacting at 167,400.
+    let text = hook_with(&sandbox, &transcript, &[("BATON_COMPACT_BUFFER_TOKENS", "100000")]).unwrap();
+    assert!(text.contains("About 23k tokens before auto-compaction"), "{text}");
+}
+
+#[test]
+fn claude_code_variables_move_the_compaction_point() {
+    let sandbox = Sandbox::new();
+    let transcript = one_reply(&sandbox, "t.jsonl", "claude-opus-4-5-20251101", 144_012);
+    let off = hook_with(&sandbox, &transcript, &[("DISABLE_AUTO_COMPACT", "1")]).unwrap();
+    assert!(
+        off.contains("About 56k tokens before the context window is full (auto-compaction is off)"),
+        "{off}"
+    );
+    let other = Sandbox::new();
+    let transcript = one_reply(&other, "t.jsonl", "claude-opus-4-5-20251101", 144_012);
+    let lowered = hook_with(&other, &transcript, &[("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "80")]).unwrap();
+    assert!(lowered.contains("About 16k tokens before auto-compaction"), "{lowered}");
+}
+
+#[test]
+fn headroom_thresholds_in_tokens() {
+    let sandbox = Sandbox::new();
+    let transcript = sample(&sandbox);
+    let env = [("BATON_WARN_HEADROOM_TOKENS", "60000"), ("BATON_CRITICAL_HEADROOM_TOKENS", "30000")];
+    let text = hook_with(&sandbox, &transcript, &env).unwrap();
+    assert!(text.starts_with("CONTEXT CRITICAL: Usage at 72%."), "{text}");
+    let project = sandbox.project();
+    let output = sandbox.run_with(&["config", "--cwd", project.to_str().unwrap()], b"", &env);
+    let shown = String::from_utf8(output.stdout).unwrap();
+    assert!(shown.contains("thresholds in force: headroom tokens: WARNING at 60000"), "{shown}");
+}
+
+#[test]
+fn one_million_windows_are_not_read_as_200k() {
+    let sandbox = Sandbox::new();
+    // 300k tokens on a [1m] model: 30% used, no warning (not "150% used").
+    let transcript = one_reply(&sandbox, "big.jsonl", "claude-sonnet-4-5-20250929[1m]", 300_000);
+    assert_eq!(hook_with(&sandbox, &transcript, &[]), None);
+    // 250k tokens without the marker: more than 200k, so the window must be the next one.
+    let transcript = one_reply(&sandbox, "bigger.jsonl", "claude-sonnet-4-5-20250929", 250_000);
+    assert_eq!(hook_with(&sandbox, &transcript, &[]), None);
+    // 700k on a 1M window: 70% used is a WARNING by %, with 267k to compaction.
+    let transcript = one_reply(&sandbox, "late.jsonl", "claude-sonnet-4-5-20250929[1m]", 700_000);
+    let text = hook_with(&sandbox, &transcript, &[]).unwrap();
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 70%. Remaining: 30%. About 267k tokens"), "{text}");
+}
+
+#[test]
+fn bad_claude_code_variables_are_ignored_and_reported() {
+    let sandbox = Sandbox::new();
+    let transcript = sample(&sandbox);
+    let env = [
+        ("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "lots"),
+        ("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "-5"),
+        ("DISABLE_AUTO_COMPACT", "maybe"),
+    ];
+    let text = hook_with(&sandbox, &transcript, &env).unwrap();
+    assert!(text.contains("About 23k tokens before auto-compaction"), "{text}");
+    let project = sandbox.project();
+    let output = sandbox.run_with(&["config", "--json", "--cwd", project.to_str().unwrap()], b"", &env);
+    assert_eq!(output.status.code(), Some(1));
+    let config: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let errors = config["errors"].to_string();
+    for var in ["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "CLAUDE_CODE_AUTO_COMPACT_WINDOW", "DISABLE_AUTO_COMPACT"]
+    {
+        assert!(errors.contains(var), "{var} not reported: {errors}");
+    }
+}
+
+#[test]
+fn damaged_transcripts_give_no_figure_or_the_right_one() {
+    let sandbox = Sandbox::new();
+    let good = String::from_utf8(fixture("transcript.jsonl")).unwrap();
+    let lines: Vec<&str> = good.lines().collect();
+    let sidechain =
+        lines.iter().filter(|l| l.contains("\"isSidechain\": true")).cloned().collect::<Vec<_>>().join("\n");
+    let big_line =
+        format!("{{\"type\":\"user\",\"message\":{{\"content\":\"{}\"}}}}", "z".repeat(10 * 1024 * 1024));
+    let cases: Vec<(&str, Vec<u8>, Option<&str>)> = vec![
+        ("missing", vec![], None),
+        ("empty", b"".to_vec(), None),
+        ("one line", format!("{}\n", lines[1]).into_bytes(), None),
+        (
+            "cut-off last line",
+            format!("{good}{{\"type\":\"assistant\",\"message\":{{\"usage\":{{\"input_tok").into_bytes(),
+            Some("Usage at 72%"),
+        ),
+        ("invalid UTF-8", [good.as_bytes(), b"\xff\xfe\n"].concat(), Some("Usage at 72%")),
+        ("a 10 MB line", format!("{good}{big_line}\n").into_bytes(), Some("Usage at 72%")),
+        // Past the 16 MiB read budget the reader gives up rather than read on: no figure.
+        ("10 MB lines past the budget", format!("{good}{big_line}\n{big_line}\n").into_bytes(), None),
+        ("no usage anywhere", b"{\"type\":\"user\",\"message\":{\"content\":\"hi\"}}\n".to_vec(), None),
+        ("only sidechain", format!("{sidechain}\n").into_bytes(), None),
+        (
+            "compaction as the last line",
+            format!("{good}{}\n", lines.iter().find(|l| l.contains("compact_boundary")).unwrap())
+                .into_bytes(),
+            None,
+        ),
+        (
+            "several compactions",
+            format!(
+                "{good}{}\n{}\n",
+                lines.iter().find(|l| l.contains("compact_boundary")).unwrap(),
+                lines[lines.len() - 1]
+            )
+            .into_bytes(),
+            Some("Usage at 72%"),
+        ),
+    ];
+    for (n, (name, bytes, expected)) in cases.into_iter().enumerate() {
+        let session = format!("0000000{n}-aaaa-4000-8000-000000000000");
+        let path = sandbox.home().join(format!("case{n}.jsonl"));
+        if name != "missing" {
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let mut event = sandbox.post_tool_use(&session);
+        event["transcript_path"] = json!(path);
+        let output = sandbox.hook(&event);
+        let text = told(&output);
+        match expected {
+            None => assert_eq!(text, None, "{name}"),
+            Some(needle) => assert!(text.as_deref().is_some_and(|t| t.contains(needle)), "{name}: {text:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_1_gib_transcript_costs_what_a_small_one_does() {
+    let sandbox = Sandbox::new();
+    let path = sandbox.home().join("huge.jsonl");
+    let tail = fixture("transcript.jsonl");
+    {
+        // A sparse file: 1 GiB of history, then the sample session at the end.
+        let file = std::fs::File::create(&path).unwrap();
+        file.set_len(1024 * 1024 * 1024).unwrap();
+        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(b"\n").unwrap();
+        file.write_all(&tail).unwrap();
+    }
+    assert!(std::fs::metadata(&path).unwrap().len() > 1024 * 1024 * 1024);
+    let start = Instant::now();
+    let text = hook_with(&sandbox, &path, &[]).expect("warns");
+    assert!(start.elapsed() < Duration::from_secs(1), "{:?}", start.elapsed());
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 72%."), "{text}");
+}
