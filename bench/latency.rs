@@ -1,11 +1,21 @@
 //! `cargo bench --bench latency`: wall time and peak memory of the release binary on its
-//! hot paths, next to a do-nothing process (`/bin/true`) as the floor.
+//! paths, next to a do-nothing process (`/bin/true`) as the floor.
 //!
 //! Each path runs as the host runs it: a fresh process, the payload on stdin, stdout
-//! read to the end. Peak memory is the child's `ru_maxrss` from `wait4`. Set
-//! `BATON_BENCH_RUNS` to change the number of runs per path (default 300), and
-//! `BATON_BENCH_GSD` to a folder holding GSD's `gsd-context-monitor.js` and
-//! `gsd-statusline.js` (see `bench/fetch-gsd.sh`) to measure GSD's hooks in the same run.
+//! read to the end. Peak memory is the child's `ru_maxrss` from `wait4`. Paths:
+//!
+//! - the hook below threshold and at warning (bridge present), the statusline: the hot
+//!   paths, run after every tool call or message;
+//! - the hook with no bridge, reading the figure from a 1 MiB and a 1 GiB transcript:
+//!   the cost must not grow with the file;
+//! - the hook at CRITICAL writing the handoff and its checkpoint in a repository of
+//!   10,000 files (target: 150 ms).
+//!
+//! Environment: `BATON_BENCH_RUNS` (runs per hot path, default 300; slow paths run a
+//! tenth as often), `BATON_BENCH_STATIC` (a statically linked baton, as
+//! `install/install.sh` builds it, measured beside the default build; see
+//! `bench/run.sh`), `BATON_BENCH_GSD` (a folder holding GSD's `gsd-context-monitor.js`
+//! and `gsd-statusline.js`, see `bench/fetch-gsd.sh`).
 
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
@@ -14,52 +24,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SESSION: &str = "bench-session-0001";
+const SAMPLE: &[u8] = include_bytes!("../tests/fixtures/transcript.jsonl");
 
-struct Sample {
-    wall: Duration,
-    max_rss_kib: i64,
-}
-
-struct Path_ {
+struct Run {
     name: String,
     program: PathBuf,
     args: Vec<String>,
     payload: Vec<u8>,
-}
-
-fn run_once(path: &Path_, env: &[(String, PathBuf)]) -> Sample {
-    let mut command = Command::new(&path.program);
-    command
-        .args(&path.args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let start = Instant::now();
-    // Reaped below with wait4, which std does not know about; that is how the child's
-    // peak memory is read.
-    #[allow(clippy::zombie_processes)]
-    let mut child = command.spawn().expect("spawn");
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(&path.payload);
-    }
-    let mut stdout = child.stdout.take().expect("stdout");
-    let mut sink = Vec::new();
-    let _ = std::io::Read::read_to_end(&mut stdout, &mut sink);
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: pid is our child, not yet reaped (std never waited on it).
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let wall = start.elapsed();
-    assert_eq!(reaped, pid, "wait4 failed");
-    let exit = std::process::ExitStatus::from_raw(status);
-    assert!(exit.success() || path.program.ends_with("node"), "{} exited {exit:?}", path.name);
-    Sample { wall, max_rss_kib: usage.ru_maxrss }
 }
 
 struct Summary {
@@ -67,119 +38,266 @@ struct Summary {
     median: Duration,
     p95: Duration,
     max_rss_kib: i64,
+    runs: usize,
 }
 
-fn measure(path: &Path_, env: &[(String, PathBuf)], runs: usize, before_each: &dyn Fn()) -> Summary {
-    for _ in 0..5 {
-        before_each();
-        run_once(path, env);
+struct Bench {
+    scratch: PathBuf,
+    env: Vec<(String, PathBuf)>,
+}
+
+impl Bench {
+    fn tmp(&self) -> PathBuf {
+        self.scratch.join("tmp")
     }
-    let mut walls = Vec::with_capacity(runs);
-    let mut peak = 0;
-    for _ in 0..runs {
-        before_each();
-        let sample = run_once(path, env);
-        walls.push(sample.wall);
-        peak = peak.max(sample.max_rss_kib);
+
+    fn once(&self, run: &Run) -> (Duration, i64) {
+        let mut command = Command::new(&run.program);
+        command
+            .args(&run.args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let start = Instant::now();
+        // Reaped below with wait4, which std does not know about; that is how the
+        // child's peak memory is read.
+        #[allow(clippy::zombie_processes)]
+        let mut child = command.spawn().expect("spawn");
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = stdin.write_all(&run.payload);
+        }
+        let mut stdout = child.stdout.take().expect("stdout");
+        let mut sink = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut sink);
+        let mut status = 0;
+        // SAFETY: a zeroed rusage is a valid value; wait4 fills it for our own child.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let pid = child.id() as libc::pid_t;
+        // SAFETY: pid is our child, not yet reaped (std never waited on it).
+        let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        let wall = start.elapsed();
+        assert_eq!(reaped, pid, "wait4 failed");
+        let exit = std::process::ExitStatus::from_raw(status);
+        assert!(exit.success(), "{} exited {exit:?}", run.name);
+        (wall, usage.ru_maxrss)
     }
-    walls.sort();
-    let at = |q: f64| walls[((walls.len() as f64 - 1.0) * q).round() as usize];
-    Summary { name: path.name.clone(), median: at(0.5), p95: at(0.95), max_rss_kib: peak }
+
+    fn measure(&self, run: &Run, runs: usize, before_each: &dyn Fn()) -> Summary {
+        for _ in 0..3 {
+            before_each();
+            self.once(run);
+        }
+        let mut walls = Vec::with_capacity(runs);
+        let mut peak = 0;
+        for _ in 0..runs {
+            before_each();
+            let (wall, rss) = self.once(run);
+            walls.push(wall);
+            peak = peak.max(rss);
+        }
+        walls.sort();
+        let at = |q: f64| walls[((walls.len() as f64 - 1.0) * q).round() as usize];
+        Summary { name: run.name.clone(), median: at(0.5), p95: at(0.95), max_rss_kib: peak, runs }
+    }
+
+    fn write_bridge(&self, remaining: u32) {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        let json = format!(
+            "{{\"session_id\":\"{SESSION}\",\"remaining_percentage\":{remaining},\"used_pct\":{},\"timestamp\":{now}}}",
+            100 - remaining
+        );
+        std::fs::write(self.tmp().join(format!("claude-ctx-{SESSION}.json")), json).unwrap();
+    }
+
+    fn clear_session(&self) {
+        for name in [format!("claude-ctx-{SESSION}.json"), format!("claude-ctx-{SESSION}-warned.json")] {
+            let _ = std::fs::remove_file(self.tmp().join(name));
+        }
+    }
+}
+
+fn hook_payload(cwd: &Path, transcript: &Path) -> Vec<u8> {
+    serde_json::json!({
+        "session_id": SESSION, "transcript_path": transcript, "cwd": cwd, "hook_event_name": "PostToolUse",
+        "tool_name": "Edit", "tool_input": {"file_path": "src/app.ts", "old_string": "a", "new_string": "b"},
+        "tool_response": {"success": true}, "tool_use_id": "toolu_1"
+    })
+    .to_string()
+    .into_bytes()
+}
+
+fn statusline_payload(cwd: &Path) -> Vec<u8> {
+    serde_json::json!({
+        "session_id": SESSION, "cwd": cwd, "model": {"id": "claude-opus-4-5-20251101", "display_name": "Opus 4.5"},
+        "workspace": {"current_dir": cwd, "project_dir": cwd}, "cost": {"total_cost_usd": 1.83},
+        "context_window": {"context_window_size": 200000, "used_percentage": 72, "remaining_percentage": 28,
+            "current_usage": {"input_tokens": 12, "output_tokens": 512, "cache_creation_input_tokens": 3000, "cache_read_input_tokens": 141000}}
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// A transcript of about `bytes` bytes: realistic filler lines, then a reply at 40%
+/// used (below the thresholds, so the hook's cost is the read alone).
+fn write_transcript(path: &Path, bytes: u64) {
+    let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    let filler = format!(
+        "{{\"type\":\"user\",\"isSidechain\":false,\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"t\",\"content\":\"{}\"}}]}}}}\n",
+        "output line of a tool ".repeat(40)
+    );
+    let block: Vec<u8> = filler.as_bytes().repeat((64 * 1024 / filler.len()).max(1));
+    let mut written = 0u64;
+    while written + (block.len() as u64) < bytes {
+        file.write_all(&block).unwrap();
+        written += block.len() as u64;
+    }
+    let reply = r#"{"type":"assistant","isSidechain":false,"timestamp":"2026-11-30T10:00:00.000Z","message":{"id":"msg_last","model":"claude-opus-4-5-20251101","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":10,"cache_creation_input_tokens":1000,"cache_read_input_tokens":79000,"output_tokens":50}}}"#;
+    writeln!(file, "{reply}").unwrap();
+}
+
+/// A git repository of `files` files with a GSD phase, the sample transcript and a few
+/// uncommitted changes: the setting of the automatic handoff.
+fn write_repository(root: &Path, files: usize) -> PathBuf {
+    std::fs::create_dir_all(root).unwrap();
+    let repo = git2::Repository::init(root).unwrap();
+    let mut config = repo.config().unwrap();
+    config.set_str("user.name", "Bench").unwrap();
+    config.set_str("user.email", "bench@example.invalid").unwrap();
+    for i in 0..files {
+        let path = root.join(format!("src/m{:03}/f{:04}.rs", i / 100, i));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, format!("// file {i}\npub fn f() {{}}\n")).unwrap();
+    }
+    let plan = "<tasks>\n<task type=\"auto\"><name>Task 1: Read</name></task>\n<task type=\"auto\"><name>Task 2: Wire</name></task>\n</tasks>\n";
+    std::fs::create_dir_all(root.join(".planning/phases/03-rate-limiting")).unwrap();
+    std::fs::write(root.join(".planning/phases/03-rate-limiting/03-01-PLAN.md"), plan).unwrap();
+    std::fs::write(root.join(".planning/STATE.md"), "Phase: 3 of 5 (Rate limiting)\nStatus: In progress\n").unwrap();
+    // Files written in the same second as the index are "racily clean" and would be
+    // read whole at every status; a real repository's index is older than its files'
+    // last change, so wait that second out.
+    std::thread::sleep(Duration::from_millis(1100));
+    let mut index = repo.index().unwrap();
+    index.add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None).unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig = repo.signature().unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[]).unwrap();
+    for i in 0..3 {
+        std::fs::write(root.join(format!("src/m000/f000{i}.rs")), "// changed\n").unwrap();
+    }
+    std::fs::write(root.join("src/new.rs"), "// new\n").unwrap();
+    let transcript = root.parent().unwrap().join("session.jsonl");
+    let text = String::from_utf8_lossy(SAMPLE).replace("/home/dev/shop-api", &root.to_string_lossy());
+    std::fs::write(&transcript, text).unwrap();
+    transcript
 }
 
 fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1000.0)
 }
 
-fn write_bridge(tmp: &Path, remaining: u32) {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    let json = format!(
-        "{{\"session_id\":\"{SESSION}\",\"remaining_percentage\":{remaining},\"used_pct\":{},\"timestamp\":{now}}}",
-        100 - remaining
-    );
-    std::fs::write(tmp.join(format!("claude-ctx-{SESSION}.json")), json).unwrap();
-}
-
-fn hook_payload(cwd: &Path) -> Vec<u8> {
-    format!(
-        r#"{{"session_id":"{SESSION}","transcript_path":"/nonexistent/t.jsonl","cwd":"{}","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{{"file_path":"src/app.ts","old_string":"a","new_string":"b"}},"tool_response":{{"success":true}},"tool_use_id":"toolu_1"}}"#,
-        cwd.display()
-    )
-    .into_bytes()
-}
-
-fn statusline_payload(cwd: &Path) -> Vec<u8> {
-    format!(
-        r#"{{"session_id":"{SESSION}","cwd":"{0}","model":{{"id":"claude-opus-4-5-20251101","display_name":"Opus 4.5"}},"workspace":{{"current_dir":"{0}","project_dir":"{0}"}},"cost":{{"total_cost_usd":1.83}},"context_window":{{"context_window_size":200000,"used_percentage":72,"remaining_percentage":28,"current_usage":{{"input_tokens":12,"output_tokens":512,"cache_creation_input_tokens":3000,"cache_read_input_tokens":141000}}}}}}"#,
-        cwd.display()
-    )
-    .into_bytes()
-}
-
 fn main() {
-    // `cargo bench` passes `--bench`; nothing else is expected.
     let runs: usize = std::env::var("BATON_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
-    let baton = PathBuf::from(env!("CARGO_BIN_EXE_baton"));
+    let slow_runs = (runs / 10).max(10);
     let scratch = std::env::temp_dir().join(format!("baton-bench-{}", std::process::id()));
-    let tmp = scratch.join("tmp");
     let home = scratch.join("home");
     let project = scratch.join("project");
-    for dir in [&tmp, &home, &project] {
+    for dir in [scratch.join("tmp"), home.clone(), project.clone()] {
         std::fs::create_dir_all(dir).unwrap();
     }
     std::fs::create_dir_all(project.join(".git")).unwrap();
     std::fs::write(project.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-    let env = vec![
-        ("HOME".to_string(), home.clone()),
-        ("TMPDIR".to_string(), tmp.clone()),
-        ("XDG_CONFIG_HOME".to_string(), home.join(".config")),
-        ("XDG_STATE_HOME".to_string(), home.join(".local/state")),
-    ];
+    let bench = Bench {
+        scratch: scratch.clone(),
+        env: vec![
+            ("HOME".to_string(), home.clone()),
+            ("TMPDIR".to_string(), scratch.join("tmp")),
+            ("XDG_CONFIG_HOME".to_string(), home.join(".config")),
+            ("XDG_STATE_HOME".to_string(), home.join(".local/state")),
+        ],
+    };
+    let no_transcript = scratch.join("none.jsonl");
 
-    let floor =
-        Path_ { name: "floor: /bin/true".into(), program: "/bin/true".into(), args: vec![], payload: vec![] };
-    let hook = |name: &str| Path_ {
-        name: name.into(),
+    let mut binaries = vec![("baton".to_string(), PathBuf::from(env!("CARGO_BIN_EXE_baton")))];
+    if let Some(path) = std::env::var_os("BATON_BENCH_STATIC").map(PathBuf::from).filter(|p| p.exists()) {
+        binaries.push(("baton (static)".to_string(), path));
+    }
+
+    let mut results = vec![bench.measure(
+        &Run { name: "floor: /bin/true".into(), program: "/bin/true".into(), args: vec![], payload: vec![] },
+        runs,
+        &|| {},
+    )];
+    for (label, binary) in &binaries {
+        let hook = |name: &str, transcript: &Path| Run {
+            name: format!("{label} hook, {name}"),
+            program: binary.clone(),
+            args: vec!["hook".into()],
+            payload: hook_payload(&project, transcript),
+        };
+        results.push(bench.measure(&hook("below threshold", &no_transcript), runs, &|| bench.write_bridge(60)));
+        results.push(bench.measure(&hook("at warning", &no_transcript), runs, &|| bench.write_bridge(30)));
+        let statusline = Run {
+            name: format!("{label} statusline"),
+            program: binary.clone(),
+            args: vec!["statusline".into()],
+            payload: statusline_payload(&project),
+        };
+        results.push(bench.measure(&statusline, runs, &|| {}));
+    }
+
+    // The transcript fallback: the read must not grow with the file.
+    let small = scratch.join("transcript-1mib.jsonl");
+    let big = scratch.join("transcript-1gib.jsonl");
+    write_transcript(&small, 1 << 20);
+    write_transcript(&big, 1 << 30);
+    let baton = binaries[0].1.clone();
+    for (name, path) in [("no bridge, 1 MiB transcript", &small), ("no bridge, 1 GiB transcript", &big)] {
+        let run = Run { name: format!("baton hook, {name}"), program: baton.clone(), args: vec!["hook".into()], payload: hook_payload(&project, path) };
+        results.push(bench.measure(&run, runs, &|| bench.clear_session()));
+    }
+    let _ = std::fs::remove_file(&big);
+
+    // The automatic handoff at CRITICAL in a 10,000-file repository.
+    let repo_root = scratch.join("repo10k/shop-api");
+    let transcript = write_repository(&repo_root, 10_000);
+    let critical = Run {
+        name: "baton hook, CRITICAL + handoff + checkpoint, 10,000-file repo".into(),
         program: baton.clone(),
         args: vec!["hook".into()],
-        payload: hook_payload(&project),
+        payload: hook_payload(&repo_root, &transcript),
     };
-    let statusline = Path_ {
-        name: "baton statusline".into(),
-        program: baton.clone(),
-        args: vec!["statusline".into()],
-        payload: statusline_payload(&project),
-    };
-
-    let mut results = vec![measure(&floor, &env, runs, &|| {})];
-    results.push(measure(&hook("baton hook, below threshold"), &env, runs, &|| write_bridge(&tmp, 60)));
-    results.push(measure(&hook("baton hook, at warning"), &env, runs, &|| write_bridge(&tmp, 30)));
-    results.push(measure(&statusline, &env, runs, &|| {}));
+    results.push(bench.measure(&critical, slow_runs, &|| {
+        bench.clear_session();
+        bench.write_bridge(20);
+    }));
 
     if let Some(gsd) = std::env::var_os("BATON_BENCH_GSD").map(PathBuf::from) {
         let node = PathBuf::from("/usr/bin/node");
         let monitor = gsd.join("gsd-context-monitor.js");
         let gsd_statusline = gsd.join("gsd-statusline.js");
         if node.exists() && monitor.exists() {
-            let gsd_hook = |name: &str| Path_ {
+            let gsd_hook = |name: &str| Run {
                 name: name.into(),
                 program: node.clone(),
                 args: vec![monitor.display().to_string()],
-                payload: hook_payload(&project),
+                payload: hook_payload(&project, &no_transcript),
             };
-            results.push(measure(&gsd_hook("GSD hook, below threshold"), &env, runs, &|| {
-                write_bridge(&tmp, 60)
-            }));
-            results.push(measure(&gsd_hook("GSD hook, at warning"), &env, runs, &|| write_bridge(&tmp, 30)));
+            results.push(bench.measure(&gsd_hook("GSD hook, below threshold"), runs, &|| bench.write_bridge(60)));
+            results.push(bench.measure(&gsd_hook("GSD hook, at warning"), runs, &|| bench.write_bridge(30)));
         }
         if node.exists() && gsd_statusline.exists() {
-            let path = Path_ {
+            let run = Run {
                 name: "GSD statusline".into(),
                 program: node.clone(),
                 args: vec![gsd_statusline.display().to_string()],
                 payload: statusline_payload(&project),
             };
-            results.push(measure(&path, &env, runs, &|| {}));
+            results.push(bench.measure(&run, runs, &|| {}));
         }
     }
 
@@ -187,19 +305,18 @@ fn main() {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+            c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
         })
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
-    println!("baton latency benchmark: {runs} runs per path, {cores} cores, {cpu}\n");
-    println!("| path | median ms | p95 ms | × floor (median) | peak RSS MiB |");
-    println!("|---|---:|---:|---:|---:|");
+    println!("baton latency benchmark: {cores} cores, {cpu}\n");
+    println!("| path | runs | median ms | p95 ms | × floor (median) | peak RSS MiB |");
+    println!("|---|---:|---:|---:|---:|---:|");
     for r in &results {
         println!(
-            "| {} | {} | {} | {:.2} | {:.1} |",
+            "| {} | {} | {} | {} | {:.2} | {:.1} |",
             r.name,
+            r.runs,
             ms(r.median),
             ms(r.p95),
             r.median.as_secs_f64() / floor_median,

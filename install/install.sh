@@ -118,11 +118,33 @@ fi
 
 command -v cargo >/dev/null 2>&1 || die "cargo not found: install Rust from https://rustup.rs, then run this again"
 
+# On Linux with glibc, a statically linked binary starts about 0.4 ms sooner (no shared
+# libraries to load), which matters for a hook that runs after every tool call.
+# BATON_DYNAMIC=1 keeps the ordinary build; a failed static build falls back to it.
+target_flag=""
+if [ "${BATON_DYNAMIC:-0}" != 1 ] && command -v rustc >/dev/null 2>&1; then
+    host=$(rustc -vV 2>/dev/null | sed -n 's/^host: //p')
+    case $host in
+        *-linux-gnu) target_flag="--target $host" ;;
+    esac
+fi
+
 say "building baton (release) from $repo into $bindir"
-if [ -n "$root_flag" ]; then
-    run cargo install --path "$repo" --locked --root "$prefix"
+build() {
+    if [ -n "$root_flag" ]; then
+        run cargo install --path "$repo" --locked --root "$prefix" "$@"
+    else
+        run cargo install --path "$repo" --locked "$@"
+    fi
+}
+if [ -n "$target_flag" ]; then
+    # shellcheck disable=SC2086 # two words on purpose
+    if ! (export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static"; build $target_flag); then
+        say "static build failed; building the ordinary (dynamically linked) binary"
+        build
+    fi
 else
-    run cargo install --path "$repo" --locked
+    build
 fi
 
 if on_path "$bindir"; then
