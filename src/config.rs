@@ -341,6 +341,13 @@ fn show_raw(raw: &RawValue) -> String {
     }
 }
 
+/// Puts keys back to their built-in defaults (after a bad combination of values).
+fn reset_to_defaults(settings: &mut BTreeMap<&'static str, Setting>, keys: &[&str]) {
+    for spec in keys.iter().filter_map(|key| spec(key)) {
+        settings.insert(spec.key, Setting { value: spec.default.to_value(), source: Source::Default });
+    }
+}
+
 /// Resolves every key from `layers` (lowest precedence first). Pure.
 pub fn resolve(layers: &[Layer]) -> (BTreeMap<&'static str, Setting>, Vec<String>) {
     let mut settings = BTreeMap::new();
@@ -385,12 +392,7 @@ pub fn resolve(layers: &[Layer]) -> (BTreeMap<&'static str, Setting>, Vec<String
         errors.push(format!(
             "critical_remaining ({critical}) must be below warn_remaining ({warn}); both use their defaults"
         ));
-        for key in ["warn_remaining", "critical_remaining"] {
-            if let Some(spec) = spec(key) {
-                settings
-                    .insert(spec.key, Setting { value: spec.default.to_value(), source: Source::Default });
-            }
-        }
+        reset_to_defaults(&mut settings, &["warn_remaining", "critical_remaining"]);
     }
     // Headroom thresholds: both, in order, or neither.
     let warn = settings["warn_headroom_tokens"].value.as_u64().unwrap_or(0);
@@ -399,12 +401,7 @@ pub fn resolve(layers: &[Layer]) -> (BTreeMap<&'static str, Setting>, Vec<String
         errors.push(format!(
             "critical_headroom_tokens ({critical}) must be set and below warn_headroom_tokens ({warn}); thresholds use remaining % instead"
         ));
-        for key in ["warn_headroom_tokens", "critical_headroom_tokens"] {
-            if let Some(spec) = spec(key) {
-                settings
-                    .insert(spec.key, Setting { value: spec.default.to_value(), source: Source::Default });
-            }
-        }
+        reset_to_defaults(&mut settings, &["warn_headroom_tokens", "critical_headroom_tokens"]);
     }
     (settings, errors)
 }
@@ -655,6 +652,18 @@ impl Config {
     }
 }
 
+/// A value as people write it: `35`, not `35.0`; `ref`, not `"ref"`.
+fn show_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
 /// The configuration as a table for people (`baton config`).
 pub fn describe_config(config: &Config) -> String {
     let mut out = String::from(
@@ -662,7 +671,7 @@ pub fn describe_config(config: &Config) -> String {
     );
     let rows: Vec<(String, String, String)> = config
         .settings()
-        .map(|(spec, setting)| (spec.key.to_string(), setting.value.to_string(), setting.source.to_string()))
+        .map(|(spec, setting)| (spec.key.to_string(), show_value(&setting.value), setting.source.to_string()))
         .collect();
     let key_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let value_width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
