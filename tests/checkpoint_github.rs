@@ -818,3 +818,33 @@ fn push_without_a_handoff_says_how_to_make_one() {
     assert!(stderr(&output).contains("baton pause"));
     assert!(gh.keys().is_empty());
 }
+
+#[test]
+fn the_next_handoff_keeps_the_issue_so_the_next_push_goes_there() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.project();
+    clone_with_handoff(&sandbox, &root);
+    let gh = FakeGh::new(&sandbox);
+    let mut issue = Issue::new("");
+    issue.publish(&gh);
+    assert!(push(&sandbox, &gh, &root, &[]).status.success());
+    issue.absorb(&gh);
+
+    // The same session refreshes its handoff, then another session replaces it.
+    for session in [SESSION, "0a1b2c3d-0000-4000-8000-000000000001"] {
+        let output = sandbox.run(
+            &["pause", "--checkpoint", "off", "--cwd", root.to_str().unwrap(), "--session", session],
+            b"",
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        let baton = &read_json(&handoff_path(&root))["baton"];
+        assert_eq!(baton["session_id"], session);
+        assert_eq!(baton["github_issue"], 12, "{session}");
+        assert_eq!(baton["github_repo"], "acme/shop");
+    }
+    // Several labelled issues now exist, but the recorded one is used without asking.
+    gh.answer("issue-list", "[{\"number\": 1}, {\"number\": 2}]");
+    let output = push(&sandbox, &gh, &root, &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(gh.keys(), vec!["auth-status", "issue-view", "issue-edit", "issue-comment"]);
+}
