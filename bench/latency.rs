@@ -175,7 +175,8 @@ fn write_repository(root: &Path, files: usize) -> PathBuf {
     let plan = "<tasks>\n<task type=\"auto\"><name>Task 1: Read</name></task>\n<task type=\"auto\"><name>Task 2: Wire</name></task>\n</tasks>\n";
     std::fs::create_dir_all(root.join(".planning/phases/03-rate-limiting")).unwrap();
     std::fs::write(root.join(".planning/phases/03-rate-limiting/03-01-PLAN.md"), plan).unwrap();
-    std::fs::write(root.join(".planning/STATE.md"), "Phase: 3 of 5 (Rate limiting)\nStatus: In progress\n").unwrap();
+    std::fs::write(root.join(".planning/STATE.md"), "Phase: 3 of 5 (Rate limiting)\nStatus: In progress\n")
+        .unwrap();
     // Files written in the same second as the index are "racily clean" and would be
     // read whole at every status; a real repository's index is older than its files'
     // last change, so wait that second out.
@@ -239,7 +240,8 @@ fn main() {
             args: vec!["hook".into()],
             payload: hook_payload(&project, transcript),
         };
-        results.push(bench.measure(&hook("below threshold", &no_transcript), runs, &|| bench.write_bridge(60)));
+        results
+            .push(bench.measure(&hook("below threshold", &no_transcript), runs, &|| bench.write_bridge(60)));
         results.push(bench.measure(&hook("at warning", &no_transcript), runs, &|| bench.write_bridge(30)));
         let statusline = Run {
             name: format!("{label} statusline"),
@@ -257,7 +259,12 @@ fn main() {
     write_transcript(&big, 1 << 30);
     let baton = binaries[0].1.clone();
     for (name, path) in [("no bridge, 1 MiB transcript", &small), ("no bridge, 1 GiB transcript", &big)] {
-        let run = Run { name: format!("baton hook, {name}"), program: baton.clone(), args: vec!["hook".into()], payload: hook_payload(&project, path) };
+        let run = Run {
+            name: format!("baton hook, {name}"),
+            program: baton.clone(),
+            args: vec!["hook".into()],
+            payload: hook_payload(&project, path),
+        };
         results.push(bench.measure(&run, runs, &|| bench.clear_session()));
     }
     let _ = std::fs::remove_file(&big);
@@ -287,7 +294,9 @@ fn main() {
                 args: vec![monitor.display().to_string()],
                 payload: hook_payload(&project, &no_transcript),
             };
-            results.push(bench.measure(&gsd_hook("GSD hook, below threshold"), runs, &|| bench.write_bridge(60)));
+            results.push(
+                bench.measure(&gsd_hook("GSD hook, below threshold"), runs, &|| bench.write_bridge(60)),
+            );
             results.push(bench.measure(&gsd_hook("GSD hook, at warning"), runs, &|| bench.write_bridge(30)));
         }
         if node.exists() && gsd_statusline.exists() {
@@ -305,7 +314,9 @@ fn main() {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| {
-            c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
         })
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);

@@ -212,6 +212,13 @@ pub const KEYS: &[KeySpec] = &[
         default: Default::Bool(false),
         about: "append baton's context meter to a wrapped statusline's output",
     },
+    KeySpec {
+        key: "checkpoint.github.auto",
+        env: Some("BATON_CHECKPOINT_GITHUB_AUTO"),
+        kind: Kind::Bool,
+        default: Default::Bool(false),
+        about: "after an automatic handoff, push it to the GitHub issue (`baton checkpoint push`) in the background",
+    },
 ];
 
 /// The checkpoint modes a handoff can use.
@@ -595,6 +602,11 @@ impl Config {
     pub fn pause_checkpoint(&self) -> crate::gitx::Mode {
         crate::gitx::Mode::parse(&self.word("handoff.pause_checkpoint", "branch"))
             .unwrap_or(crate::gitx::Mode::Branch)
+    }
+
+    /// `checkpoint.github.auto`: push the automatic handoff to its GitHub issue.
+    pub fn checkpoint_github_auto(&self) -> bool {
+        self.flag("checkpoint.github.auto", false)
     }
 
     /// `handoff.dir`, relative to the project root.

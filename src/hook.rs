@@ -106,9 +106,19 @@ fn pre_compact(input: &HookInput, env: &HookEnv) {
             dir: config.handoff_dir(),
             now: chrono::Utc::now(),
         };
-        let _ = handoff::write(&request);
+        if let Ok(outcome) = handoff::write(&request) {
+            push_to_github(&config, &outcome.root);
+        }
     }
     monitor::note_compaction(session, metrics::now_unix());
+}
+
+/// With `checkpoint.github.auto`, pushes the new handoff to its GitHub issue in a
+/// detached process, so the hook returns at once; failures land in the handoff.
+fn push_to_github(config: &Config, root: &std::path::Path) {
+    if config.checkpoint_github_auto() {
+        let _ = crate::checkpoint_github::spawn_auto_push(root);
+    }
 }
 
 /// Writes the automatic handoff for a CRITICAL warning and returns the message that
@@ -147,6 +157,7 @@ fn critical_handoff(
     match handoff::write(&request) {
         Ok(outcome) => {
             monitor::mark_critical_recorded(session);
+            push_to_github(config, &outcome.root);
             critical_message(&warning.figure, &outcome)
         }
         Err(why) => format!("{} (baton could not write a handoff: {why})", warning.text),

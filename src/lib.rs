@@ -5,6 +5,7 @@
 //! everything heavier (`handoff`, `gitx`, `transcript`, `planning`) sits behind the level
 //! that calls for it.
 
+pub mod checkpoint_github;
 pub mod config;
 pub mod demo;
 pub mod doctor;

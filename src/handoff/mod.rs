@@ -148,7 +148,12 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
         (Some(_), Mode::Branch) => Some(planned_checkpoint(Mode::Branch, &request.session_id)),
         _ => None,
     };
-    let handoff = model::build(&snapshot, previous_json.as_ref(), &carried, planned.as_ref(), &root);
+    let mut handoff = model::build(&snapshot, previous_json.as_ref(), &carried, planned.as_ref(), &root);
+    // The GitHub issue the task is checkpointed to outlives any one handoff.
+    crate::checkpoint_github::carry_issue(
+        existing.json.as_ref().or(previous_json.as_ref()),
+        &mut handoff.json,
+    );
     // A same-session handoff whose .continue-here.md moved (the active phase changed):
     // the old one is this session's own, and would only mislead.
     if let (Some(prev), store::Disposition::Refresh) =
