@@ -161,12 +161,12 @@ fn count_files(repo: &Repository, deadline: &mut Deadline) -> Result<Option<Coun
         Err(e) if e.code() == git2::ErrorCode::UnbornBranch || e.code() == git2::ErrorCode::NotFound => None,
         Err(e) => return Err(format!("cannot read HEAD: {}", e.message())),
     };
-    let common = raw::GIT_DIFF_IGNORE_SUBMODULES as u32 | raw::GIT_DIFF_SKIP_BINARY_CHECK as u32;
+    let common = raw::GIT_DIFF_IGNORE_SUBMODULES | raw::GIT_DIFF_SKIP_BINARY_CHECK;
     let Some(staged) = diff_with_deadline(repo, &index, Sides::TreeToIndex(tree.as_ref()), common, deadline)?
     else {
         return Ok(None);
     };
-    let workdir_flags = common | raw::GIT_DIFF_INCLUDE_UNTRACKED as u32;
+    let workdir_flags = common | raw::GIT_DIFF_INCLUDE_UNTRACKED;
     let Some(workdir) = diff_with_deadline(repo, &index, Sides::IndexToWorkdir, workdir_flags, deadline)?
     else {
         return Ok(None);

@@ -1,7 +1,7 @@
 //! The git markers: `+staged ~modified ?untracked ↑ahead ↓behind`, from a status scan
 //! that runs under a time budget and is cached per repository (see `git_cache`). A scan
 //! over budget shows no markers (the branch segment still shows the branch) and is tried
-//! again when the cache expires.
+//! again when the cache expires (later and later while it keeps running over).
 
 use std::path::Path;
 use std::time::Duration;
@@ -50,12 +50,17 @@ pub fn status(place: &GitPlace, head: &str, settings: &GitSettings, now_ms: u64)
     let stamp = Stamp { head: head.to_string(), index_mtime_ns: git_cache::index_mtime_ns(&place.git_dir) };
     let repo = place.root.to_string_lossy().into_owned();
     let path = settings.cache_dir.as_deref().map(|dir| git_cache::cache_path(dir, &place.root));
-    if let Some(record) = path.as_deref().and_then(git_cache::load) {
+    let previous = path.as_deref().and_then(git_cache::load).filter(|r| r.repo == repo);
+    if let Some(record) = &previous {
         if record.is_fresh(&repo, &stamp, now_ms, settings.max_age) {
-            return record;
+            return record.clone();
         }
     }
-    let record = scan(&place.root, repo, stamp, settings.budget, now_ms);
+    let mut record = scan(&place.root, repo, stamp, settings.budget, now_ms);
+    if record.over_budget() {
+        let streak = previous.filter(Record::over_budget).map_or(0, |r| r.over_budget_streak);
+        record.over_budget_streak = streak.saturating_add(1);
+    }
     if let Some(path) = path.filter(|_| !settings.max_age.is_zero()) {
         // A status line never fails because its cache could not be written.
         let _ = git_cache::store(&path, &record);
@@ -79,6 +84,7 @@ fn scan(root: &Path, repo: String, stamp: Stamp, budget: Duration, now_ms: u64) 
         ahead: ahead_behind.map(|(a, _)| a),
         behind: ahead_behind.map(|(_, b)| b),
         error,
+        over_budget_streak: 0,
     }
 }
 

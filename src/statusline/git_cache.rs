@@ -5,6 +5,11 @@
 //! A record is reused while it is young enough and nothing it depends on has visibly
 //! changed: the same `HEAD` and the same index file (a commit, a checkout or a `git add`
 //! rewrites one of them). Edits in the work tree show up when the record expires.
+//!
+//! A repository whose scans keep running out of budget is scanned less and less often
+//! (the cache period, then twice it, four times … up to [`OVER_BUDGET_BACKOFF_MAX`]
+//! times it): reading a very large index costs time before the deadline can act, and
+//! paying that every few seconds for markers that never arrive would be waste.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,16 +45,33 @@ pub struct Record {
     pub behind: Option<u32>,
     /// Why there are no counts, when the scan failed.
     pub error: Option<String>,
+    /// Scans in a row, this one included, that ran out of budget (0: this one did not).
+    #[serde(default)]
+    pub over_budget_streak: u32,
 }
 
+/// The longest wait between scans of a repository that keeps running out of budget, in
+/// cache periods.
+pub const OVER_BUDGET_BACKOFF_MAX: u32 = 12;
+
 impl Record {
-    /// Still good for `repo` as it is now.
+    /// Still good for `repo` as it is now, with records kept for `max_age` (longer
+    /// after scans over budget).
     pub fn is_fresh(&self, repo: &str, stamp: &Stamp, now_ms: u64, max_age: Duration) -> bool {
+        let backoff = match self.over_budget_streak {
+            0 => 1,
+            n => 1u32.checked_shl(n - 1).unwrap_or(u32::MAX).min(OVER_BUDGET_BACKOFF_MAX),
+        };
         self.repo == repo
             && self.head == stamp.head
             && self.index_mtime_ns == stamp.index_mtime_ns
             && now_ms >= self.checked_at_ms
-            && u128::from(now_ms - self.checked_at_ms) < max_age.as_millis()
+            && u128::from(now_ms - self.checked_at_ms) < max_age.as_millis() * u128::from(backoff)
+    }
+
+    /// The scan ran out of budget.
+    pub fn over_budget(&self) -> bool {
+        self.counts.is_none() && self.error.is_none()
     }
 }
 
@@ -106,6 +128,7 @@ mod tests {
             ahead: Some(1),
             behind: None,
             error: None,
+            over_budget_streak: 0,
         }
     }
 
@@ -124,6 +147,23 @@ mod tests {
         let staged = Stamp { index_mtime_ns: Some(43), ..stamp.clone() };
         assert!(!r.is_fresh("/work/app", &staged, 10_000, five), "index rewritten");
         assert!(!r.is_fresh("/work/app", &stamp, 10_000, Duration::ZERO), "caching off");
+    }
+
+    #[test]
+    fn scans_over_budget_back_off() {
+        let stamp = Stamp { head: "ref: refs/heads/main".into(), index_mtime_ns: Some(42) };
+        let five = Duration::from_secs(5);
+        let waits: Vec<u64> = [0, 1, 2, 3, 4, 5, 40]
+            .iter()
+            .map(|&streak| {
+                let r = Record { counts: None, over_budget_streak: streak, ..record() };
+                (0..=120_000)
+                    .step_by(1000)
+                    .find(|t| !r.is_fresh("/work/app", &stamp, 10_000 + t, five))
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(waits, vec![5_000, 5_000, 10_000, 20_000, 40_000, 60_000, 60_000]);
     }
 
     #[test]
