@@ -17,6 +17,7 @@ pub mod monitor;
 pub mod pause;
 pub mod places;
 pub mod planning;
+pub mod report;
 pub mod session_report;
 pub mod statusline;
 pub mod stdin;

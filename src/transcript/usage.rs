@@ -71,6 +71,8 @@ pub struct SessionUsage {
     pub context_timeline: Vec<ContextPoint>,
     /// The model of the latest main-chain reply.
     pub model: Option<String>,
+    /// The `sessionId` of the first line that has one.
+    pub session_id: Option<String>,
     /// The largest tool results, largest first.
     pub largest_tool_results: Vec<ToolResultSize>,
     /// Lines read (not counting empty ones).
@@ -106,6 +108,7 @@ pub struct UsageAccumulator {
     compactions: Vec<Compaction>,
     compaction_positions: Vec<usize>,
     latest_model: Option<usize>,
+    session_id: Option<String>,
     lines: u64,
     unreadable_lines: u64,
     api_error_lines: u64,
@@ -119,6 +122,9 @@ impl UsageAccumulator {
             return;
         };
         let entry = Entry(&value);
+        if self.session_id.is_none() {
+            self.session_id = entry.str_field("sessionId").map(|id| clip(id, SHORT_TEXT_MAX));
+        }
         if let Some(compaction) = entry.compaction() {
             self.compactions.push(compaction);
             self.compaction_positions.push(self.timeline.len());
@@ -242,6 +248,7 @@ impl UsageAccumulator {
             main,
             sidechain,
             model: self.latest_model.and_then(|i| self.models.get(i).cloned()),
+            session_id: self.session_id,
             compactions: self.compactions,
             compaction_positions: self.compaction_positions,
             context_timeline: self.timeline,
@@ -354,6 +361,7 @@ mod tests {
         // The compaction comes after the fifth main reply (a6).
         assert_eq!(usage.compaction_positions, vec![5]);
         assert_eq!(usage.model.as_deref(), Some("claude-opus-4-5-20251101"));
+        assert_eq!(usage.session_id.as_deref(), Some("7f3c2a10-5b1e-4c2d-9a8f-0d6e4b2c1a99"));
         assert_eq!(usage.context_timeline.last().unwrap().tokens, 144_012);
         assert_eq!(usage.context_timeline.last().unwrap().at.as_deref(), Some("2026-11-28T10:00:22.000Z"));
         let largest = &usage.largest_tool_results[0];
