@@ -49,7 +49,12 @@ pub fn short_tokens(n: u64) -> String {
 /// A step of 1, 2 or 5 × 10^k that gives at most `most` ticks over `span`.
 fn nice_step(span: f64, most: f64) -> f64 {
     let raw = (span / most).max(1.0);
-    let magnitude = 10f64.powf(raw.log10().floor());
+    // A loop rather than log10/powf: those would make the binary load libm, a cost
+    // every `baton statusline` process would pay at start for a chart it never draws.
+    let mut magnitude = 1.0;
+    while magnitude * 10.0 <= raw {
+        magnitude *= 10.0;
+    }
     [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * magnitude).find(|step| *step >= raw).unwrap_or(10.0 * magnitude)
 }
 
