@@ -608,7 +608,8 @@ pub fn describe_config(config: &Config) -> String {
         .map(|(spec, setting)| (spec.key.to_string(), setting.value.to_string(), setting.source.to_string()))
         .collect();
     let key_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    let value_width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    // A long value (a segment list) runs past the column instead of widening it for all.
+    let value_width = rows.iter().map(|r| r.1.len()).filter(|w| *w <= 24).max().unwrap_or(0);
     for ((key, value, source), (spec, _)) in rows.iter().zip(config.settings()) {
         out.push_str(&format!("  {key:<key_width$}  {value:<value_width$}  {source}\n"));
         let env = spec.env.map(|e| format!(" (env {e})")).unwrap_or_default();
