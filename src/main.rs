@@ -33,6 +33,11 @@ struct Cli {
 enum Command {
     /// Render the status line from Claude Code's statusLine JSON on stdin, and write the
     /// context figure to the bridge file the hook reads.
+    ///
+    /// Segments, in the order `statusline.segments` gives (see `baton config`): model,
+    /// project, branch, git (+staged ~modified ?untracked ↑ahead ↓behind), task, handoff,
+    /// meter, cost. When COLUMNS is set, the least important segments are shortened or
+    /// dropped until the line fits. Always exits 0.
     Statusline,
     /// Handle one hook event from stdin (PostToolUse, AfterTool, SessionStart,
     /// PreCompact …). Prints nothing or one JSON envelope; always exits 0.
