@@ -30,6 +30,10 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// A folder relative to the project root that stays inside it.
     Folder,
+    /// A list of words from a fixed set, in order (a JSON array, or comma-separated text
+    /// in the environment). Unknown words are reported and skipped, not fatal; a list
+    /// with no known word at all is a bad value.
+    Words(&'static [&'static str]),
 }
 
 /// A key's built-in default.
@@ -39,6 +43,7 @@ pub enum Default {
     Integer(u64),
     Bool(bool),
     Word(&'static str),
+    Words(&'static [&'static str]),
 }
 
 impl Default {
@@ -48,6 +53,7 @@ impl Default {
             Default::Integer(n) => Value::from(n),
             Default::Bool(b) => Value::from(b),
             Default::Word(w) => Value::from(w),
+            Default::Words(words) => Value::from(words.to_vec()),
         }
     }
 }
@@ -219,6 +225,27 @@ pub const KEYS: &[KeySpec] = &[
         default: Default::Bool(false),
         about: "after an automatic handoff, push it to the GitHub issue (`baton checkpoint push`) in the background",
     },
+    KeySpec {
+        key: "statusline.segments",
+        env: Some("BATON_STATUSLINE_SEGMENTS"),
+        kind: Kind::Words(crate::statusline::SEGMENT_NAMES),
+        default: Default::Words(crate::statusline::DEFAULT_SEGMENTS),
+        about: "the status line's segments, in order (unknown names are skipped)",
+    },
+    KeySpec {
+        key: "statusline.git_cache_seconds",
+        env: Some("BATON_STATUSLINE_GIT_CACHE_SECONDS"),
+        kind: Kind::Integer { min: 0, max: 3600 },
+        default: Default::Integer(5),
+        about: "how long the git markers of a repository are reused before a new status scan",
+    },
+    KeySpec {
+        key: "statusline.git_budget_ms",
+        env: Some("BATON_STATUSLINE_GIT_BUDGET_MS"),
+        kind: Kind::Integer { min: 1, max: 60_000 },
+        default: Default::Integer(100),
+        about: "a status scan that takes longer is given up: the branch is shown without markers",
+    },
 ];
 
 /// The checkpoint modes a handoff can use.
@@ -300,6 +327,7 @@ fn describe(kind: Kind) -> String {
         Kind::Bool => "true or false".into(),
         Kind::Choice(words) => format!("one of {}", words.join(", ")),
         Kind::Folder => "a relative folder inside the project (no `..`)".into(),
+        Kind::Words(words) => format!("a list of names from {}", words.join(", ")),
     }
 }
 
@@ -338,6 +366,43 @@ fn validate(kind: Kind, raw: &RawValue) -> Option<Value> {
             inside.then(|| Value::from(s.trim()))
         }
         (Kind::Folder, RawValue::Json(_)) => None,
+        (Kind::Words(known), raw) => {
+            let words: Vec<&str> = raw_words(raw)?.into_iter().filter(|w| known.contains(w)).collect();
+            let mut unique: Vec<&str> = Vec::new();
+            for word in words {
+                if !unique.contains(&word) {
+                    unique.push(word);
+                }
+            }
+            (!unique.is_empty()).then(|| Value::from(unique))
+        }
+    }
+}
+
+/// The words of a list value: a JSON array of strings, or text split at commas and
+/// spaces. `None` when it is neither.
+fn raw_words(raw: &RawValue) -> Option<Vec<&str>> {
+    match raw {
+        RawValue::Json(Value::Array(items)) => {
+            items.iter().map(|item| item.as_str().map(str::trim)).collect::<Option<Vec<&str>>>()
+        }
+        RawValue::Json(_) => None,
+        RawValue::Text(text) => {
+            Some(text.split([',', ' ']).map(str::trim).filter(|w| !w.is_empty()).collect())
+        }
+    }
+}
+
+/// Words of a list value that are not in the key's set (reported, then skipped).
+fn unknown_words(kind: Kind, raw: &RawValue) -> Vec<String> {
+    match kind {
+        Kind::Words(known) => raw_words(raw)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|w| !known.contains(w))
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -377,6 +442,10 @@ pub fn resolve(layers: &[Layer]) -> (BTreeMap<&'static str, Setting>, Vec<String
             };
             match validate(spec.kind, raw) {
                 Some(value) => {
+                    for word in unknown_words(spec.kind, raw) {
+                        errors
+                            .push(format!("{source}: `{}` has an unknown name `{word}`; skipped", spec.key));
+                    }
                     chosen = Some(Setting { value, source });
                     break;
                 }
@@ -609,6 +678,24 @@ impl Config {
         self.flag("checkpoint.github.auto", false)
     }
 
+    /// `statusline.segments`: the segment names, in order, known names only.
+    pub fn statusline_segments(&self) -> Vec<String> {
+        self.value("statusline.segments")
+            .and_then(Value::as_array)
+            .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// `statusline.git_cache_seconds`.
+    pub fn git_cache_seconds(&self) -> u64 {
+        self.integer("statusline.git_cache_seconds", 5)
+    }
+
+    /// `statusline.git_budget_ms`.
+    pub fn git_budget_ms(&self) -> u64 {
+        self.integer("statusline.git_budget_ms", 100)
+    }
+
     /// `handoff.dir`, relative to the project root.
     pub fn handoff_dir(&self) -> PathBuf {
         PathBuf::from(self.word("handoff.dir", ".planning"))
@@ -686,7 +773,8 @@ pub fn describe_config(config: &Config) -> String {
         .map(|(spec, setting)| (spec.key.to_string(), show_value(&setting.value), setting.source.to_string()))
         .collect();
     let key_width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    let value_width = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    // A long value (a segment list) runs past the column instead of widening it for all.
+    let value_width = rows.iter().map(|r| r.1.len()).filter(|w| *w <= 24).max().unwrap_or(0);
     for ((key, value, source), (spec, _)) in rows.iter().zip(config.settings()) {
         out.push_str(&format!("  {key:<key_width$}  {value:<value_width$}  {source}\n"));
         let env = spec.env.map(|e| format!(" (env {e})")).unwrap_or_default();
@@ -806,6 +894,34 @@ mod tests {
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(settings["statusline.wrap_timeout_ms"].value, Value::from(500));
         assert_eq!(settings["statusline.wrap_append"].value, Value::from(true));
+    }
+
+    #[test]
+    fn segment_lists_keep_known_names_and_report_the_rest() {
+        let project = file_layer(
+            Source::ProjectFile("p".into()),
+            r#"{"statusline": {"segments": ["meter", "sparkle", "model", "meter"]}}"#,
+        );
+        let (settings, errors) = resolve(&[project]);
+        assert_eq!(settings["statusline.segments"].value, serde_json::json!(["meter", "model"]));
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("unknown name `sparkle`"), "{errors:?}");
+
+        let env = env_layer(|v| (v == "BATON_STATUSLINE_SEGMENTS").then(|| "cost, meter".to_string()));
+        let (settings, errors) = resolve(&[env]);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(settings["statusline.segments"].value, serde_json::json!(["cost", "meter"]));
+
+        // Nothing known, or not a list: the layer below (here the default) applies.
+        for bad in [r#"{"statusline": {"segments": ["nope"]}}"#, r#"{"statusline": {"segments": "meter"}}"#] {
+            let (settings, errors) = resolve(&[file_layer(Source::UserFile("u".into()), bad)]);
+            assert_eq!(settings["statusline.segments"].source, Source::Default, "{bad}");
+            assert_eq!(errors.len(), 1, "{bad}: {errors:?}");
+        }
+        let config = Config::defaults();
+        assert_eq!(config.statusline_segments(), crate::statusline::DEFAULT_SEGMENTS);
+        assert_eq!(config.git_cache_seconds(), 5);
+        assert_eq!(config.git_budget_ms(), 100);
     }
 
     #[test]

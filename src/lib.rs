@@ -20,6 +20,7 @@ pub mod monitor;
 pub mod pause;
 pub mod places;
 pub mod planning;
+pub mod report;
 pub mod resume;
 pub mod resume_cmd;
 pub mod session_report;

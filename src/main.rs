@@ -33,6 +33,11 @@ struct Cli {
 enum Command {
     /// Render the status line from Claude Code's statusLine JSON on stdin, and write the
     /// context figure to the bridge file the hook reads.
+    ///
+    /// Segments, in the order `statusline.segments` gives (see `baton config`): model,
+    /// project, branch, git (+staged ~modified ?untracked ↑ahead ↓behind), task, handoff,
+    /// meter, cost. When COLUMNS is set, the least important segments are shortened or
+    /// dropped until the line fits. Always exits 0.
     Statusline {
         /// Run this other statusline command on the same stdin and print its output
         /// instead (baton's own line when it fails, prints nothing or takes longer than
@@ -52,6 +57,29 @@ enum Command {
         /// Print JSON for machines.
         #[arg(long)]
         json: bool,
+    },
+    /// Show one session's exact token use per model, its compactions, the context size
+    /// turn by turn and the tool results that filled it.
+    ///
+    /// Reads the transcript given with --transcript, else the session given with
+    /// --session, else the newest transcript of the current project (Claude Code keeps
+    /// them under $CLAUDE_CONFIG_DIR or ~/.claude, in projects/).
+    Report {
+        /// The session id: its transcript is looked up as projects/*/<ID>.jsonl.
+        #[arg(long, value_name = "ID", conflicts_with = "transcript")]
+        session: Option<String>,
+        /// The transcript to read (a Claude Code .jsonl file).
+        #[arg(long, value_name = "PATH")]
+        transcript: Option<PathBuf>,
+        /// The project folder whose newest transcript is read (default: the current folder).
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["session", "transcript"])]
+        cwd: Option<PathBuf>,
+        /// Print one JSON object for machines instead of the text report.
+        #[arg(long)]
+        json: bool,
+        /// Also draw the context over time as a standalone SVG file.
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
     },
     /// Play a short session in a temporary folder and show, step by step, the status line
     /// and what the agent is told. Writes nothing outside that folder.
@@ -247,6 +275,9 @@ fn main() -> ExitCode {
             run_pause(checkpoint, report, cwd, session, transcript, json)
         }
         Command::Checkpoint { action } => run_checkpoint(action),
+        Command::Report { session, transcript, cwd, json, svg } => {
+            run_report(session, transcript, cwd, json, svg)
+        }
         Command::Demo => match demo::run(&mut std::io::stdout()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -398,4 +429,70 @@ fn run_checkpoint(action: CheckpointAction) -> ExitCode {
             }
         }
     }
+}
+
+fn run_report(
+    session: Option<String>,
+    transcript: Option<PathBuf>,
+    cwd: Option<PathBuf>,
+    json: bool,
+    svg: Option<PathBuf>,
+) -> ExitCode {
+    use baton::report::{self, LocateError, Lookup, Report};
+    use std::io::IsTerminal;
+
+    let folder = cwd.or_else(|| std::env::current_dir().ok());
+    let lookup = match (transcript, &session, &folder) {
+        (Some(path), _, _) => Lookup::Transcript(path),
+        (None, Some(id), _) => Lookup::Session(id.clone()),
+        (None, None, Some(dir)) => Lookup::Newest(dir.clone()),
+        (None, None, None) => {
+            eprintln!("baton report: no current folder; pass --cwd, --session or --transcript");
+            return ExitCode::from(2);
+        }
+    };
+    let path = match report::locate(&lookup) {
+        Ok(path) => path,
+        Err(e @ LocateError::Usage(_)) => {
+            eprintln!("baton report: {e}");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            eprintln!("baton report: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let usage = match baton::transcript::session_usage(&path) {
+        Ok(usage) => usage,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("baton report: no transcript at {}", path.display());
+            return ExitCode::FAILURE;
+        }
+        Err(e) => {
+            eprintln!("baton report: cannot read {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let config = Config::load(folder.as_deref());
+    let session_id = session.or_else(|| usage.session_id.clone()).or_else(|| report::session_id_of(&path));
+    let report = Report::build(&usage, &path.display().to_string(), session_id, config.levels());
+    if let Some(file) = &svg {
+        let chart = report::svg::render(&report);
+        if let Err(e) = baton::fsx::write_atomic(file, chart.as_bytes(), baton::fsx::WriteOptions::USER) {
+            eprintln!("baton report: cannot write {}: {e}", file.display());
+            return ExitCode::FAILURE;
+        }
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+    } else {
+        let stdout = std::io::stdout();
+        let colour = stdout.is_terminal() && baton::statusline::colour_wanted();
+        let columns = baton::statusline::columns_from_env().unwrap_or(80);
+        print!("{}", report::text::render(&report, colour, columns));
+        if let Some(file) = &svg {
+            println!("\nChart written to {}", file.display());
+        }
+    }
+    ExitCode::SUCCESS
 }

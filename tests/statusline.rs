@@ -16,7 +16,7 @@ fn render(sandbox: &Sandbox, payload: &[u8], env: &[(&str, &str)]) -> String {
 fn mid_session_fixture() {
     let sandbox = Sandbox::new();
     let line = render(&sandbox, &fixture("statusline.json"), &[("NO_COLOR", "1")]);
-    assert_eq!(line, "Opus 4.5 │ shop-api │ ███████░░░ 72% │ $1.83\n");
+    assert_eq!(line, "Opus 4.5 │ shop-api │ ███████░░░ 72% │ 23k to compact │ $1.83\n");
     let bridge: Value =
         serde_json::from_slice(&std::fs::read(sandbox.bridge_path(SESSION)).unwrap()).unwrap();
     assert_eq!(bridge["session_id"], SESSION);
@@ -99,7 +99,7 @@ fn branch_is_shown_from_git_head() {
     let mut payload = fixture_json("statusline.json");
     payload["workspace"]["current_dir"] = json!(project);
     let line = render(&sandbox, payload.to_string().as_bytes(), &[("NO_COLOR", "1")]);
-    assert_eq!(line, "Opus 4.5 │ shop-api │ feat/rate-limit │ ███████░░░ 72% │ $1.83\n");
+    assert_eq!(line, "Opus 4.5 │ shop-api │ feat/rate-limit │ ███████░░░ 72% │ 23k to compact │ $1.83\n");
 }
 
 #[test]

@@ -10,7 +10,7 @@ use common::*;
 
 const PAYLOAD: &[u8] = include_bytes!("fixtures/statusline.json");
 const SESSION: &str = "7f3c2a10-5b1e-4c2d-9a8f-0d6e4b2c1a99";
-const OWN_LINE: &str = "Opus 4.5 │ shop-api │ ███████░░░ 72% │ $1.83\n";
+const OWN_LINE: &str = "Opus 4.5 │ shop-api │ ███████░░░ 72% │ 23k to compact │ $1.83\n";
 
 /// Runs the wrap with the fixture payload; returns stdout and how long it took, and
 /// checks the exit code and the bridge.

@@ -1,5 +1,6 @@
-//! The git layer: what the repository looks like now ([`facts`]) and how a handoff is
-//! saved in it ([`checkpoint`](mod@checkpoint)).
+//! The git layer: what the repository looks like now ([`facts`]), how a handoff is
+//! saved in it ([`checkpoint`](mod@checkpoint)), and the status line's file counts under
+//! a time budget ([`quick`]).
 //!
 //! Everything goes through libgit2 (the `git2` crate): no `git` subprocess, so no user
 //! hook, pager, credential helper or editor can run or hang the host's hook. A [`Repo`] is
@@ -28,6 +29,7 @@
 
 pub mod checkpoint;
 pub mod facts;
+pub mod quick;
 
 #[cfg(test)]
 mod testutil;
@@ -42,6 +44,7 @@ use git2::{ErrorCode, Oid, Repository};
 
 pub use checkpoint::{Checkpoint, CheckpointRequest, Mode};
 pub use facts::{FileChange, FileState, GitFacts, RepoState, Scan, SessionCommit};
+pub use quick::{Counts, QuickStatus, quick_status};
 
 /// An open repository for one hook call, with the working-tree scan cached so it is made
 /// at most once. Not `Sync` (libgit2 handles are not), which suits a one-shot process.

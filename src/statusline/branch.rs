@@ -1,4 +1,6 @@
-//! The git branch, read straight from `HEAD`: no repository scan, no status.
+//! The git branch, read straight from `HEAD`: no repository scan, no status. Also where
+//! the work tree and its git data are, which the git markers and the project-level
+//! segments share.
 
 use std::path::{Path, PathBuf};
 
@@ -8,38 +10,56 @@ use crate::fsx;
 
 pub fn segment(ctx: &Context) -> Option<Segment> {
     let name = ctx.branch()?;
-    Some(Segment { text: clean(name), style: Style::Branch })
+    Some(Segment::new(clean(name), Style::Branch))
 }
 
-/// The git dir for a work tree at or above `start` (`.git` folder, or the `gitdir:` a
-/// `.git` file of a linked worktree points to).
-pub fn find_git_dir(start: &Path) -> Option<PathBuf> {
+/// A work tree and its git data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitPlace {
+    /// The top of the work tree (the folder holding `.git`).
+    pub root: PathBuf,
+    /// The `.git` folder, or the folder a linked worktree's `.git` file points to.
+    pub git_dir: PathBuf,
+}
+
+/// The work tree at or above `start`: a `.git` folder, or the `gitdir:` a `.git` file of
+/// a linked worktree points to.
+pub fn find_git(start: &Path) -> Option<GitPlace> {
     for dir in start.ancestors().take(64) {
         let dot_git = dir.join(".git");
         let Ok(meta) = std::fs::metadata(&dot_git) else { continue };
         if meta.is_dir() {
-            return Some(dot_git);
+            return Some(GitPlace { root: dir.to_path_buf(), git_dir: dot_git });
         }
         let text = fsx::read_limited(&dot_git, 4096).ok()?;
         let text = String::from_utf8(text).ok()?;
         let target = text.trim().strip_prefix("gitdir:")?.trim();
         let target = Path::new(target);
-        return Some(if target.is_absolute() { target.to_path_buf() } else { dir.join(target) });
+        let git_dir = if target.is_absolute() { target.to_path_buf() } else { dir.join(target) };
+        return Some(GitPlace { root: dir.to_path_buf(), git_dir });
     }
     None
 }
 
-/// The branch name, or the short commit id for a detached HEAD.
-pub fn head_name(start: &Path) -> Option<String> {
-    let git_dir = find_git_dir(start)?;
+/// The content of `HEAD`, trimmed: `ref: refs/heads/main` or a commit id.
+pub fn read_head(git_dir: &Path) -> Option<String> {
     let head = fsx::read_limited(&git_dir.join("HEAD"), 4096).ok()?;
-    let head = String::from_utf8(head).ok()?;
-    let head = head.trim();
+    Some(String::from_utf8(head).ok()?.trim().to_string())
+}
+
+/// The branch name in `HEAD`'s content, or the short commit id for a detached HEAD.
+pub fn branch_name(head: &str) -> Option<String> {
     if let Some(reference) = head.strip_prefix("ref:") {
         let reference = reference.trim();
         return Some(reference.strip_prefix("refs/heads/").unwrap_or(reference).to_string());
     }
     (head.len() >= 7 && head.chars().all(|c| c.is_ascii_hexdigit())).then(|| format!("@{}", &head[..7]))
+}
+
+/// The branch name of the work tree at or above `start`.
+#[cfg(test)]
+fn head_name(start: &Path) -> Option<String> {
+    branch_name(&read_head(&find_git(start)?.git_dir)?)
 }
 
 #[cfg(test)]
@@ -55,6 +75,7 @@ mod tests {
         let sub = dir.path().join("src");
         std::fs::create_dir(&sub).unwrap();
         assert_eq!(head_name(&sub).as_deref(), Some("feat/rate-limit"));
+        assert_eq!(find_git(&sub).unwrap().root, dir.path());
         std::fs::write(git.join("HEAD"), "0123456789abcdef0123456789abcdef01234567\n").unwrap();
         assert_eq!(head_name(dir.path()).as_deref(), Some("@0123456"));
     }
@@ -69,5 +90,8 @@ mod tests {
         std::fs::create_dir(&tree).unwrap();
         std::fs::write(tree.join(".git"), "gitdir: ../real\n").unwrap();
         assert_eq!(head_name(&tree).as_deref(), Some("wt"));
+        let place = find_git(&tree).unwrap();
+        assert_eq!(place.root, tree);
+        assert_eq!(place.git_dir, tree.join("../real"));
     }
 }

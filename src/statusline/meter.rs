@@ -1,4 +1,5 @@
-//! The context meter: a 10-cell bar and the used %, coloured by level.
+//! The context meter: a 10-cell bar and the used %, coloured by level. On a narrow
+//! terminal it falls back to the bare percentage.
 
 use super::{Context, Segment, Style};
 use crate::metrics::Level;
@@ -7,7 +8,7 @@ const CELLS: usize = 10;
 
 pub fn segment(ctx: &Context) -> Option<Segment> {
     let Some(figure) = &ctx.figure else {
-        return Some(Segment { text: format!("{} --", "░".repeat(CELLS)), style: Style::Dim });
+        return Some(Segment::new(format!("{} --", "░".repeat(CELLS)), Style::Dim).with_short("--"));
     };
     let used = figure.used_pct();
     let filled = (used as usize * CELLS / 100).min(CELLS);
@@ -17,5 +18,5 @@ pub fn segment(ctx: &Context) -> Option<Segment> {
         Level::Warning => Style::Warning,
         Level::Critical => Style::Critical,
     };
-    Some(Segment { text, style })
+    Some(Segment::new(text, style).with_short(format!("{used}%")))
 }

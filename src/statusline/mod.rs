@@ -1,18 +1,32 @@
 //! `baton statusline`: the line under the prompt, and the bridge file for the monitor.
 //!
 //! One file per segment, each a function from the shared [`Context`] to an optional
-//! [`Segment`]; [`render`] joins them. The context meter and its colour come from the
-//! same [`Figure`] and the same [`assess`](crate::metrics::assess) the monitor uses.
+//! [`Segment`]; [`render`] joins them in the order `statusline.segments` gives and, when
+//! `COLUMNS` is set, fits the line into it (`layout`). The context meter and its colour
+//! come from the same [`Figure`] and the same [`assess`](crate::metrics::assess) the
+//! monitor uses.
+//!
+//! This runs after every assistant message, so a segment pays only for what it shows:
+//! facts are computed on first use and shared (`Context`), the git markers come from a
+//! per-repository cache and a time-bounded scan, the current task from a small read of
+//! the end of the transcript.
 
 mod branch;
 mod cost;
+mod git;
+mod git_cache;
+mod handoff;
+mod headroom;
+mod layout;
 mod meter;
 mod model;
 mod project;
 mod style;
+mod task;
 pub mod wrap;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use once_cell::unsync::OnceCell;
 
@@ -20,7 +34,66 @@ use crate::config::Config;
 use crate::host::StatuslineInput;
 use crate::metrics::{self, Figure, Level, Limits};
 
+pub use branch::{GitPlace, find_git};
+pub use git::GitSettings;
+pub use git_cache::Record as GitRecord;
+pub use layout::{char_width, cut, width};
 pub use style::Style;
+
+/// Every segment name `statusline.segments` accepts.
+pub const SEGMENT_NAMES: &[&str] =
+    &["model", "project", "branch", "git", "task", "handoff", "meter", "cost", "headroom"];
+
+/// The segments shown when the configuration does not say.
+pub const DEFAULT_SEGMENTS: &[&str] =
+    &["model", "project", "branch", "git", "task", "handoff", "meter", "headroom", "cost"];
+
+type SegmentFn = fn(&Context) -> Option<Segment>;
+
+/// A segment's name, renderer and how it gives way on a narrow terminal.
+struct SegmentSpec {
+    name: &'static str,
+    render: SegmentFn,
+    /// Lower gives way first.
+    priority: u8,
+    /// It may be cut down to this many columns before it is dropped.
+    min_width: Option<usize>,
+}
+
+const SEGMENTS: &[SegmentSpec] = &[
+    SegmentSpec { name: "model", render: model::segment, priority: 70, min_width: None },
+    SegmentSpec { name: "project", render: project::segment, priority: 50, min_width: Some(8) },
+    SegmentSpec { name: "branch", render: branch::segment, priority: 60, min_width: Some(10) },
+    SegmentSpec { name: "git", render: git::segment, priority: 40, min_width: None },
+    SegmentSpec { name: "task", render: task::segment, priority: 20, min_width: Some(12) },
+    SegmentSpec { name: "handoff", render: handoff::segment, priority: 90, min_width: None },
+    SegmentSpec { name: "meter", render: meter::segment, priority: 100, min_width: None },
+    SegmentSpec { name: "cost", render: cost::segment, priority: 30, min_width: None },
+    SegmentSpec { name: "headroom", render: headroom::segment, priority: 35, min_width: None },
+];
+
+/// What the configuration says about the line.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub segments: Vec<String>,
+    pub git: GitSettings,
+    /// The handoff folder, relative to the project root.
+    pub handoff_dir: PathBuf,
+}
+
+impl Settings {
+    pub fn from_config(config: &Config) -> Settings {
+        Settings {
+            segments: config.statusline_segments(),
+            git: GitSettings {
+                cache_dir: crate::places::state_dir().map(|dir| git_cache::cache_dir(&dir)),
+                max_age: Duration::from_secs(config.git_cache_seconds()),
+                budget: Duration::from_millis(config.git_budget_ms()),
+            },
+            handoff_dir: config.handoff_dir(),
+        }
+    }
+}
 
 /// Everything a segment may look at. Expensive facts are computed once, on first use.
 pub struct Context<'a> {
@@ -30,7 +103,17 @@ pub struct Context<'a> {
     /// The thresholds and compaction rule from the configuration.
     pub limits: Limits,
     pub colour: bool,
+    /// The terminal's width, when the host says (`COLUMNS`).
+    pub columns: Option<usize>,
+    pub settings: Settings,
+    /// Unix milliseconds, for the git cache.
+    pub now_ms: u64,
+    git: OnceCell<Option<GitPlace>>,
+    head: OnceCell<Option<String>>,
     branch: OnceCell<Option<String>>,
+    git_status: OnceCell<Option<GitRecord>>,
+    task: OnceCell<Option<String>>,
+    handoff: OnceCell<bool>,
 }
 
 impl<'a> Context<'a> {
@@ -44,17 +127,81 @@ impl<'a> Context<'a> {
             .as_ref()
             .map(|f| metrics::assess(f, &limits, input.model_id(), None).level)
             .unwrap_or(Level::Normal);
-        Context { input, figure, level, limits, colour, branch: OnceCell::new() }
+        Context {
+            input,
+            figure,
+            level,
+            limits,
+            colour,
+            columns: None,
+            settings: Settings::from_config(config),
+            now_ms: u64::try_from(now).unwrap_or(0).saturating_mul(1000),
+            git: OnceCell::new(),
+            head: OnceCell::new(),
+            branch: OnceCell::new(),
+            git_status: OnceCell::new(),
+            task: OnceCell::new(),
+            handoff: OnceCell::new(),
+        }
     }
 
     /// The folder the session works in.
     pub fn current_dir(&self) -> Option<PathBuf> {
-        self.input.current_dir().map(PathBuf::from)
+        self.input.current_dir().map(PathBuf::from).filter(|p| p.is_absolute())
+    }
+
+    /// The work tree containing the current folder.
+    pub fn git(&self) -> Option<&GitPlace> {
+        self.git.get_or_init(|| self.current_dir().and_then(|dir| branch::find_git(&dir))).as_ref()
+    }
+
+    fn head(&self) -> Option<&str> {
+        self.head.get_or_init(|| branch::read_head(&self.git()?.git_dir)).as_deref()
     }
 
     /// The git branch (read from `HEAD`, no status scan).
     pub fn branch(&self) -> Option<&str> {
-        self.branch.get_or_init(|| self.current_dir().and_then(|dir| branch::head_name(&dir))).as_deref()
+        self.branch.get_or_init(|| branch::branch_name(self.head()?)).as_deref()
+    }
+
+    /// The git markers' record, cached or freshly scanned.
+    pub fn git_status(&self) -> Option<&GitRecord> {
+        self.git_status
+            .get_or_init(|| Some(git::status(self.git()?, self.head()?, &self.settings.git, self.now_ms)))
+            .as_ref()
+    }
+
+    /// Where project files (`.planning/`) may be: the session's project folder, then
+    /// the top of its work tree.
+    pub fn project_roots(&self) -> Vec<PathBuf> {
+        let mut roots = Vec::new();
+        let project = self.input.project_dir().map(PathBuf::from).filter(|p| p.is_absolute());
+        for root in project.into_iter().chain(self.git().map(|g| g.root.clone())) {
+            if !roots.contains(&root) {
+                roots.push(root);
+            }
+        }
+        roots
+    }
+
+    /// The todo in progress, else the GSD phase.
+    pub fn task(&self) -> Option<&str> {
+        self.task
+            .get_or_init(|| {
+                let transcript =
+                    self.input.transcript_path.as_deref().map(Path::new).filter(|p| p.is_absolute());
+                task::current_task(transcript, &self.project_roots())
+            })
+            .as_deref()
+    }
+
+    /// A paused handoff waits in the project.
+    pub fn handoff_paused(&self) -> bool {
+        *self.handoff.get_or_init(|| {
+            self.project_roots()
+                .iter()
+                .any(|root| handoff::is_paused(&root.join(&self.settings.handoff_dir).join("HANDOFF.json")))
+        })
     }
 }
 
@@ -63,30 +210,62 @@ impl<'a> Context<'a> {
 pub struct Segment {
     pub text: String,
     pub style: Style,
+    /// A shorter form for a narrow terminal.
+    pub short: Option<String>,
 }
 
-type SegmentFn = fn(&Context) -> Option<Segment>;
+impl Segment {
+    pub fn new(text: impl Into<String>, style: Style) -> Segment {
+        Segment { text: text.into(), style, short: None }
+    }
 
-/// The segments, in order.
-const SEGMENTS: &[SegmentFn] =
-    &[model::segment, project::segment, branch::segment, meter::segment, cost::segment];
+    pub fn with_short(mut self, short: impl Into<String>) -> Segment {
+        self.short = Some(short.into());
+        self
+    }
+}
 
 /// Between segments (and between a wrapped statusline's output and baton's meter).
-pub const SEPARATOR: &str = " │ ";
+pub const SEPARATOR: &str = layout::SEPARATOR;
+
+/// The segments to draw, in the configured order (unknown names were dropped when the
+/// configuration was read; an empty list means the default).
+fn layout_specs(names: &[String]) -> Vec<&'static SegmentSpec> {
+    let find = |name: &str| SEGMENTS.iter().find(|s| s.name == name);
+    let chosen: Vec<&SegmentSpec> = names.iter().filter_map(|n| find(n)).collect();
+    if chosen.is_empty() { DEFAULT_SEGMENTS.iter().filter_map(|n| find(n)).collect() } else { chosen }
+}
 
 /// Renders the line.
 pub fn render(ctx: &Context) -> String {
-    let parts: Vec<String> = SEGMENTS
-        .iter()
-        .filter_map(|segment| segment(ctx))
-        .map(|s| style::paint(&s.text, s.style, ctx.colour))
+    let mut parts: Vec<layout::Part> = layout_specs(&ctx.settings.segments)
+        .into_iter()
+        .filter_map(|spec| {
+            let segment = (spec.render)(ctx)?;
+            Some(layout::Part {
+                text: segment.text,
+                style: segment.style,
+                priority: spec.priority,
+                min_width: spec.min_width,
+                short: segment.short,
+            })
+        })
         .collect();
-    parts.join(SEPARATOR)
+    if let Some(columns) = ctx.columns {
+        layout::fit(&mut parts, columns);
+    }
+    let painted: Vec<String> = parts.iter().map(|p| style::paint(&p.text, p.style, ctx.colour)).collect();
+    painted.join(layout::SEPARATOR)
 }
 
 /// Colour unless `NO_COLOR` is set to anything non-empty.
 pub fn colour_wanted() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// The terminal width from `COLUMNS`, when it is a positive number.
+pub fn columns_from_env() -> Option<usize> {
+    std::env::var("COLUMNS").ok()?.trim().parse().ok().filter(|n| *n > 0)
 }
 
 /// The statusline command: render, and write the bridge when the payload has a figure.
@@ -97,7 +276,12 @@ pub fn run(input: &StatuslineInput, config: &Config, now: i64) -> String {
 /// Like [`run`], and also returns the context meter alone (painted), which a wrapped
 /// statusline may append to the other tool's output.
 pub fn run_parts(input: &StatuslineInput, config: &Config, now: i64) -> (String, Option<String>) {
-    let ctx = Context::new(input, config, now, colour_wanted());
+    let mut ctx = Context::new(input, config, now, colour_wanted());
+    ctx.columns = columns_from_env();
+    ctx.now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis().min(u128::from(u64::MAX)) as u64)
+        .unwrap_or(ctx.now_ms);
     if let (Some(figure), Some(session)) = (&ctx.figure, input.session_id.as_deref()) {
         let bridge = metrics::Bridge::from_figure(session, figure, input.model_id());
         // A statusline never fails because the bridge could not be written.
@@ -111,25 +295,57 @@ pub fn run_parts(input: &StatuslineInput, config: &Config, now: i64) -> (String,
 mod tests {
     use super::*;
 
-    fn line(json: &str) -> String {
-        let input: StatuslineInput = serde_json::from_str(json).unwrap();
-        let ctx = Context::new(&input, &Config::defaults(), 0, false);
-        render(&ctx)
+    fn context(input: &StatuslineInput) -> Context<'_> {
+        let mut ctx = Context::new(input, &Config::defaults(), 0, false);
+        ctx.settings.git.cache_dir = None;
+        ctx
     }
+
+    fn input(json: &str) -> StatuslineInput {
+        serde_json::from_str(json).unwrap()
+    }
+
+    const MID_SESSION: &str = r#"{"model": {"display_name": "Opus 4.5"}, "workspace": {"current_dir": "/nonexistent/shop-api"}, "cost": {"total_cost_usd": 1.8342}, "context_window": {"remaining_percentage": 28, "used_percentage": 72}}"#;
 
     #[test]
     fn renders_every_segment() {
-        let out = line(
-            r#"{"model": {"display_name": "Opus 4.5"}, "workspace": {"current_dir": "/nonexistent/shop-api"}, "cost": {"total_cost_usd": 1.8342}, "context_window": {"remaining_percentage": 28, "used_percentage": 72}}"#,
-        );
-        assert_eq!(out, "Opus 4.5 │ shop-api │ ███████░░░ 72% │ $1.83");
+        let input = input(MID_SESSION);
+        assert_eq!(render(&context(&input)), "Opus 4.5 │ shop-api │ ███████░░░ 72% │ $1.83");
     }
 
     #[test]
     fn no_figure_shows_dashes() {
-        let out = line(
+        let input = input(
             r#"{"model": {"display_name": "Opus 4.5"}, "context_window": {"remaining_percentage": null}}"#,
         );
-        assert_eq!(out, "Opus 4.5 │ ░░░░░░░░░░ --");
+        assert_eq!(render(&context(&input)), "Opus 4.5 │ ░░░░░░░░░░ --");
+    }
+
+    #[test]
+    fn the_configured_order_is_followed() {
+        let input = input(MID_SESSION);
+        let mut ctx = context(&input);
+        ctx.settings.segments = vec!["meter".into(), "cost".into(), "headroom".into(), "model".into()];
+        assert_eq!(render(&ctx), "███████░░░ 72% │ $1.83 │ Opus 4.5");
+        ctx.settings.segments = vec![];
+        assert_eq!(render(&ctx), "Opus 4.5 │ shop-api │ ███████░░░ 72% │ $1.83");
+    }
+
+    #[test]
+    fn a_narrow_terminal_keeps_the_meter() {
+        let input = input(MID_SESSION);
+        let mut ctx = context(&input);
+        ctx.columns = Some(20);
+        assert_eq!(render(&ctx), "███████░░░ 72%");
+        ctx.columns = Some(4);
+        assert_eq!(render(&ctx), "72%");
+    }
+
+    #[test]
+    fn the_name_lists_agree() {
+        let names: Vec<&str> = SEGMENTS.iter().map(|s| s.name).collect();
+        assert_eq!(names, SEGMENT_NAMES);
+        assert!(DEFAULT_SEGMENTS.iter().all(|d| SEGMENT_NAMES.contains(d)));
+        assert!(DEFAULT_SEGMENTS.contains(&"headroom"));
     }
 }

@@ -4,7 +4,7 @@ use super::{Context, Segment, Style};
 
 pub fn segment(ctx: &Context) -> Option<Segment> {
     let name = ctx.input.model_name()?;
-    Some(Segment { text: clean(name), style: Style::Dim })
+    Some(Segment::new(clean(name), Style::Dim))
 }
 
 /// Control characters out: a payload must not be able to move the cursor.

@@ -8,5 +8,5 @@ use super::{Context, Segment, Style};
 pub fn segment(ctx: &Context) -> Option<Segment> {
     let dir = ctx.input.current_dir()?;
     let name = Path::new(dir).file_name()?.to_string_lossy();
-    Some(Segment { text: clean(&name), style: Style::Bold })
+    Some(Segment::new(clean(&name), Style::Bold))
 }

@@ -7,6 +7,10 @@ pub enum Style {
     Dim,
     Bold,
     Branch,
+    /// The git markers.
+    Git,
+    /// The current task.
+    Task,
     Normal,
     Warning,
     Critical,
@@ -18,6 +22,8 @@ fn code(style: Style) -> Option<&'static str> {
         Style::Dim => Some("2"),
         Style::Bold => Some("1"),
         Style::Branch => Some("35"),
+        Style::Git => Some("36"),
+        Style::Task => Some("34"),
         Style::Normal => Some("32"),
         Style::Warning => Some("33"),
         Style::Critical => Some("1;31"),

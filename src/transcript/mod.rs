@@ -10,6 +10,8 @@
 //!   a bounded tail.
 //! - [`session_usage`]: exact token use of the whole session, for `baton report`.
 //!   Streams the whole file (`forward`).
+//! - [`current_todos`]: the todo list as of now, for the status line: a small tail
+//!   read that stops at the latest `TodoWrite`.
 //!
 //! Each has a pure counterpart over bytes or lines for tests and other sources. Nothing
 //! here panics on input: a line that does not parse, or a field of the wrong type, is
@@ -21,6 +23,7 @@ mod forward;
 mod line;
 mod pace;
 mod tail;
+mod todo_tail;
 mod todos;
 mod usage;
 
@@ -41,6 +44,7 @@ pub use forward::{ForwardLines, complete_lines};
 pub use line::{Compaction, Usage, clean_line, clip, unix_seconds};
 pub use pace::{PACE_BUDGET, Pace, pace_from_lines, tokens_per_tool_call};
 pub use tail::{CHUNK_SIZE, TailReader, TailStats};
+pub use todo_tail::{TODO_TAIL_BUDGET, TodoTail, current_todos};
 pub use todos::{TodoItem, TodoList, TodoSource, TodoStatus};
 pub use usage::{
     ContextPoint, ModelUsage, SessionUsage, ToolResultSize, UsageAccumulator, session_usage, usage_from_bytes,

@@ -65,8 +65,14 @@ pub struct SessionUsage {
     pub main: Usage,
     pub sidechain: Usage,
     pub compactions: Vec<Compaction>,
+    /// For each compaction, how many points of `context_timeline` come before it.
+    pub compaction_positions: Vec<usize>,
     /// One point per main-chain reply, in order.
     pub context_timeline: Vec<ContextPoint>,
+    /// The model of the latest main-chain reply.
+    pub model: Option<String>,
+    /// The `sessionId` of the first line that has one.
+    pub session_id: Option<String>,
     /// The largest tool results, largest first.
     pub largest_tool_results: Vec<ToolResultSize>,
     /// Lines read (not counting empty ones).
@@ -100,6 +106,9 @@ pub struct UsageAccumulator {
     pending_tools: HashMap<String, (String, Option<String>)>,
     largest: Vec<ToolResultSize>,
     compactions: Vec<Compaction>,
+    compaction_positions: Vec<usize>,
+    latest_model: Option<usize>,
+    session_id: Option<String>,
     lines: u64,
     unreadable_lines: u64,
     api_error_lines: u64,
@@ -113,8 +122,12 @@ impl UsageAccumulator {
             return;
         };
         let entry = Entry(&value);
+        if self.session_id.is_none() {
+            self.session_id = entry.str_field("sessionId").map(|id| clip(id, SHORT_TEXT_MAX));
+        }
         if let Some(compaction) = entry.compaction() {
             self.compactions.push(compaction);
+            self.compaction_positions.push(self.timeline.len());
             return;
         }
         match entry.kind() {
@@ -149,6 +162,9 @@ impl UsageAccumulator {
         }
         let Some(usage) = entry.usage() else { return };
         let model = self.model_index(entry.model().unwrap_or("unknown"));
+        if !sidechain && entry.model().is_some() {
+            self.latest_model = Some(model);
+        }
         let reply = Reply { model, sidechain, usage };
         let at = entry.timestamp().map(|t| clip(t, SHORT_TEXT_MAX));
         match entry.message_id() {
@@ -231,7 +247,10 @@ impl UsageAccumulator {
             models,
             main,
             sidechain,
+            model: self.latest_model.and_then(|i| self.models.get(i).cloned()),
+            session_id: self.session_id,
             compactions: self.compactions,
+            compaction_positions: self.compaction_positions,
             context_timeline: self.timeline,
             largest_tool_results: self.largest,
             lines: self.lines,
@@ -339,6 +358,10 @@ mod tests {
         assert_eq!(usage.compactions[0].pre_tokens, Some(167_400));
         assert_eq!(usage.compactions[0].post_tokens, Some(41_800));
         assert_eq!(usage.context_timeline.len(), 8);
+        // The compaction comes after the fifth main reply (a6).
+        assert_eq!(usage.compaction_positions, vec![5]);
+        assert_eq!(usage.model.as_deref(), Some("claude-opus-4-5-20251101"));
+        assert_eq!(usage.session_id.as_deref(), Some("7f3c2a10-5b1e-4c2d-9a8f-0d6e4b2c1a99"));
         assert_eq!(usage.context_timeline.last().unwrap().tokens, 144_012);
         assert_eq!(usage.context_timeline.last().unwrap().at.as_deref(), Some("2026-11-28T10:00:22.000Z"));
         let largest = &usage.largest_tool_results[0];

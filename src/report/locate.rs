@@ -1,0 +1,103 @@
+//! Which transcript `baton report` reads: the one given, the session asked for (under
+//! Claude Code's `projects/*/<id>.jsonl`), or the newest of the current project.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::{fsx, gitx, pause, places};
+
+/// What the person asked for.
+#[derive(Debug, Clone)]
+pub enum Lookup {
+    Transcript(PathBuf),
+    Session(String),
+    /// The newest transcript of the project at this folder.
+    Newest(PathBuf),
+}
+
+/// Why no transcript was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocateError {
+    /// The request itself is wrong (exit 2).
+    Usage(String),
+    /// Nothing there (exit 1).
+    NotFound(String),
+}
+
+impl fmt::Display for LocateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LocateError::Usage(why) | LocateError::NotFound(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Finds the transcript for `lookup`.
+pub fn locate(lookup: &Lookup) -> Result<PathBuf, LocateError> {
+    match lookup {
+        Lookup::Transcript(path) => Ok(path.clone()),
+        Lookup::Session(id) => by_session(id),
+        Lookup::Newest(cwd) => newest(cwd),
+    }
+}
+
+/// The session id a transcript's file name carries, when it is a valid one.
+pub fn session_id_of(path: &Path) -> Option<String> {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).filter(|s| fsx::valid_session_id(s))
+}
+
+fn projects_dir() -> Result<PathBuf, LocateError> {
+    places::claude_config_dir().map(|dir| dir.join("projects")).ok_or_else(|| {
+        LocateError::NotFound(
+            "cannot tell where Claude Code keeps transcripts: set CLAUDE_CONFIG_DIR or HOME".into(),
+        )
+    })
+}
+
+fn by_session(id: &str) -> Result<PathBuf, LocateError> {
+    if !fsx::valid_session_id(id) {
+        return Err(LocateError::Usage(format!(
+            "invalid session id {id:?}: it must not be empty or contain `/`, `\\` or `..`"
+        )));
+    }
+    let projects = projects_dir()?;
+    let file_name = format!("{id}.jsonl");
+    let newest = std::fs::read_dir(&projects)
+        .into_iter()
+        .flat_map(|entries| entries.flatten())
+        .map(|entry| entry.path().join(&file_name))
+        .filter(|path| !fsx::is_symlink(path))
+        .filter_map(|path| {
+            let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file())?;
+            Some((meta.modified().ok(), path))
+        })
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, path)| path);
+    newest.ok_or_else(|| {
+        LocateError::NotFound(format!(
+            "no transcript for session {id}: looked for {}",
+            projects.join("*").join(&file_name).display()
+        ))
+    })
+}
+
+fn newest(cwd: &Path) -> Result<PathBuf, LocateError> {
+    let cwd = std::fs::canonicalize(cwd)
+        .map_err(|e| LocateError::NotFound(format!("cannot use the folder {}: {e}", cwd.display())))?;
+    let root =
+        gitx::Repo::discover(&cwd).ok().flatten().map(|r| r.root().to_path_buf()).unwrap_or(cwd.clone());
+    if let Some(path) = pause::newest_transcript(&root, &cwd) {
+        return Ok(path);
+    }
+    let projects = projects_dir()?;
+    let mut looked: Vec<String> = [&root, &cwd]
+        .iter()
+        .map(|dir| projects.join(pause::encode_project_dir(dir)).display().to_string())
+        .collect();
+    looked.dedup();
+    Err(LocateError::NotFound(format!(
+        "no transcript found for {}: looked in {}; pass --transcript PATH or --session ID",
+        cwd.display(),
+        looked.join(" and ")
+    )))
+}

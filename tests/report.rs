@@ -1,0 +1,237 @@
+//! `baton report` through the built binary: the text report, `--json` and `--svg` on the
+//! sample transcript, finding transcripts by session and by project, and the errors.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{SESSION, Sandbox, fixture};
+use serde_json::Value;
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// The sample transcript, saved in the sandbox's home.
+fn sample(sandbox: &Sandbox) -> PathBuf {
+    let path = sandbox.home().join("sample.jsonl");
+    std::fs::write(&path, fixture("transcript.jsonl")).unwrap();
+    path
+}
+
+/// Puts the sample transcript where Claude Code keeps the transcripts of `project`.
+fn install_transcript(sandbox: &Sandbox, project: &Path, session: &str) -> PathBuf {
+    let encoded: String = project
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let dir = sandbox.claude_dir().join("projects").join(encoded);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{session}.jsonl"));
+    std::fs::write(&path, fixture("transcript.jsonl")).unwrap();
+    path
+}
+
+#[test]
+fn text_report_of_the_sample_transcript() {
+    let sandbox = Sandbox::new();
+    let path = sample(&sandbox);
+    let output = sandbox.run(&["report", "--transcript", path.to_str().unwrap()], b"");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.starts_with(&format!("Session {SESSION}\n")), "{text}");
+    for needle in [
+        "model        claude-opus-4-5-20251101",
+        "144,012 tokens (72.0 % of 200,000, WARNING)",
+        "Compactions: 1",
+        "1. auto 167,400 → 41,800 tokens",
+        "claude-opus-4-5-20251101        8     42       16,510     418,140   3,312  438,004",
+        "subagents                     1     10       30,000     150,000     900  180,910",
+        "▁▁▁▂▂▇▂▂▅▆",
+        "Largest tool results",
+        "/home/dev/shop-api/src/routes/orders.ts",
+        "npm test -- limiter",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    assert!(!text.contains('\x1b'), "no colour when stdout is not a terminal");
+    assert!(stderr(&output).is_empty());
+}
+
+#[test]
+fn json_report_has_stable_fields() {
+    let sandbox = Sandbox::new();
+    let path = sample(&sandbox);
+    let output = sandbox.run(&["report", "--json", "--transcript", path.to_str().unwrap()], b"");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+    assert_eq!(report["format"], "baton-report/1");
+    assert_eq!(report["model"], "claude-opus-4-5-20251101");
+    assert_eq!(report["window_tokens"], 200_000);
+    assert_eq!(report["context"]["tokens"], 144_012);
+    assert_eq!(report["context"]["percent_of_window"], 72.0);
+    assert_eq!(report["context"]["level"], "warning");
+    assert_eq!(report["thresholds"]["warning_tokens"], 130_000);
+    assert_eq!(report["thresholds"]["critical_tokens"], 150_000);
+    let opus = &report["tokens"]["models"][0];
+    assert_eq!(opus["model"], "claude-opus-4-5-20251101");
+    for (key, value) in
+        [("input", 42), ("cache_creation", 16_510), ("cache_read", 418_140), ("output", 3_312)]
+    {
+        assert_eq!(opus["main"][key], value, "{key}");
+    }
+    assert_eq!(opus["main"]["replies"], 8);
+    assert_eq!(opus["sidechain"]["cache_read"], 150_000);
+    assert_eq!(report["tokens"]["total"]["total"], 618_914);
+    assert_eq!(report["compactions"][0]["pre_tokens"], 167_400);
+    assert_eq!(report["compactions"][0]["post_tokens"], 41_800);
+    assert_eq!(report["compactions"][0]["trigger"], "auto");
+    assert_eq!(report["compactions"][0]["after_turn"], 5);
+    assert_eq!(report["timeline"].as_array().unwrap().len(), 8);
+    assert_eq!(report["timeline"][7]["tokens"], 144_012);
+    assert_eq!(report["largest_tool_results"][0]["tool"], "Edit");
+    assert_eq!(report["read"]["api_errors"], 1);
+}
+
+/// Checks that tags open and close in order and attribute quotes pair up; returns the
+/// start tags with their attributes.
+fn parse_tags(svg: &str) -> Vec<String> {
+    let mut stack: Vec<String> = Vec::new();
+    let mut tags = Vec::new();
+    let mut rest = svg;
+    while let Some(open) = rest.find('<') {
+        let after = &rest[open + 1..];
+        let close = after.find('>').expect("an unclosed tag");
+        let tag = &after[..close];
+        assert_eq!(tag.matches('"').count() % 2, 0, "unbalanced quotes in <{tag}>");
+        assert!(!tag.contains('<'), "a `<` inside <{tag}>");
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(stack.pop().as_deref(), Some(name.trim()), "mismatched </{name}>");
+        } else {
+            let name = tag.split_whitespace().next().unwrap_or("").trim_end_matches('/').to_string();
+            if !tag.ends_with('/') {
+                stack.push(name);
+            }
+            tags.push(tag.to_string());
+        }
+        rest = &after[close + 1..];
+    }
+    assert!(stack.is_empty(), "unclosed: {stack:?}");
+    tags
+}
+
+#[test]
+fn svg_chart_has_thresholds_and_the_compaction() {
+    let sandbox = Sandbox::new();
+    let path = sample(&sandbox);
+    let chart = sandbox.dir.path().join("chart.svg");
+    let output = sandbox
+        .run(&["report", "--transcript", path.to_str().unwrap(), "--svg", chart.to_str().unwrap()], b"");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains(&format!("Chart written to {}", chart.display())));
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    let tags = parse_tags(&svg);
+    assert!(tags[0].starts_with("svg xmlns=\"http://www.w3.org/2000/svg\""), "{}", tags[0]);
+    let with_class = |class: &str| tags.iter().filter(|t| t.contains(&format!("class=\"{class}\""))).count();
+    assert_eq!(with_class("threshold warning"), 1);
+    assert_eq!(with_class("threshold critical"), 1);
+    assert_eq!(with_class("compaction"), 1);
+    assert_eq!(with_class("context-line"), 1);
+    assert!(svg.contains("auto 167,400 → 41,800"));
+    assert!(svg.contains("<title>"));
+    for forbidden in ["<script", "href=", "<image", "@import", "url("] {
+        assert!(!svg.contains(forbidden), "{forbidden}");
+    }
+
+    // The JSON report can write the chart too.
+    let json_chart = sandbox.dir.path().join("chart2.svg");
+    let output = sandbox.run(
+        &["report", "--json", "--transcript", path.to_str().unwrap(), "--svg", json_chart.to_str().unwrap()],
+        b"",
+    );
+    assert!(output.status.success());
+    serde_json::from_slice::<Value>(&output.stdout).expect("stdout stays one JSON object");
+    assert_eq!(std::fs::read_to_string(&json_chart).unwrap(), svg);
+}
+
+#[test]
+fn a_missing_or_unreadable_transcript_is_a_clear_error() {
+    let sandbox = Sandbox::new();
+    let missing = sandbox.home().join("nope.jsonl");
+    let output = sandbox.run(&["report", "--transcript", missing.to_str().unwrap()], b"");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stderr(&output), format!("baton report: no transcript at {}\n", missing.display()));
+    assert!(stdout(&output).is_empty());
+
+    let folder = sandbox.home();
+    let output = sandbox.run(&["report", "--transcript", folder.to_str().unwrap()], b"");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("cannot read"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("not a regular file"), "{}", stderr(&output));
+}
+
+#[test]
+fn session_lookup() {
+    let sandbox = Sandbox::new();
+    let elsewhere = sandbox.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let installed = install_transcript(&sandbox, &elsewhere, SESSION);
+    let output = sandbox.run(&["report", "--json", "--session", SESSION], b"");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["session_id"], SESSION);
+    assert_eq!(report["transcript"], installed.to_string_lossy().as_ref());
+
+    let output = sandbox.run(&["report", "--session", "0000-unknown"], b"");
+    assert_eq!(output.status.code(), Some(1));
+    let expected = sandbox.claude_dir().join("projects/*/0000-unknown.jsonl");
+    assert!(stderr(&output).contains(&expected.display().to_string()), "{}", stderr(&output));
+
+    let output = sandbox.run(&["report", "--session", "../etc"], b"");
+    assert_eq!(output.status.code(), Some(2), "a bad id is a usage error");
+    let output = sandbox.run(&["report", "--session", SESSION, "--transcript", "x.jsonl"], b"");
+    assert_eq!(output.status.code(), Some(2), "--session and --transcript exclude each other");
+}
+
+#[test]
+fn the_newest_transcript_of_the_current_project_by_default() {
+    let sandbox = Sandbox::new();
+    let output = sandbox.run(&["report"], b"");
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(message.contains("no transcript found for"), "{message}");
+    assert!(message.contains(&sandbox.claude_dir().join("projects").display().to_string()), "{message}");
+    assert!(message.contains("--transcript PATH or --session ID"), "{message}");
+
+    let older = install_transcript(&sandbox, &sandbox.project(), "older-session");
+    let old_time = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(&older).unwrap().set_modified(old_time).unwrap();
+    install_transcript(&sandbox, &sandbox.project(), "newer-session");
+    let output = sandbox.run(&["report", "--json"], b"");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(report["transcript"].as_str().unwrap().ends_with("/newer-session.jsonl"), "{report}");
+    assert_eq!(report["session_id"], SESSION, "the id the transcript records");
+
+    let project = sandbox.project();
+    let output = sandbox.run(&["report", "--json", "--cwd", project.to_str().unwrap()], b"");
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+#[test]
+fn help_reads_well() {
+    let sandbox = Sandbox::new();
+    let output = sandbox.run(&["report", "--help"], b"");
+    assert!(output.status.success());
+    let help = stdout(&output);
+    for needle in ["--session <ID>", "--transcript <PATH>", "--json", "--svg <FILE>", "newest transcript"] {
+        assert!(help.contains(needle), "missing {needle} in\n{help}");
+    }
+}
