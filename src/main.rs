@@ -21,8 +21,10 @@ use baton::{demo, doctor, hook, install, metrics, stdin};
     about = "Keeps AI coding agents from running out of context with their work unsaved.",
     long_about = "Keeps AI coding agents from running out of context with their work unsaved.\n\n\
         Claude Code runs `baton statusline` to draw the line under the prompt and `baton hook` \
-        after each tool call; baton tells the agent when its context runs low. \
-        Try `baton demo` to see it work."
+        after each tool call and at session start and compaction: baton tells the agent when its \
+        context runs low, writes the handoff (.planning/HANDOFF.json, GSD's format) at the critical \
+        level, and gives the next session a resume brief. `baton install` sets it up; \
+        `baton demo` shows it working."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -31,6 +33,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Register baton's statusline and hooks in Claude Code's settings (or Gemini CLI's,
+    /// Codex's), keeping everything else; another statusline is wrapped, not replaced.
+    Install(install::InstallArgs),
+    /// Remove what `baton install` added and put back what it wrapped or replaced.
+    Uninstall(install::UninstallArgs),
+    /// Check the setup: registrations, binary, statusline, bridge, config, folders, and
+    /// a self-test of the hook. Exit 1 when a check fails.
+    Doctor {
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Render the status line from Claude Code's statusLine JSON on stdin, and write the
     /// context figure to the bridge file the hook reads.
     ///
@@ -48,10 +62,51 @@ enum Command {
     /// Handle one hook event from stdin (PostToolUse, AfterTool, SessionStart,
     /// PreCompact …). Prints nothing or one JSON envelope; always exits 0.
     Hook,
-    /// Show the effective configuration, where each value comes from, and any errors
-    /// (exit 1 when there are errors).
-    Config {
-        /// The project folder whose `.claude/baton.json` and `.planning/config.json` apply.
+    /// Write the handoff now (.planning/HANDOFF.json and .continue-here.md, GSD's formats)
+    /// from git, .planning/ and the session's transcript, and checkpoint it in git.
+    Pause {
+        /// branch: a `wip:` commit of the two handoff files on the current branch (GSD's
+        /// way; your staged changes stay staged); ref: a private ref that also saves your
+        /// uncommitted work and moves nothing; off: files only. Default from
+        /// `handoff.pause_checkpoint` (branch).
+        #[arg(long, value_name = "MODE", value_parser = ["branch", "ref", "off"])]
+        checkpoint: Option<String>,
+        /// Also write .planning/reports/SESSION_REPORT.md with the session's exact token use.
+        #[arg(long)]
+        report: bool,
+        /// The project folder (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// The session id (default: the transcript's, else a new one).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// The session's transcript (default: the newest one of this project in
+        /// $CLAUDE_CONFIG_DIR or ~/.claude, under projects/).
+        #[arg(long, value_name = "PATH")]
+        transcript: Option<PathBuf>,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the paused handoff's resume brief (what a new session is given), and close
+    /// or check it.
+    Resume {
+        /// The work is picked up: archive the handoff to .planning/handoffs/ and remove
+        /// HANDOFF.json and its .continue-here.md (GSD's one-shot lifecycle).
+        #[arg(long, group = "action")]
+        done: bool,
+        /// The handoff is abandoned: archive and remove it the same way.
+        #[arg(long, group = "action")]
+        discard: bool,
+        /// Exit 1 and list them when .continue-here.md holds unchecked `- [ ] CONSTRAINT:`
+        /// lines or `blocking` anti-patterns (the gate before any work); else exit 0.
+        #[arg(long, group = "action")]
+        check: bool,
+        /// Trust a handoff written elsewhere (cloned, copied, pulled from GitHub, GSD's):
+        /// from now on its brief is given to new sessions here.
+        #[arg(long, group = "action")]
+        accept: bool,
+        /// The project folder (default: the current folder).
         #[arg(long, value_name = "DIR")]
         cwd: Option<PathBuf>,
         /// Print JSON for machines.
@@ -81,78 +136,25 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
     },
-    /// Play a short session in a temporary folder and show, step by step, the status line
-    /// and what the agent is told. Writes nothing outside that folder.
-    Demo,
-    /// Show the paused handoff's resume brief (what a new session is given), and close
-    /// or check it.
-    Resume {
-        /// The work is picked up: archive the handoff to .planning/handoffs/ and remove
-        /// HANDOFF.json and its .continue-here.md (GSD's one-shot lifecycle).
-        #[arg(long, group = "action")]
-        done: bool,
-        /// The handoff is abandoned: archive and remove it the same way.
-        #[arg(long, group = "action")]
-        discard: bool,
-        /// Exit 1 and list them when .continue-here.md holds unchecked `- [ ] CONSTRAINT:`
-        /// lines or `blocking` anti-patterns (the gate before any work); else exit 0.
-        #[arg(long, group = "action")]
-        check: bool,
-        /// Trust a handoff written elsewhere (cloned, copied, pulled from GitHub, GSD's):
-        /// from now on its brief is given to new sessions here.
-        #[arg(long, group = "action")]
-        accept: bool,
-        /// The project folder (default: the current folder).
-        #[arg(long, value_name = "DIR")]
-        cwd: Option<PathBuf>,
-        /// Print JSON for machines.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Write the handoff now (.planning/HANDOFF.json and .continue-here.md, GSD's formats)
-    /// from git, .planning/ and the session's transcript, and checkpoint it in git.
-    Pause {
-        /// branch: a `wip:` commit of the two handoff files on the current branch (GSD's
-        /// way; your staged changes stay staged); ref: a private ref that also saves your
-        /// uncommitted work and moves nothing; off: files only. Default from
-        /// `handoff.pause_checkpoint` (branch).
-        #[arg(long, value_name = "MODE", value_parser = ["branch", "ref", "off"])]
-        checkpoint: Option<String>,
-        /// Also write .planning/reports/SESSION_REPORT.md with the session's exact token use.
-        #[arg(long)]
-        report: bool,
-        /// The project folder (default: the current folder).
-        #[arg(long, value_name = "DIR")]
-        cwd: Option<PathBuf>,
-        /// The session id (default: the transcript's, else a new one).
-        #[arg(long, value_name = "ID")]
-        session: Option<String>,
-        /// The session's transcript (default: the newest one of this project in
-        /// $CLAUDE_CONFIG_DIR or ~/.claude, under projects/).
-        #[arg(long, value_name = "PATH")]
-        transcript: Option<PathBuf>,
-        /// Print JSON for machines.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Register baton's statusline and hooks in Claude Code's settings (or Gemini CLI's,
-    /// Codex's), keeping everything else; another statusline is wrapped, not replaced.
-    Install(install::InstallArgs),
-    /// Remove what `baton install` added and put back what it wrapped or replaced.
-    Uninstall(install::UninstallArgs),
-    /// Check the setup: registrations, binary, statusline, bridge, config, folders, and
-    /// a self-test of the hook. Exit 1 when a check fails.
-    Doctor {
-        /// Print JSON for machines.
-        #[arg(long)]
-        json: bool,
-    },
     /// Share checkpoints through a GitHub issue (gh CLI), so a handoff can cross machines
     /// and people: `checkpoint push` and `checkpoint pull`.
     Checkpoint {
         #[command(subcommand)]
         action: CheckpointAction,
     },
+    /// Show the effective configuration, where each value comes from, and any errors
+    /// (exit 1 when there are errors).
+    Config {
+        /// The project folder whose `.claude/baton.json` and `.planning/config.json` apply.
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Play a short session in a temporary folder and show, step by step, the status line
+    /// and what the agent is told. Writes nothing outside that folder.
+    Demo,
 }
 
 #[derive(Subcommand)]
