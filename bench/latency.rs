@@ -9,7 +9,9 @@
 //! - the hook with no bridge, reading the figure from a 1 MiB and a 1 GiB transcript:
 //!   the cost must not grow with the file;
 //! - the hook at CRITICAL writing the handoff and its checkpoint in a repository of
-//!   10,000 files (target: 150 ms).
+//!   10,000 files (target: 150 ms);
+//! - with `BATON_BENCH_BIG_REPO=1` (as `bench/run.sh` sets it), the statusline in a
+//!   repository of 100,000 files, with a cold git-marker cache and a warm one.
 //!
 //! Environment: `BATON_BENCH_RUNS` (runs per hot path, default 300; slow paths run a
 //! tenth as often), `BATON_BENCH_STATIC` (a statically linked baton, as
@@ -159,6 +161,24 @@ fn write_transcript(path: &Path, bytes: u64) {
     writeln!(file, "{reply}").unwrap();
 }
 
+/// A repository of `files` small files, committed (for the statusline's git markers).
+fn write_plain_repository(root: &Path, files: usize) {
+    std::fs::create_dir_all(root).unwrap();
+    let repo = git2::Repository::init(root).unwrap();
+    for i in 0..files {
+        let path = root.join(format!("d{:03}/f{:05}.txt", i / 1000, i));
+        if i % 1000 == 0 {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        }
+        std::fs::write(path, b"x\n").unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(1100));
+    let mut index = repo.index().unwrap();
+    index.add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None).unwrap();
+    index.write().unwrap();
+    std::fs::write(root.join("d000/f00000.txt"), b"changed\n").unwrap();
+}
+
 /// A git repository of `files` files with a GSD phase, the sample transcript and a few
 /// uncommitted changes: the setting of the automatic handoff.
 fn write_repository(root: &Path, files: usize) -> PathBuf {
@@ -282,6 +302,22 @@ fn main() {
         bench.clear_session();
         bench.write_bridge(20);
     }));
+
+    if std::env::var_os("BATON_BENCH_BIG_REPO").is_some_and(|v| v == "1") {
+        let big_repo = scratch.join("repo100k/big");
+        write_plain_repository(&big_repo, 100_000);
+        let render = |name: &str| Run {
+            name: format!("baton statusline, 100,000-file repo, {name}"),
+            program: baton.clone(),
+            args: vec!["statusline".into()],
+            payload: statusline_payload(&big_repo),
+        };
+        let cache = home.join(".local/state/baton/statusline");
+        results.push(bench.measure(&render("cold git cache"), slow_runs, &|| {
+            let _ = std::fs::remove_dir_all(&cache);
+        }));
+        results.push(bench.measure(&render("warm git cache"), runs, &|| {}));
+    }
 
     if let Some(gsd) = std::env::var_os("BATON_BENCH_GSD").map(PathBuf::from) {
         let node = PathBuf::from("/usr/bin/node");

@@ -24,4 +24,4 @@ if [ "${1:-}" != "--no-gsd" ] && command -v npm >/dev/null 2>&1; then
   gsd=$(bench/fetch-gsd.sh)
 fi
 
-BATON_BENCH_STATIC="$static" BATON_BENCH_GSD="$gsd" cargo bench --locked --bench latency
+BATON_BENCH_BIG_REPO=1 BATON_BENCH_STATIC="$static" BATON_BENCH_GSD="$gsd" cargo bench --locked --bench latency
