@@ -187,18 +187,18 @@ fn create_project(demo: &Demo) -> Result<(), String> {
 
 /// Wraps `text` to `width` columns, each line after the first indented by `indent`.
 fn wrap(text: &str, width: usize, indent: &str) -> String {
-    let mut lines: Vec<String> = vec![String::new()];
+    let mut lines: Vec<String> = vec![];
+    let mut current = String::new();
     for word in text.split_whitespace() {
-        let current = lines.last_mut().expect("one line at least");
         if !current.is_empty() && current.chars().count() + 1 + word.chars().count() > width {
-            lines.push(word.to_string());
-        } else {
-            if !current.is_empty() {
-                current.push(' ');
-            }
-            current.push_str(word);
+            lines.push(std::mem::take(&mut current));
         }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(word);
     }
+    lines.push(current);
     lines.join(&format!("\n{indent}"))
 }
 
