@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{SESSION, Sandbox, TestRepo, gsd_planning, told, transcript_for};
+use common::{SESSION, Sandbox, TestRepo, gsd_planning, read_json, stderr, stdout, told, transcript_for};
 use serde_json::{Value, json};
 
 const SCRIPT: &str = r#"#!/bin/sh
@@ -181,21 +181,8 @@ impl Issue {
     }
 }
 
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
-        .unwrap()
-}
-
 fn write_json(path: &Path, value: &Value) {
     std::fs::write(path, serde_json::to_vec_pretty(value).unwrap()).unwrap();
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// A git repository at `root` with `origin` on GitHub, GSD's planning tree and a paused
@@ -223,6 +210,20 @@ fn clone_with_handoff(sandbox: &Sandbox, root: &Path) -> TestRepo {
     );
     assert!(output.status.success(), "{}", stderr(&output));
     repo
+}
+
+/// A project with a handoff, pushed once to issue #12 (recorded in HANDOFF.json), and the
+/// issue as the fake gh now shows it.
+fn pushed_once() -> (Sandbox, PathBuf, FakeGh, Issue) {
+    let sandbox = Sandbox::new();
+    let root = sandbox.project();
+    clone_with_handoff(&sandbox, &root);
+    let gh = FakeGh::new(&sandbox);
+    let mut issue = Issue::new("");
+    issue.publish(&gh);
+    assert!(push(&sandbox, &gh, &root, &[]).status.success());
+    issue.absorb(&gh);
+    (sandbox, root, gh, issue)
 }
 
 fn handoff_path(root: &Path) -> PathBuf {
@@ -475,14 +476,7 @@ fn a_big_record_is_split_into_at_most_three_bounded_comments() {
 
 #[test]
 fn pull_lets_the_newest_record_win_and_lists_the_differences() {
-    let sandbox = Sandbox::new();
-    let root = sandbox.project();
-    clone_with_handoff(&sandbox, &root);
-    let gh = FakeGh::new(&sandbox);
-    let mut issue = Issue::new("");
-    issue.publish(&gh);
-    assert!(push(&sandbox, &gh, &root, &[]).status.success());
-    issue.absorb(&gh);
+    let (sandbox, root, gh, mut issue) = pushed_once();
     // Someone edits the summary by hand afterwards; a stranger comments.
     issue.body = issue
         .body
@@ -509,14 +503,7 @@ fn pull_lets_the_newest_record_win_and_lists_the_differences() {
 
 #[test]
 fn nothing_new_since_the_last_record_writes_nothing_unless_forced() {
-    let sandbox = Sandbox::new();
-    let root = sandbox.project();
-    clone_with_handoff(&sandbox, &root);
-    let gh = FakeGh::new(&sandbox);
-    let mut issue = Issue::new("");
-    issue.publish(&gh);
-    assert!(push(&sandbox, &gh, &root, &[]).status.success());
-    issue.absorb(&gh);
+    let (sandbox, root, gh, mut issue) = pushed_once();
     let after_first = std::fs::read(handoff_path(&root)).unwrap();
 
     let output = push(&sandbox, &gh, &root, &[]);
@@ -833,14 +820,7 @@ fn push_without_a_handoff_says_how_to_make_one() {
 
 #[test]
 fn the_next_handoff_keeps_the_issue_so_the_next_push_goes_there() {
-    let sandbox = Sandbox::new();
-    let root = sandbox.project();
-    clone_with_handoff(&sandbox, &root);
-    let gh = FakeGh::new(&sandbox);
-    let mut issue = Issue::new("");
-    issue.publish(&gh);
-    assert!(push(&sandbox, &gh, &root, &[]).status.success());
-    issue.absorb(&gh);
+    let (sandbox, root, gh, _) = pushed_once();
 
     // The same session refreshes its handoff, then another session replaces it.
     for session in [SESSION, "0a1b2c3d-0000-4000-8000-000000000001"] {

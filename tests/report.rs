@@ -5,16 +5,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{SESSION, Sandbox, fixture};
+use common::{SESSION, Sandbox, fixture, stderr, stdout};
 use serde_json::Value;
-
-fn stdout(output: &std::process::Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn stderr(output: &std::process::Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
-}
 
 /// The sample transcript, saved in the sandbox's home.
 fn sample(sandbox: &Sandbox) -> PathBuf {

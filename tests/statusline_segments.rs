@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Sandbox, TestRepo, fixture_json};
+use common::{Sandbox, TestRepo, fixture_json, read_json};
 use serde_json::{Value, json};
 
 /// The mid-session payload, pointed at `dir`.
@@ -51,10 +51,6 @@ fn cache_files(sandbox: &Sandbox) -> Vec<PathBuf> {
         .unwrap_or_default();
     files.sort();
     files
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
 #[test]
