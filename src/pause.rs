@@ -8,10 +8,10 @@ use chrono::Utc;
 use serde_json::json;
 
 use crate::config::Config;
-use crate::gitx::{Mode, Repo};
+use crate::gitx::Mode;
 use crate::handoff::{self, Outcome, Trigger};
 use crate::metrics::{self, Figure};
-use crate::{fsx, places, session_report, transcript};
+use crate::{fsx, places, session_report};
 
 /// What `baton pause` was asked.
 #[derive(Debug, Clone)]
@@ -53,27 +53,10 @@ pub fn newest_transcript(root: &Path, cwd: &Path) -> Option<PathBuf> {
         .map(|(_, p)| p)
 }
 
-/// The best figure available for a session: its bridge when recent, else its transcript.
-fn figure_for(session: &str, transcript: Option<&Path>) -> Option<Figure> {
-    let now = metrics::now_unix();
-    let bridge = metrics::read_bridge(session, now, 600);
-    if let Some(bridge) = &bridge {
-        return Some(bridge.figure());
-    }
-    let reading = transcript::current_context(transcript?).ok()??;
-    Some(metrics::figure_from_reading(
-        &reading,
-        bridge.and_then(|b| b.context_window_size),
-        metrics::DEFAULT_WINDOW,
-        now,
-    ))
-}
-
 /// Writes the handoff by hand.
 pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
     let cwd = std::fs::canonicalize(&options.cwd).map_err(|e| format!("{}: {e}", options.cwd.display()))?;
-    let root =
-        Repo::discover(&cwd).ok().flatten().map(|r| r.root().to_path_buf()).unwrap_or_else(|| cwd.clone());
+    let root = crate::gitx::project_root(&cwd);
     let transcript = match &options.transcript {
         Some(path) => Some(path.clone()),
         None => newest_transcript(&root, &cwd),
@@ -92,7 +75,15 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
     if !fsx::valid_session_id(&session_id) {
         return Err(format!("invalid session id {session_id:?}: it must not contain `/`, `\\` or `..`"));
     }
-    let figure = figure_for(&session_id, transcript.as_deref());
+    // A bridge from the last ten minutes, else the transcript: the monitor's own rule.
+    let figure = crate::monitor::current_figure(
+        &session_id,
+        transcript.as_deref(),
+        &config.limits(),
+        600,
+        metrics::now_unix(),
+    )
+    .map(|(figure, _)| figure);
     let request = handoff::Request {
         trigger: Trigger::Manual,
         session_id: session_id.clone(),

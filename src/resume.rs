@@ -53,11 +53,6 @@ impl Found {
     }
 }
 
-/// The project root for a folder: the git work tree containing it, else the folder.
-pub fn project_root(cwd: &Path) -> PathBuf {
-    Repo::discover(cwd).ok().flatten().map(|r| r.root().to_path_buf()).unwrap_or_else(|| cwd.to_path_buf())
-}
-
 /// Looks for `<root>/<dir>/HANDOFF.json`. `None` when there is none.
 pub fn find(root: &Path, config: &Config) -> Option<Found> {
     let dir = config.handoff_dir();
@@ -551,7 +546,7 @@ pub fn record_resumption(found: &Found, session_id: &str, source: &str) -> Resul
 
 /// What SessionStart injects, if anything.
 pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config: &Config) -> Option<String> {
-    let root = project_root(cwd);
+    let root = crate::gitx::project_root(cwd);
     let found = find(&root, config)?;
     let handoff = match &found.handoff {
         Err(why) => return Some(unreadable_line(&found, why)),

@@ -98,7 +98,7 @@ fn show(found: &Found, json_out: bool) -> u8 {
 
 /// Runs `baton resume`; returns the exit code.
 pub fn run(action: Action, cwd: &Path, json_out: bool) -> u8 {
-    let root = resume::project_root(cwd);
+    let root = crate::gitx::project_root(cwd);
     let config = Config::load(Some(&root));
     let Some(found) = resume::find(&root, &config) else {
         let loose = resume::loose_continue_here(&root);

@@ -31,7 +31,6 @@ use chrono::{SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 
 use crate::config::Config;
-use crate::gitx::Repo;
 use crate::handoff::model::one_line;
 use crate::handoff::store;
 use crate::{fsx, places, planning};
@@ -128,11 +127,7 @@ impl Project {
     fn open(cwd: &Path, config: &Config) -> Result<Project, Failure> {
         let cwd =
             std::fs::canonicalize(cwd).map_err(|e| Failure::usage(format!("{}: {e}", cwd.display())))?;
-        let root = Repo::discover(&cwd)
-            .ok()
-            .flatten()
-            .map(|r| r.root().to_path_buf())
-            .unwrap_or_else(|| cwd.clone());
+        let root = crate::gitx::project_root(&cwd);
         let dir = config.handoff_dir();
         let json_path = root.join(&dir).join("HANDOFF.json");
         let json = fsx::read_limited(&json_path, HANDOFF_LIMIT)

@@ -102,6 +102,12 @@ impl Repo {
     }
 }
 
+/// The project root for a folder: the work tree of the repository containing it, else
+/// the folder itself.
+pub fn project_root(cwd: &Path) -> PathBuf {
+    Repo::discover(cwd).ok().flatten().map(|r| r.root().to_path_buf()).unwrap_or_else(|| cwd.to_path_buf())
+}
+
 /// The facts for the repository containing `cwd`; `Ok(None)` outside a repository.
 pub fn gather(cwd: &Path, since: Option<DateTime<Utc>>) -> Result<Option<GitFacts>, String> {
     match Repo::discover(cwd)? {

@@ -108,13 +108,13 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
 
     let existing = store::read_existing(&root, &request.dir, &planning.continue_here);
     let mut archived = vec![];
-    let previous = match store::disposition(&existing, &request.session_id) {
+    let disposition = store::disposition(&existing, &request.session_id);
+    let previous = match disposition {
         store::Disposition::Refresh => Some(existing.clone()),
         store::Disposition::Fresh => store::newest_archived(&root, &request.dir, &request.session_id),
         store::Disposition::Archive => {
             archived = store::archive(&root, &request.dir, &existing, request.now)?;
             store::newest_archived(&root, &request.dir, &request.session_id)
-                .filter(|e| e.session() == Some(request.session_id.as_str()))
         }
     };
     let previous_json = previous.as_ref().and_then(|p| p.json.clone());
@@ -143,11 +143,10 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
         id: id.clone(),
         handoff_dir: request.dir.clone(),
     };
-    let planned = match (&repo, request.checkpoint) {
-        (Some(_), Mode::Ref) => Some(planned_checkpoint(Mode::Ref, &request.session_id)),
-        (Some(_), Mode::Branch) => Some(planned_checkpoint(Mode::Branch, &request.session_id)),
-        _ => None,
-    };
+    let planned = repo
+        .as_ref()
+        .filter(|_| request.checkpoint != Mode::Off)
+        .map(|_| planned_checkpoint(request.checkpoint, &request.session_id));
     let mut handoff = model::build(&snapshot, previous_json.as_ref(), &carried, planned.as_ref(), &root);
     // The GitHub issue the task is checkpointed to outlives any one handoff.
     crate::checkpoint_github::carry_issue(
@@ -156,9 +155,7 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
     );
     // A same-session handoff whose .continue-here.md moved (the active phase changed):
     // the old one is this session's own, and would only mislead.
-    if let (Some(prev), store::Disposition::Refresh) =
-        (&previous, store::disposition(&existing, &request.session_id))
-    {
+    if let (Some(prev), store::Disposition::Refresh) = (&previous, disposition) {
         if let Some(old) = &prev.markdown_path {
             if old != &handoff.continue_here {
                 let _ = std::fs::remove_file(root.join(old));

@@ -192,10 +192,7 @@ pub fn write_files(
     let folder = root.join(dir);
     fsx::ensure_dir(&folder, false).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
     let json_path = folder.join("HANDOFF.json");
-    let mut bytes = serde_json::to_vec_pretty(json).map_err(|e| e.to_string())?;
-    bytes.push(b'\n');
-    fsx::write_atomic(&json_path, &bytes, fsx::WriteOptions::USER)
-        .map_err(|e| format!("cannot write {}: {e}", json_path.display()))?;
+    rewrite_json(&json_path, json)?;
     let md_path = root.join(md_rel);
     if let Some(parent) = md_path.parent() {
         fsx::ensure_dir(parent, false).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
@@ -205,7 +202,7 @@ pub fn write_files(
     Ok((json_path, md_path))
 }
 
-/// Rewrites only HANDOFF.json (after a checkpoint, to record its commit).
+/// Writes HANDOFF.json alone (also after a checkpoint, to record its commit).
 pub fn rewrite_json(path: &Path, json: &Value) -> Result<(), String> {
     let mut bytes = serde_json::to_vec_pretty(json).map_err(|e| e.to_string())?;
     bytes.push(b'\n');

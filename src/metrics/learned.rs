@@ -54,6 +54,19 @@ pub fn record(model: &str, compaction: &Compaction) -> bool {
     let (Some(pre), Some("auto")) = (compaction.pre_tokens, compaction.trigger.as_deref()) else {
         return false;
     };
+    let at = compaction.at.clone().unwrap_or_default();
+    let seen = |store: &Value| {
+        store
+            .pointer("/models")
+            .and_then(|m| m.get(model))
+            .and_then(|m| m.get("points"))
+            .and_then(Value::as_array)
+            .is_some_and(|list| list.iter().any(|p| p.get("at").and_then(Value::as_str) == Some(at.as_str())))
+    };
+    // The hook reads the same boundary again and again: only a new one costs a lock.
+    if seen(&read()) {
+        return false;
+    }
     let Some(path) = path() else { return false };
     let Some(dir) = path.parent() else { return false };
     if fsx::ensure_dir(dir, true).is_err() {
@@ -61,13 +74,12 @@ pub fn record(model: &str, compaction: &Compaction) -> bool {
     }
     let Ok(_lock) = fsx::FileLock::acquire(&dir.join("compactions.lock")) else { return false };
     let mut store = read();
-    let at = compaction.at.clone().unwrap_or_default();
+    if seen(&store) {
+        return false;
+    }
     let Some(models) = store.get_mut("models").and_then(Value::as_object_mut) else { return false };
     let entry = models.entry(model.to_string()).or_insert_with(|| json!({"points": []}));
     let Some(list) = entry.get_mut("points").and_then(Value::as_array_mut) else { return false };
-    if list.iter().any(|p| p.get("at").and_then(Value::as_str) == Some(at.as_str())) {
-        return false;
-    }
     list.push(json!({"pre_tokens": pre, "at": at}));
     let excess = list.len().saturating_sub(KEEP);
     list.drain(..excess);

@@ -84,8 +84,7 @@ fn by_session(id: &str) -> Result<PathBuf, LocateError> {
 fn newest(cwd: &Path) -> Result<PathBuf, LocateError> {
     let cwd = std::fs::canonicalize(cwd)
         .map_err(|e| LocateError::NotFound(format!("cannot use the folder {}: {e}", cwd.display())))?;
-    let root =
-        gitx::Repo::discover(&cwd).ok().flatten().map(|r| r.root().to_path_buf()).unwrap_or(cwd.clone());
+    let root = gitx::project_root(&cwd);
     if let Some(path) = pause::newest_transcript(&root, &cwd) {
         return Ok(path);
     }
