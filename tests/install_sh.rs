@@ -2,7 +2,9 @@
 //! "builds" by copying the already built test binary into `--root`, so the script's own
 //! logic (where the binary goes, the PATH link, passing flags to `baton install`,
 //! `--uninstall`, idempotence, `--dry-run`) is tested without a release build taking
-//! minutes. The real `cargo install --path .` is not run here.
+//! minutes. The real `cargo install --path .` is not run here. The prebuilt archive is
+//! offered from a file:// folder in the sandbox (BATON_RELEASE_URL): empty unless a test
+//! puts an archive there, so the other tests fall back to building, offline.
 
 mod common;
 
@@ -15,6 +17,8 @@ use common::*;
 use serde_json::Value;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/install/install.sh");
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+const TARGET: &str = "x86_64-unknown-linux-gnu";
 
 const FAKE_CARGO: &str = r#"#!/bin/sh
 # Stand-in for cargo: logs its arguments, and installs or removes the test binary.
@@ -50,6 +54,31 @@ impl Setup {
         Setup { sb, fake_bin }
     }
 
+    /// The folder the script downloads release archives from.
+    fn release_dir(&self) -> PathBuf {
+        self.sb.root().join("release")
+    }
+
+    /// Puts a release archive of the test binary (as release.yml lays it out) and its
+    /// .sha256 file into the release folder; `tamper` makes the checksum wrong.
+    fn publish_archive(&self, tamper: bool) {
+        let name = format!("baton-{VERSION}-{TARGET}");
+        let staging = self.sb.root().join("staging");
+        fs::create_dir_all(staging.join(&name)).unwrap();
+        fs::copy(BATON, staging.join(&name).join("baton")).unwrap();
+        fs::create_dir_all(self.release_dir()).unwrap();
+        let archive = self.release_dir().join(format!("{name}.tar.gz"));
+        let packed = Command::new("tar").arg("-czf").arg(&archive).arg("-C").arg(&staging).arg(&name).output().unwrap();
+        assert!(packed.status.success(), "{}", stderr(&packed));
+        let sum = Command::new("sha256sum").arg(&archive).output().unwrap();
+        let mut digest = stdout(&sum).split_whitespace().next().unwrap().to_string();
+        if tamper {
+            digest = digest.chars().rev().collect();
+        }
+        fs::write(self.release_dir().join(format!("{name}.tar.gz.sha256")), format!("{digest}  {name}.tar.gz\n"))
+            .unwrap();
+    }
+
     fn log(&self) -> String {
         fs::read_to_string(self.sb.root().join("cargo.log")).unwrap_or_default()
     }
@@ -71,6 +100,8 @@ impl Setup {
             .env("CLAUDE_CONFIG_DIR", self.sb.root().join("claude-config"))
             .env("FAKE_CARGO_LOG", self.sb.root().join("cargo.log"))
             .env("BATON_TEST_BINARY", BATON)
+            .env("BATON_RELEASE_URL", format!("file://{}", self.release_dir().display()))
+            .env("BATON_TARGET", TARGET)
             .current_dir(self.sb.project())
             .output()
             .unwrap()
@@ -160,4 +191,49 @@ fn bad_arguments_and_a_missing_cargo() {
     }
     let help = ok(&s.run(&["--help"], None));
     assert!(help.contains("--uninstall"), "{help}");
+}
+
+#[test]
+fn the_prebuilt_archive_comes_first_when_its_checksum_matches() {
+    let s = Setup::new();
+    s.publish_archive(false);
+    let prefix = s.sb.root().join("prefix");
+    let prefix_arg = format!("--prefix={}", prefix.display());
+    let out = ok(&s.run(&[&prefix_arg], None));
+    assert!(out.contains("installed the prebuilt baton") && out.contains("sha256 verified"), "{out}");
+    assert_eq!(s.log(), "", "nothing was built: {out}");
+    let installed = fs::canonicalize(prefix.join("bin/baton")).unwrap();
+    assert_eq!(fs::read(&installed).unwrap(), fs::read(BATON).unwrap());
+    let settings = read_json(&s.sb.claude_settings()).to_string();
+    assert!(settings.contains(&format!("{} hook", installed.display())), "{settings}");
+    // Uninstall removes the prebuilt binary itself (cargo has no record of it).
+    let out = ok(&s.run(&["--uninstall", &prefix_arg], None));
+    assert!(out.contains("baton is uninstalled") && !prefix.join("bin/baton").exists(), "{out}");
+    assert!(!s.log().contains("uninstall baton"), "{}", s.log());
+}
+
+#[test]
+fn a_checksum_mismatch_falls_back_to_building() {
+    let s = Setup::new();
+    s.publish_archive(true);
+    let prefix = s.sb.root().join("prefix");
+    let out = ok(&s.run(&[&format!("--prefix={}", prefix.display())], None));
+    assert!(out.contains("checksum mismatch") && out.contains("not using it"), "{out}");
+    assert!(!out.contains("installed the prebuilt"), "{out}");
+    assert!(out.contains("building baton"), "{out}");
+    assert!(s.log().contains("cargo install --path"), "built instead: {}", s.log());
+    assert!(prefix.join("bin/baton").exists());
+}
+
+#[test]
+fn no_archive_or_build_flag_builds_from_source() {
+    let s = Setup::new();
+    let out = ok(&s.run(&["--prefix=p1"], None));
+    assert!(out.contains("no prebuilt archive could be downloaded"), "{out}");
+    assert!(s.log().contains("cargo install --path"), "{}", s.log());
+    // --build skips the download even when an archive is there.
+    s.publish_archive(false);
+    let out = ok(&s.run(&["--build", "--prefix=p2"], None));
+    assert!(!out.contains("downloading"), "{out}");
+    assert_eq!(s.log().matches("cargo install --path").count(), 2, "{}", s.log());
 }
