@@ -300,12 +300,10 @@ fn main() -> ExitCode {
         Command::Report { session, transcript, cwd, json, svg } => {
             run_report(session, transcript, cwd, json, svg)
         }
-        Command::Completions { shell } => {
-            print_generated(|out| {
-                clap_complete::generate(shell, &mut Cli::command(), "baton", out);
-                Ok(())
-            })
-        }
+        Command::Completions { shell } => print_generated(|out| {
+            clap_complete::generate(shell, &mut Cli::command(), "baton", out);
+            Ok(())
+        }),
         Command::Man { dir: None } => print_generated(|out| clap_mangen::Man::new(man_command()).render(out)),
         Command::Man { dir: Some(dir) } => {
             match std::fs::create_dir_all(&dir).and_then(|()| clap_mangen::generate_to(man_command(), &dir)) {

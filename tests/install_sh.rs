@@ -68,15 +68,25 @@ impl Setup {
         fs::copy(BATON, staging.join(&name).join("baton")).unwrap();
         fs::create_dir_all(self.release_dir()).unwrap();
         let archive = self.release_dir().join(format!("{name}.tar.gz"));
-        let packed = Command::new("tar").arg("-czf").arg(&archive).arg("-C").arg(&staging).arg(&name).output().unwrap();
+        let packed = Command::new("tar")
+            .arg("-czf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(&staging)
+            .arg(&name)
+            .output()
+            .unwrap();
         assert!(packed.status.success(), "{}", stderr(&packed));
         let sum = Command::new("sha256sum").arg(&archive).output().unwrap();
         let mut digest = stdout(&sum).split_whitespace().next().unwrap().to_string();
         if tamper {
             digest = digest.chars().rev().collect();
         }
-        fs::write(self.release_dir().join(format!("{name}.tar.gz.sha256")), format!("{digest}  {name}.tar.gz\n"))
-            .unwrap();
+        fs::write(
+            self.release_dir().join(format!("{name}.tar.gz.sha256")),
+            format!("{digest}  {name}.tar.gz\n"),
+        )
+        .unwrap();
     }
 
     fn log(&self) -> String {

@@ -144,8 +144,9 @@ fn npm_packages_install_offline_and_register_the_native_binary() {
     }
     let binary = release_binary();
     let sb = Sandbox::plain();
-    let path = std::env::join_paths([sb.root().join("prefix/bin"), node_dir(), "/usr/bin".into(), "/bin".into()])
-        .expect("PATH");
+    let path =
+        std::env::join_paths([sb.root().join("prefix/bin"), node_dir(), "/usr/bin".into(), "/bin".into()])
+            .expect("PATH");
     let world = World { sb, path, registry: closed_registry() };
 
     // Assemble and pack.
@@ -163,7 +164,12 @@ fn npm_packages_install_offline_and_register_the_native_binary() {
     ok(&assembled);
     for package in [MAIN_PACKAGE, PLATFORM_PACKAGE] {
         let packed = world.run(
-            world.command("npm").arg("pack").arg(packages.join(package)).arg("--pack-destination").arg(&tarballs),
+            world
+                .command("npm")
+                .arg("pack")
+                .arg(packages.join(package))
+                .arg("--pack-destination")
+                .arg(&tarballs),
         );
         assert!(ok(&packed).contains(&format!("{package}-{VERSION}.tgz")), "{}", stdout(&packed));
     }
@@ -189,8 +195,9 @@ fn npm_packages_install_offline_and_register_the_native_binary() {
     let on_path = world.prefix().join("bin/baton");
     let launcher = fs::canonicalize(&on_path).expect("npm linked bin/baton");
     assert!(launcher.ends_with(format!("{MAIN_PACKAGE}/bin/baton.js")), "{}", launcher.display());
-    let native = fs::canonicalize(world.prefix().join("lib/node_modules").join(PLATFORM_PACKAGE).join("bin/baton"))
-        .expect("the platform package's binary");
+    let native =
+        fs::canonicalize(world.prefix().join("lib/node_modules").join(PLATFORM_PACKAGE).join("bin/baton"))
+            .expect("the platform package's binary");
     assert!(is_elf(&native), "{} is the native binary", native.display());
 
     // `baton --version` through the installed package (the launcher runs the binary).
@@ -200,7 +207,8 @@ fn npm_packages_install_offline_and_register_the_native_binary() {
     // `baton install` through the launcher registers the native binary's path.
     ok(&world.run(world.command(&on_path).arg("install")));
     let settings = read_json(&world.sb.claude_settings());
-    let hook_command = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"].as_str().expect("hook").to_string();
+    let hook_command =
+        settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"].as_str().expect("hook").to_string();
     assert_eq!(hook_command, format!("{} hook", native.display()), "{settings}");
     assert_eq!(settings["statusLine"]["command"], format!("{} statusline", native.display()));
     let text = settings.to_string();
@@ -233,7 +241,8 @@ fn npm_packages_install_offline_and_register_the_native_binary() {
     plugin_hook.env("NODE_OPTIONS", "--require=/nonexistent/node-must-not-start.js");
     let (output, _) = run_with_stdin(plugin_hook, event.as_bytes());
     assert!(told(&output).is_some(), "the plugin's hook answered: {} {}", stdout(&output), stderr(&output));
-    let broken_node = world.run(world.command(&on_path).arg("--version").env("NODE_OPTIONS", "--require=/nonexistent/x.js"));
+    let broken_node = world
+        .run(world.command(&on_path).arg("--version").env("NODE_OPTIONS", "--require=/nonexistent/x.js"));
     assert!(!broken_node.status.success(), "the check above would catch a Node start");
 
     // Without the platform package: a clear message and how to build from source.
@@ -243,5 +252,8 @@ fn npm_packages_install_offline_and_register_the_native_binary() {
     assert_eq!(missing.status.code(), Some(1));
     let message = stderr(&missing);
     assert!(message.contains("no prebuilt baton binary"), "{message}");
-    assert!(message.contains(PLATFORM_PACKAGE) && message.contains("cargo install baton-context"), "{message}");
+    assert!(
+        message.contains(PLATFORM_PACKAGE) && message.contains("cargo install baton-context"),
+        "{message}"
+    );
 }
