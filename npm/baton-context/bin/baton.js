@@ -18,6 +18,8 @@ const BUILT_FOR = "linux x64 and arm64 (glibc or musl), macOS x64 and arm64";
 
 function linuxLibc() {
   try {
+    // The report's network section can wait on DNS; the header alone is wanted.
+    if ("excludeNetwork" in process.report) process.report.excludeNetwork = true;
     const header = process.report.getReport().header;
     return header.glibcVersionRuntime ? "gnu" : "musl";
   } catch (_) {
