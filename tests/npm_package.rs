@@ -4,7 +4,8 @@
 //! `--offline` and the registry pointing at a closed port. Through the installed
 //! package `baton --version` runs, `baton install` registers the native binary (not the
 //! Node launcher), the registered hook answers well under 10 ms, the plugin's launcher
-//! runs the same native binary, and a missing platform package gets a clear message.
+//! runs the same native binary, `npx baton-context install` registers the native binary
+//! too, and a missing platform package gets a clear message.
 //!
 //! Skipped, with the reason printed, where Node or npm is missing or the machine is not
 //! linux x64, unless `BATON_NPM_TEST=required` (then those are failures).
@@ -269,6 +270,31 @@ fn npm_packages_install_offline_and_register_the_native_binary() {
     let broken_node = world
         .run(world.command(&on_path).arg("--version").env("NODE_OPTIONS", "--require=/nonexistent/x.js"));
     assert!(!broken_node.status.success(), "the check above would catch a Node start");
+
+    // `npx baton-context install` (from the tarballs, offline) registers the native
+    // binary npx unpacked into its cache, not the launcher either.
+    let npx_claude = world.sb.root().join("npx-claude-config");
+    let npx = world.run(
+        world
+            .command("npx")
+            .args(["--yes", "--offline"])
+            .arg(format!("--package={}", tarballs.join(format!("{MAIN_PACKAGE}-{VERSION}.tgz")).display()))
+            .arg(format!(
+                "--package={}",
+                tarballs.join(format!("{PLATFORM_PACKAGE}-{VERSION}.tgz")).display()
+            ))
+            .args(["--", "baton", "install"])
+            .env("CLAUDE_CONFIG_DIR", &npx_claude),
+    );
+    ok(&npx);
+    let npx_settings = read_json(&npx_claude.join("settings.json"));
+    let npx_hook = npx_settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"].as_str().expect("hook");
+    let npx_native = npx_hook.strip_suffix(" hook").expect("<binary> hook");
+    assert!(
+        npx_native.contains("/_npx/") && npx_native.ends_with(&format!("{PLATFORM_PACKAGE}/bin/baton")),
+        "{npx_hook}"
+    );
+    assert!(is_elf(Path::new(npx_native)), "{npx_native} is the native binary");
 
     // Without the platform package: a clear message and how to build from source.
     let platform_dir = world.prefix().join("lib/node_modules").join(PLATFORM_PACKAGE);
