@@ -21,20 +21,27 @@ const VERSION: &str = env!("CARGO_PKG_VERSION");
 const TARGET: &str = "x86_64-unknown-linux-gnu";
 
 const FAKE_CARGO: &str = r#"#!/bin/sh
-# Stand-in for cargo: logs its arguments, and installs or removes the test binary.
+# Stand-in for cargo: logs its arguments, installs or removes the test binary, and
+# lists it (`install --list`) when it installed it.
 echo "cargo $*" >> "$FAKE_CARGO_LOG"
 root="${CARGO_HOME:-$HOME/.cargo}"
+list=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) shift; root="$1" ;;
+        --list) list=1 ;;
         install) action=install ;;
         uninstall) action=uninstall ;;
     esac
     shift
 done
+if [ -n "$list" ]; then
+    [ -f "$root/.fake-cargo-installed" ] && printf 'baton-context v0.1.0 (%s):\n    baton\n' "$PWD"
+    exit 0
+fi
 case "$action" in
-    install) mkdir -p "$root/bin" && cp "$BATON_TEST_BINARY" "$root/bin/baton" ;;
-    uninstall) rm -f "$root/bin/baton" ;;
+    install) mkdir -p "$root/bin" && cp "$BATON_TEST_BINARY" "$root/bin/baton" && touch "$root/.fake-cargo-installed" ;;
+    uninstall) rm -f "$root/bin/baton" "$root/.fake-cargo-installed" ;;
 esac
 "#;
 
@@ -150,6 +157,7 @@ fn installs_registers_and_uninstalls_idempotently() {
 
     let out = ok(&s.run(&["--uninstall", &prefix_arg], None));
     assert!(out.contains("baton is uninstalled"), "{out}");
+    assert!(s.log().contains(&format!("cargo uninstall baton-context --root {}", prefix.display())), "{}", s.log());
     assert!(!prefix.join("bin/baton").exists());
     assert_eq!(fs::read_to_string(s.sb.claude_settings()).unwrap(), GSD_SETTINGS);
     // And again: nothing left to do, no error.
@@ -219,7 +227,7 @@ fn the_prebuilt_archive_comes_first_when_its_checksum_matches() {
     // Uninstall removes the prebuilt binary itself (cargo has no record of it).
     let out = ok(&s.run(&["--uninstall", &prefix_arg], None));
     assert!(out.contains("baton is uninstalled") && !prefix.join("bin/baton").exists(), "{out}");
-    assert!(!s.log().contains("uninstall baton"), "{}", s.log());
+    assert!(!s.log().contains("cargo uninstall"), "{}", s.log());
 }
 
 #[test]
