@@ -157,7 +157,11 @@ fn installs_registers_and_uninstalls_idempotently() {
 
     let out = ok(&s.run(&["--uninstall", &prefix_arg], None));
     assert!(out.contains("baton is uninstalled"), "{out}");
-    assert!(s.log().contains(&format!("cargo uninstall baton-context --root {}", prefix.display())), "{}", s.log());
+    assert!(
+        s.log().contains(&format!("cargo uninstall baton-context --root {}", prefix.display())),
+        "{}",
+        s.log()
+    );
     assert!(!prefix.join("bin/baton").exists());
     assert_eq!(fs::read_to_string(s.sb.claude_settings()).unwrap(), GSD_SETTINGS);
     // And again: nothing left to do, no error.
