@@ -66,13 +66,21 @@ impl Setup {
         self.sb.root().join("release")
     }
 
-    /// Puts a release archive of the test binary (as release.yml lays it out) and its
-    /// .sha256 file into the release folder; `tamper` makes the checksum wrong.
-    fn publish_archive(&self, tamper: bool) {
+    /// Puts a release archive (as release.yml lays it out) and its .sha256 file into the
+    /// release folder; `tamper` makes the checksum wrong. With `real`, the archive holds
+    /// the test binary; else a small stand-in that only answers --version (packing the
+    /// 70 MB debug binary costs seconds, and a test that must not use it needs no more).
+    fn publish_archive(&self, real: bool, tamper: bool) {
         let name = format!("baton-{VERSION}-{TARGET}");
         let staging = self.sb.root().join("staging");
         fs::create_dir_all(staging.join(&name)).unwrap();
-        fs::copy(BATON, staging.join(&name).join("baton")).unwrap();
+        let binary = staging.join(&name).join("baton");
+        if real {
+            fs::copy(BATON, &binary).unwrap();
+        } else {
+            fs::write(&binary, format!("#!/bin/sh\necho 'baton {VERSION}'\n")).unwrap();
+            fs::set_permissions(&binary, fs::Permissions::from_mode(0o755)).unwrap();
+        }
         fs::create_dir_all(self.release_dir()).unwrap();
         let archive = self.release_dir().join(format!("{name}.tar.gz"));
         let packed = Command::new("tar")
@@ -218,7 +226,7 @@ fn bad_arguments_and_a_missing_cargo() {
 #[test]
 fn the_prebuilt_archive_comes_first_when_its_checksum_matches() {
     let s = Setup::new();
-    s.publish_archive(false);
+    s.publish_archive(true, false);
     let prefix = s.sb.root().join("prefix");
     let prefix_arg = format!("--prefix={}", prefix.display());
     let out = ok(&s.run(&[&prefix_arg], None));
@@ -237,7 +245,7 @@ fn the_prebuilt_archive_comes_first_when_its_checksum_matches() {
 #[test]
 fn a_checksum_mismatch_falls_back_to_building() {
     let s = Setup::new();
-    s.publish_archive(true);
+    s.publish_archive(false, true);
     let prefix = s.sb.root().join("prefix");
     let out = ok(&s.run(&[&format!("--prefix={}", prefix.display())], None));
     assert!(out.contains("checksum mismatch") && out.contains("not using it"), "{out}");
@@ -254,7 +262,7 @@ fn no_archive_or_build_flag_builds_from_source() {
     assert!(out.contains("no prebuilt archive could be downloaded"), "{out}");
     assert!(s.log().contains("cargo install --path"), "{}", s.log());
     // --build skips the download even when an archive is there.
-    s.publish_archive(false);
+    s.publish_archive(false, false);
     let out = ok(&s.run(&["--build", "--prefix=p2"], None));
     assert!(!out.contains("downloading"), "{out}");
     assert_eq!(s.log().matches("cargo install --path").count(), 2, "{}", s.log());
