@@ -92,7 +92,11 @@ impl Setup {
             .output()
             .unwrap();
         assert!(packed.status.success(), "{}", stderr(&packed));
-        let sum = Command::new("sha256sum").arg(&archive).output().unwrap();
+        let sum = Command::new("sh")
+            .args(["-c", r#"sha256sum "$1" 2>/dev/null || shasum -a 256 "$1""#, "sh"])
+            .arg(&archive)
+            .output()
+            .unwrap();
         let mut digest = stdout(&sum).split_whitespace().next().unwrap().to_string();
         if tamper {
             digest = digest.chars().rev().collect();
