@@ -375,10 +375,12 @@ pub fn sections<'a>(lines: &[&'a str], title: &str, stops: &[&str]) -> Vec<Vec<&
         }
         let setext = lines.get(i + 1).and_then(|next| {
             let next = next.trim();
-            let underline = next.len() >= 2 && (next.chars().all(|c| c == '=') || next.chars().all(|c| c == '-'));
+            let underline =
+                next.len() >= 2 && (next.chars().all(|c| c == '=') || next.chars().all(|c| c == '-'));
             let text = line.trim();
-            (underline && !text.is_empty() && strip_bullet(text).0 == text && !text.contains(':'))
-                .then(|| Heading { level: if next.starts_with('=') { 1 } else { 2 }, text: normalize_label(text) })
+            (underline && !text.is_empty() && strip_bullet(text).0 == text && !text.contains(':')).then(
+                || Heading { level: if next.starts_with('=') { 1 } else { 2 }, text: normalize_label(text) },
+            )
         });
         let found_heading = heading(line).or_else(|| setext.clone());
         if let Some(h) = found_heading {
@@ -428,7 +430,9 @@ pub fn parse<'a>(lines: impl IntoIterator<Item = &'a str>) -> Parsed {
         // A table without outer pipes is known by the separator row under its first row.
         let starts_table = || {
             trimmed.contains('|')
-                && lines.get(i + 1).is_some_and(|next| next.contains('|') && is_table_separator(&table_cells(next)))
+                && lines
+                    .get(i + 1)
+                    .is_some_and(|next| next.contains('|') && is_table_separator(&table_cells(next)))
         };
         if trimmed.starts_with('|') || (in_table && trimmed.contains('|')) || starts_table() {
             let cells = table_cells(trimmed);
@@ -533,7 +537,8 @@ mod tests {
 
     #[test]
     fn labels_are_compared_in_any_case_and_spelling() {
-        let parsed = record_fields("PLAN_PATH: `docs/plan.md`\n- **key-paths:** `a.rs`, `b, c.rs`\nIssue #: #12");
+        let parsed =
+            record_fields("PLAN_PATH: `docs/plan.md`\n- **key-paths:** `a.rs`, `b, c.rs`\nIssue #: #12");
         assert_eq!(parsed.text("Plan Path").as_deref(), Some("docs/plan.md"));
         assert_eq!(parsed.items("Key Paths"), vec!["a.rs", "b, c.rs"]);
         assert_eq!(parsed.text("issue #").as_deref(), Some("#12"));
@@ -579,8 +584,35 @@ mod tests {
     #[test]
     fn odd_markdown_never_panics() {
         let pieces = [
-            "#", "##", "**", "__", "|", "\\", "`", "```", "~~~", ":", "- ", "* ", "1. ", "\n", "  ", "é", "—", "🙂",
-            "Persistence Record", "Status", "Next", "Key Paths", "<br>", "---", "===", "<!--", "-->", " ", "a",
+            "#",
+            "##",
+            "**",
+            "__",
+            "|",
+            "\\",
+            "`",
+            "```",
+            "~~~",
+            ":",
+            "- ",
+            "* ",
+            "1. ",
+            "\n",
+            "  ",
+            "é",
+            "—",
+            "🙂",
+            "Persistence Record",
+            "Status",
+            "Next",
+            "Key Paths",
+            "<br>",
+            "---",
+            "===",
+            "<!--",
+            "-->",
+            " ",
+            "a",
         ];
         let mut seed: u64 = 0x9e3779b97f4a7c15;
         for _ in 0..3000 {

@@ -37,6 +37,31 @@ pub struct State {
     pub reply_summary: Option<String>,
 }
 
+impl State {
+    /// The same state with every value folded to one line and cut to its maximum, as
+    /// [`from_handoff`] makes them: how a state read from a comment anyone could write is
+    /// bounded. A state baton wrote is already bounded, so this leaves it unchanged.
+    pub fn bounded(self) -> State {
+        let cut = |text: String, max: usize| one_line(&text, max);
+        let opt =
+            |text: Option<String>, max: usize| text.map(|t| one_line(&t, max)).filter(|t| !t.is_empty());
+        let list = |items: Vec<String>| {
+            items.into_iter().map(|i| one_line(&i, ITEM_MAX)).filter(|i| !i.is_empty()).collect()
+        };
+        State {
+            status: cut(self.status, STATUS_MAX),
+            stage: cut(self.stage, STAGE_MAX),
+            next: cut(self.next, NEXT_MAX),
+            completed: list(self.completed),
+            decision: opt(self.decision, NOTE_MAX),
+            blocker: opt(self.blocker, NOTE_MAX),
+            plan_path: opt(self.plan_path, ITEM_MAX),
+            key_paths: list(self.key_paths),
+            reply_summary: opt(self.reply_summary, REPLY_MAX),
+        }
+    }
+}
+
 fn text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
