@@ -693,4 +693,56 @@ mod tests {
         // A stray continuation alone is no record.
         assert!(parse_thread(&[comment(&parts[1])]).is_empty());
     }
+
+    /// Seeded noise built from the pieces records are made of: reading a thread and a
+    /// body of it never panics, and every value stays bounded.
+    #[test]
+    fn a_noisy_thread_never_panics() {
+        let pieces = [
+            "## Persistence Record\n",
+            "**Persistence Record**\n",
+            "## Task Summary\n",
+            "- Status: ",
+            "| Next | ",
+            " |\n",
+            "|---|---|\n",
+            "Timestamp: 2099-01-01\n",
+            "- **Kind:** ",
+            "<!-- baton:record v1 digest=",
+            " part=2/3 -->\n",
+            "<!-- baton:summary:start -->",
+            "<!-- baton:summary:end -->",
+            "```\n",
+            "  - ",
+            "\\",
+            "`",
+            "é🙂",
+            "\n",
+            ": ",
+            "x",
+        ];
+        let mut seed: u64 = 0x2545f4914f6cdd1d;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..400 {
+            let thread: Vec<Comment> = (0..(next() % 6))
+                .map(|_| {
+                    let body: String =
+                        (0..(next() % 60)).map(|_| pieces[(next() % pieces.len() as u64) as usize]).collect();
+                    comment(&body)
+                })
+                .collect();
+            for record in parse_thread(&thread) {
+                assert!(record.state.next.chars().count() <= super::super::state::NEXT_MAX);
+                assert!(record.kind.chars().count() <= 40);
+            }
+            if let Some(first) = thread.first() {
+                let _ = super::super::summary::read(&first.body);
+            }
+        }
+    }
 }
