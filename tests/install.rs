@@ -12,7 +12,8 @@ use common::*;
 use serde_json::{Value, json};
 
 /// The events `baton install` registers for Claude Code.
-const CLAUDE_EVENTS: [&str; 5] = ["PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "SessionEnd"];
+const CLAUDE_EVENTS: [&str; 5] =
+    ["PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "SessionEnd"];
 
 fn hook_commands(settings: &Value, event: &str) -> Vec<String> {
     settings["hooks"][event]
@@ -336,7 +337,7 @@ fn codex_round_trip_with_codex_home() {
 "#;
     let path = sb.home().join(".codex/hooks.json");
     write(&path, before);
-    ok(&sb.run(&["install", "--host", "codex"], b""));
+    let out = ok(&sb.run(&["install", "--host", "codex"], b""));
     let settings = read_json(&path);
     for event in ["PostToolUse", "SessionStart", "PreCompact", "SessionEnd"] {
         assert_eq!(baton_hooks(&settings, event), 1, "{event}");
@@ -344,6 +345,8 @@ fn codex_round_trip_with_codex_home() {
     assert_eq!(baton_hooks(&settings, "PostToolUseFailure"), 0, "Codex has no such event");
     assert_eq!(settings["hooks"]["SessionStart"][0]["hooks"][0]["timeout"], json!(10));
     assert_eq!(settings["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], json!(3));
+    // The hooks run only once the user trusts them in Codex: install says how.
+    assert!(out.contains("Hooks need review") && out.contains("/hooks"), "{out}");
     ok(&sb.run(&["uninstall", "--host", "codex"], b""));
     assert_eq!(fs::read_to_string(&path).unwrap(), before);
 

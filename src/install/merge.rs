@@ -713,10 +713,7 @@ mod tests {
         let added: Vec<String> = out.changes.iter().map(ToString::to_string).collect();
         assert_eq!(
             added,
-            [
-                "+ PostToolUseFailure: /opt/baton/bin/baton hook",
-                "+ SessionEnd: /opt/baton/bin/baton hook"
-            ]
+            ["+ PostToolUseFailure: /opt/baton/bin/baton hook", "+ SessionEnd: /opt/baton/bin/baton hook"]
         );
         for event in ["PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "SessionEnd"] {
             assert_eq!(out.settings["hooks"][event].as_array().unwrap().len(), 1, "{event}");
