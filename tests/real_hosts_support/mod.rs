@@ -172,12 +172,23 @@ pub fn with_hosts(name: &str, scenario: impl FnOnce(&Hosts)) {
     match hosts() {
         Ok(hosts) => {
             let _serial = serial();
-            let started = Instant::now();
+            let _timer = Timer { name: name.to_string(), started: Instant::now() };
             scenario(&hosts);
-            eprintln!("real hosts: {name} took {:.1} s", started.elapsed().as_secs_f64());
         }
         Err(reason) if mode() == Mode::Required => panic!("real hosts required but unavailable: {reason}"),
         Err(reason) => eprintln!("real hosts: {name} skipped: {reason}"),
+    }
+}
+
+/// Prints how long a scenario took, also when it fails.
+struct Timer {
+    name: String,
+    started: Instant,
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        eprintln!("real hosts: {} took {:.1} s", self.name, self.started.elapsed().as_secs_f64());
     }
 }
 
@@ -269,7 +280,10 @@ impl World {
         let lines: Vec<String> = server
             .recorded()
             .iter()
-            .map(|r| json!({"path": r.path, "main": r.main, "turn": r.turn, "body": r.body}).to_string())
+            .map(|r| {
+                json!({"path": r.path, "main": r.main, "turn": r.turn, "millis": r.millis, "body": r.body})
+                    .to_string()
+            })
             .collect();
         let _ = std::fs::write(logs.join(format!("{name}-requests.jsonl")), lines.join("\n"));
     }
@@ -370,18 +384,15 @@ impl World {
     /// baton's refs (`refs/baton/...`) in the project's repository, as `name target`.
     pub fn baton_refs(&self) -> Vec<String> {
         let repo = git2::Repository::open(self.project()).expect("open repo");
-        let refs = repo
-            .references_glob("refs/baton/*")
-            .map(|refs| {
-                refs.flatten()
-                    .filter_map(|r| {
-                        let target = r.target().map(|t| t.to_string()).unwrap_or_default();
-                        r.name().ok().map(|name| format!("{name} {target}"))
-                    })
-                    .collect()
+        let Ok(refs) = repo.references_glob("refs/baton/*") else {
+            return vec![];
+        };
+        refs.flatten()
+            .filter_map(|r| {
+                let target = r.target().map(|t| t.to_string()).unwrap_or_default();
+                r.name().ok().map(|name| format!("{name} {target}"))
             })
-            .unwrap_or_default();
-        refs
+            .collect()
     }
 
     // --- Claude Code ---

@@ -57,6 +57,8 @@ pub struct Recorded {
     pub main: bool,
     /// The turn it answered (tool results already in the request), for main requests.
     pub turn: usize,
+    /// When it arrived, in milliseconds since the server started.
+    pub millis: u128,
 }
 
 impl Recorded {
@@ -81,6 +83,7 @@ pub struct Server {
 }
 
 struct Shared {
+    started: Instant,
     steps: Vec<Step>,
     recorded: Vec<Recorded>,
 }
@@ -93,7 +96,7 @@ impl Server {
         listener.set_nonblocking(true).expect("nonblocking listener");
         let port = listener.local_addr().expect("local addr").port();
         let stop = Arc::new(AtomicBool::new(false));
-        let shared = Arc::new(Mutex::new(Shared { steps, recorded: vec![] }));
+        let shared = Arc::new(Mutex::new(Shared { started: Instant::now(), steps, recorded: vec![] }));
         let thread = {
             let stop = Arc::clone(&stop);
             let shared = Arc::clone(&shared);
@@ -120,7 +123,16 @@ impl Server {
     pub fn summary(&self) -> String {
         self.recorded()
             .iter()
-            .map(|r| format!("{} main={} turn={} bytes={}", r.path, r.main, r.turn, r.text().len()))
+            .map(|r| {
+                format!(
+                    "{:>6} ms {} main={} turn={} bytes={}",
+                    r.millis,
+                    r.path,
+                    r.main,
+                    r.turn,
+                    r.text().len()
+                )
+            })
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -274,7 +286,8 @@ fn respond(
         let Ok(mut shared) = shared.lock() else {
             return ("500 Internal Server Error", "text/plain", b"poisoned".to_vec());
         };
-        shared.recorded.push(Recorded { api, path: path.clone(), body: parsed.clone(), main, turn });
+        let millis = shared.started.elapsed().as_millis();
+        shared.recorded.push(Recorded { api, path: path.clone(), body: parsed.clone(), main, turn, millis });
         let index = turn.min(shared.steps.len() - 1);
         shared.steps[index].clone()
     };
