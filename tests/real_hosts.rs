@@ -140,7 +140,7 @@ fn usage_percent(text: &str) -> Option<u64> {
 }
 
 /// The next session's first request carries the resume brief.
-fn check_brief_in_first(checks: &mut Checks, server: &Server, expected: bool) {
+fn check_brief_in_first(checks: &mut Checks, label: &str, server: &Server, expected: bool) {
     let requests = server.main_requests();
     let first = requests.first().map(|r| r.text().contains(BRIEF));
     let name = if expected {
@@ -148,7 +148,7 @@ fn check_brief_in_first(checks: &mut Checks, server: &Server, expected: bool) {
     } else {
         "next session's first request has no resume brief"
     };
-    checks.check(name, first == Some(expected), || {
+    checks.check(&format!("{label}{name}"), first == Some(expected), || {
         format!("first request has the brief: {first:?}; requests:\n{}", server.summary())
     });
 }
@@ -198,7 +198,7 @@ fn claude_code_print_mode() {
         let refs_before = world.baton_refs();
         let run = world.claude_print(&server, Some(CLAUDE_200K_MODEL), PROMPT);
         world.save_requests(&server, "02-claude_print");
-        check_brief_in_first(&mut checks, &server, false);
+        check_brief_in_first(&mut checks, "", &server, false);
         check_crossing(&mut checks, &world, &server, true, &refs_before);
         // The figure a warning states is either the newest reply's (what the model really
         // had when the hook ran) or says that it is an estimate.
@@ -225,7 +225,7 @@ fn claude_code_print_mode() {
         let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
         let _run = world.claude_print(&server, Some(CLAUDE_200K_MODEL), "Carry on.");
         world.save_requests(&server, "03-claude_print");
-        check_brief_in_first(&mut checks, &server, true);
+        check_brief_in_first(&mut checks, "", &server, true);
         checks.finish();
     });
 }
@@ -273,9 +273,25 @@ fn codex_exec() {
         let refs_before = world.baton_refs();
         let run = world.codex_exec(PROMPT);
         world.save_requests(&server, "05-codex_exec");
-        eprintln!("{}", run.describe());
-        check_brief_in_first(&mut checks, &server, false);
+        check_brief_in_first(&mut checks, "", &server, false);
         check_crossing(&mut checks, &world, &server, false, &refs_before);
+        checks.check("codex exec succeeded", run.status.is_some_and(|s| s.success()), || run.describe());
+        drop(server);
+
+        // Control: a handoff written by `baton pause` reaches Codex's next session (so a
+        // missing brief above means no handoff was written, not a lost SessionStart).
+        let control = World::new(hosts);
+        let env = control.env();
+        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let paused = control.sandbox.run_with(&["pause", "--checkpoint", "off"], b"", &pairs);
+        checks.check("control: baton pause wrote a handoff", control.handoff_path().is_file(), || {
+            format!("{}\n{}", common::stdout(&paused), common::stderr(&paused))
+        });
+        let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
+        control.codex_setup(&server);
+        let _run = control.codex_exec("Carry on.");
+        control.save_requests(&server, "control-codex_exec");
+        check_brief_in_first(&mut checks, "control: ", &server, true);
         drop(server);
 
         let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
@@ -284,7 +300,7 @@ fn codex_exec() {
         world.codex_setup(&server);
         let _run = world.codex_exec("Carry on.");
         world.save_requests(&server, "06-codex_exec");
-        check_brief_in_first(&mut checks, &server, true);
+        check_brief_in_first(&mut checks, "", &server, true);
         checks.finish();
     });
 }
@@ -324,16 +340,32 @@ fn gemini_cli() {
         let refs_before = world.baton_refs();
         let run = world.gemini_print(&server, PROMPT);
         world.save_requests(&server, "08-gemini_print");
-        eprintln!("{}", run.describe());
-        check_brief_in_first(&mut checks, &server, false);
+        check_brief_in_first(&mut checks, "", &server, false);
         check_crossing(&mut checks, &world, &server, false, &refs_before);
+        checks.check("codex exec succeeded", run.status.is_some_and(|s| s.success()), || run.describe());
+        drop(server);
+
+        // Control: a handoff written by `baton pause` reaches Codex's next session (so a
+        // missing brief above means no handoff was written, not a lost SessionStart).
+        let control = World::new(hosts);
+        let env = control.env();
+        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let paused = control.sandbox.run_with(&["pause", "--checkpoint", "off"], b"", &pairs);
+        checks.check("control: baton pause wrote a handoff", control.handoff_path().is_file(), || {
+            format!("{}\n{}", common::stdout(&paused), common::stderr(&paused))
+        });
+        let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
+        control.codex_setup(&server);
+        let _run = control.codex_exec("Carry on.");
+        control.save_requests(&server, "control-codex_exec");
+        check_brief_in_first(&mut checks, "control: ", &server, true);
         drop(server);
 
         // 3. The next session starts with the brief.
         let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
         let _run = world.gemini_print(&server, "Carry on.");
         world.save_requests(&server, "09-gemini_print");
-        check_brief_in_first(&mut checks, &server, true);
+        check_brief_in_first(&mut checks, "", &server, true);
         checks.finish();
     });
 }
