@@ -390,6 +390,12 @@ fn claude_code_interactive() {
         let mut env = world.env();
         env.extend(world.claude_env(&server).into_iter().map(|(k, v)| (k.to_string(), v)));
         let claude = world.hosts.claude.clone();
+        if !real_hosts_support::tmux_available()
+            && real_hosts_support::mode() != real_hosts_support::Mode::Required
+        {
+            real_hosts_support::skipped("claude interactive", "tmux is not on PATH");
+            return;
+        }
         let tmux = match real_hosts_support::Tmux::start(
             &world,
             &env,

@@ -163,10 +163,7 @@ pub fn hosts() -> Result<Hosts, String> {
 /// Runs `scenario` with the hosts, or prints why it is skipped (failing under `required`).
 pub fn with_hosts(name: &str, scenario: impl FnOnce(&Hosts)) {
     if mode() == Mode::Skip {
-        eprintln!(
-            "real hosts: {name} skipped (BATON_REAL_HOSTS={})",
-            std::env::var("BATON_REAL_HOSTS").unwrap_or_default()
-        );
+        skipped(name, &format!("BATON_REAL_HOSTS={}", std::env::var("BATON_REAL_HOSTS").unwrap_or_default()));
         return;
     }
     match hosts() {
@@ -176,8 +173,15 @@ pub fn with_hosts(name: &str, scenario: impl FnOnce(&Hosts)) {
             scenario(&hosts);
         }
         Err(reason) if mode() == Mode::Required => panic!("real hosts required but unavailable: {reason}"),
-        Err(reason) => eprintln!("real hosts: {name} skipped: {reason}"),
+        Err(reason) => skipped(name, &reason),
     }
+}
+
+/// Says why a scenario is skipped, on the real stderr (the test harness captures
+/// `eprintln!` of passing tests, and a skip must be seen in a plain `cargo test`).
+pub fn skipped(name: &str, reason: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "real hosts: {name} SKIPPED: {reason}");
 }
 
 /// Prints how long a scenario took, also when it fails.
@@ -493,6 +497,10 @@ impl World {
         ];
         self.run(&node, &args, &env, Duration::from_secs(120))
     }
+}
+
+pub fn tmux_available() -> bool {
+    which("tmux").is_some()
 }
 
 /// An interactive host in a private tmux server (its own socket), read with capture-pane.
