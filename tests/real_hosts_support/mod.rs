@@ -96,8 +96,7 @@ fn hosts_in(cache: &Path, node: &Path) -> Result<Hosts, String> {
     }
     let modules = cache.join("node_modules");
     let hosts = Hosts {
-        // The native binary Claude Code's package ships (its postinstall puts it in place).
-        claude: modules.join(CLAUDE_PACKAGE).join("bin").join("claude.exe"),
+        claude: claude_binary(&modules),
         codex: modules.join(CODEX_PACKAGE).join("bin").join("codex.js"),
         gemini: modules.join(GEMINI_PACKAGE).join("bundle").join("gemini.js"),
         node_dir: node.parent().map(Path::to_path_buf).unwrap_or_default(),
@@ -108,6 +107,23 @@ fn hosts_in(cache: &Path, node: &Path) -> Result<Hosts, String> {
         }
     }
     Ok(hosts)
+}
+
+/// Claude Code's native binary: the package's `bin/claude.exe`, which its postinstall puts
+/// in place, else (install scripts blocked) the per-platform package's own `claude`.
+fn claude_binary(modules: &Path) -> PathBuf {
+    let placed = modules.join(CLAUDE_PACKAGE).join("bin").join("claude.exe");
+    let big_enough = |path: &Path| std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 1_000_000);
+    if big_enough(&placed) {
+        return placed;
+    }
+    let scope = modules.join("@anthropic-ai");
+    let platform = std::fs::read_dir(&scope).into_iter().flatten().flatten().find_map(|entry| {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let binary = entry.path().join("claude");
+        (name.starts_with("claude-code-") && big_enough(&binary)).then_some(binary)
+    });
+    platform.unwrap_or(placed)
 }
 
 /// Installs the pinned versions into the cache (quick when they are there already).
@@ -123,7 +139,7 @@ fn install(cache: &Path) -> Result<(), String> {
     let started = Instant::now();
     let log = std::fs::File::create(cache.join("install.log")).map_err(|e| e.to_string())?;
     let mut child = Command::new(npm)
-        .args(["install", "--no-audit", "--no-fund", "--loglevel=warn", "--foreground-scripts=false"])
+        .args(["install", "--no-audit", "--no-fund", "--loglevel=warn"])
         .current_dir(cache)
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
