@@ -328,9 +328,14 @@ fn pre_compact_snapshots_resets_the_debounce_and_ignores_older_figures() {
     ] {
         assert!(brief.contains(needle), "missing {needle}:\n{brief}");
     }
-    // Gemini's PreCompress is the same event.
-    let gemini = json!({"session_id": "gem-1", "cwd": sandbox.project(), "hook_event_name": "PreCompress", "timestamp": "2026-11-28T10:05:00.000Z"});
+    // Gemini's PreCompress is the same event when it really compresses: a manual
+    // `/compress` always does; an automatic one with no figure at the point does not.
+    let gemini = json!({"session_id": "gem-1", "cwd": sandbox.project(), "hook_event_name": "PreCompress", "trigger": "auto", "timestamp": "2026-11-28T10:05:00.000Z"});
     let output = sandbox.hook(&gemini);
+    assert!(output.status.success() && output.stdout.is_empty());
+    assert!(!sandbox.state_path("gem-1").exists(), "an every-turn PreCompress is no compaction");
+    let manual = json!({"session_id": "gem-1", "cwd": sandbox.project(), "hook_event_name": "PreCompress", "trigger": "manual", "timestamp": "2026-11-28T10:05:00.000Z"});
+    let output = sandbox.hook(&manual);
     assert!(output.status.success() && output.stdout.is_empty());
     assert!(sandbox.state_path("gem-1").exists());
 }
