@@ -11,7 +11,7 @@ mod real_hosts_support;
 use std::time::Duration;
 
 use real_hosts_support::server::{Recorded, Server, Step};
-use real_hosts_support::{CLAUDE_200K_MODEL, GEMINI_WINDOW, World, with_hosts};
+use real_hosts_support::{CLAUDE_200K_MODEL, CODEX_EFFECTIVE_WINDOW, GEMINI_WINDOW, World, with_hosts};
 
 const WARNING: &str = "CONTEXT WARNING";
 const CRITICAL: &str = "CONTEXT CRITICAL";
@@ -96,10 +96,14 @@ fn check_crossing(
     checks: &mut Checks,
     world: &World,
     server: &Server,
+    window: u64,
     late_ok: bool,
     refs_before: &[String],
 ) {
     let requests = first_per_turn(server.main_requests());
+    let script = crossing_script(window);
+    check_stated_figure(checks, &requests, WARNING, &script, window);
+    check_stated_figure(checks, &requests, CRITICAL, &script, window);
     let warned = turns_with(&requests, WARNING);
     let critical = turns_with(&requests, CRITICAL);
     let summary =
@@ -131,6 +135,33 @@ fn check_crossing(
     checks.check("CRITICAL wrote a checkpoint ref (refs/baton/...)", !new_refs.is_empty(), || {
         format!("refs before: {refs_before:?}, after: {refs:?}")
     });
+}
+
+/// The figure a warning states (where `level` first reaches the model) is the newest
+/// reply's, the one the model really had when the hook ran, or says it is an estimate.
+fn check_stated_figure(
+    checks: &mut Checks,
+    requests: &[Recorded],
+    level: &str,
+    script: &[Step],
+    window: u64,
+) {
+    let first = requests.iter().find_map(|r| {
+        let text = r.text();
+        text.find(level).map(|at| (r.turn, text[at..].chars().take(700).collect::<String>()))
+    });
+    let Some((turn, text)) = first else { return };
+    let newest = script
+        .get(turn.saturating_sub(1))
+        .map(|s| (s.prompt_tokens as f64 * 100.0 / window as f64).round() as u64);
+    let stated = usage_percent(&text);
+    let exact = matches!((stated, newest), (Some(a), Some(b)) if a.abs_diff(b) <= 1);
+    let estimate = text.to_lowercase().contains("estimate");
+    checks.check(
+        &format!("{level}: states the newest reply's figure, or says it is an estimate"),
+        exact || estimate,
+        || format!("turn {turn}: stated {stated:?}, newest reply {newest:?}: {text}"),
+    );
 }
 
 /// The `N` of "Usage at N%" in a warning.
@@ -199,26 +230,7 @@ fn claude_code_print_mode() {
         let run = world.claude_print(&server, Some(CLAUDE_200K_MODEL), PROMPT);
         world.save_requests(&server, "02-claude_print");
         check_brief_in_first(&mut checks, "", &server, false);
-        check_crossing(&mut checks, &world, &server, true, &refs_before);
-        // The figure a warning states is either the newest reply's (what the model really
-        // had when the hook ran) or says that it is an estimate.
-        let script = crossing_script(200_000);
-        let requests = first_per_turn(server.main_requests());
-        let first_warning = requests.iter().find_map(|r| {
-            let text = r.text();
-            text.find(WARNING).map(|at| (r.turn, text[at..].chars().take(600).collect::<String>()))
-        });
-        let honest = first_warning.as_ref().is_some_and(|(turn, text)| {
-            let newest = script.get(turn.saturating_sub(1)).map(|s| s.prompt_tokens * 100 / 200_000);
-            let stated = usage_percent(text);
-            let exact = matches!((stated, newest), (Some(a), Some(b)) if a.abs_diff(b) <= 1);
-            exact || text.to_lowercase().contains("estimate")
-        });
-        checks.check(
-            "-p: the warning's figure is the newest reply's, or marked as an estimate",
-            honest,
-            || format!("first warning (turn, text): {first_warning:?}\n{}", run.describe()),
-        );
+        check_crossing(&mut checks, &world, &server, 200_000, true, &refs_before);
         drop(server);
 
         // 3. The next session starts with the brief.
@@ -268,13 +280,14 @@ fn codex_exec() {
     with_hosts("codex exec", |hosts| {
         let mut checks = Checks::new("codex exec");
         let world = World::new(hosts);
-        let server = Server::start(crossing_script(real_hosts_support::CODEX_WINDOW), SERVER_LIFETIME);
+        // Codex works with 95 % of the configured window (it reports 190,000 of 200,000).
+        let server = Server::start(crossing_script(CODEX_EFFECTIVE_WINDOW), SERVER_LIFETIME);
         world.codex_setup(&server);
         let refs_before = world.baton_refs();
         let run = world.codex_exec(PROMPT);
         world.save_requests(&server, "05-codex_exec");
         check_brief_in_first(&mut checks, "", &server, false);
-        check_crossing(&mut checks, &world, &server, false, &refs_before);
+        check_crossing(&mut checks, &world, &server, CODEX_EFFECTIVE_WINDOW, false, &refs_before);
         checks.check("codex exec succeeded", run.status.is_some_and(|s| s.success()), || run.describe());
         drop(server);
 
@@ -341,24 +354,8 @@ fn gemini_cli() {
         let run = world.gemini_print(&server, PROMPT);
         world.save_requests(&server, "08-gemini_print");
         check_brief_in_first(&mut checks, "", &server, false);
-        check_crossing(&mut checks, &world, &server, false, &refs_before);
-        checks.check("codex exec succeeded", run.status.is_some_and(|s| s.success()), || run.describe());
-        drop(server);
-
-        // Control: a handoff written by `baton pause` reaches Codex's next session (so a
-        // missing brief above means no handoff was written, not a lost SessionStart).
-        let control = World::new(hosts);
-        let env = control.env();
-        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let paused = control.sandbox.run_with(&["pause", "--checkpoint", "off"], b"", &pairs);
-        checks.check("control: baton pause wrote a handoff", control.handoff_path().is_file(), || {
-            format!("{}\n{}", common::stdout(&paused), common::stderr(&paused))
-        });
-        let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
-        control.codex_setup(&server);
-        let _run = control.codex_exec("Carry on.");
-        control.save_requests(&server, "control-codex_exec");
-        check_brief_in_first(&mut checks, "control: ", &server, true);
+        check_crossing(&mut checks, &world, &server, GEMINI_WINDOW, false, &refs_before);
+        checks.check("gemini succeeded", run.status.is_some_and(|s| s.success()), || run.describe());
         drop(server);
 
         // 3. The next session starts with the brief.
@@ -377,16 +374,14 @@ fn claude_code_interactive() {
         let world = World::new(hosts);
         world.claude_setup();
         let at = |pct: f64| (200_000.0 * pct / 100.0) as u64;
-        let server = Server::start(
-            vec![
-                Step::tool(at(20.0), "echo step 0"),
-                Step::tool(at(50.0), "echo step 1"),
-                Step::tool(at(67.5), "echo step 2"), // crosses 65 %: the warning belongs in turn 3's request
-                Step::tool(at(69.0), "echo step 3"),
-                Step::text(at(70.0)),
-            ],
-            SERVER_LIFETIME,
-        );
+        let script = vec![
+            Step::tool(at(20.0), "echo step 0"),
+            Step::tool(at(50.0), "echo step 1"),
+            Step::tool(at(67.5), "echo step 2"), // crosses 65 %: the warning belongs in turn 3's request
+            Step::tool(at(69.0), "echo step 3"),
+            Step::text(at(70.0)),
+        ];
+        let server = Server::start(script.clone(), SERVER_LIFETIME);
         let mut env = world.env();
         env.extend(world.claude_env(&server).into_iter().map(|(k, v)| (k.to_string(), v)));
         let claude = world.hosts.claude.clone();
@@ -427,6 +422,7 @@ fn claude_code_interactive() {
         world.save_requests(&server, "01-claude_interactive");
         let requests = first_per_turn(server.main_requests());
         let warned = turns_with(&requests, WARNING);
+        check_stated_figure(&mut checks, &requests, WARNING, &script, 200_000);
         checks.check(
             "warning first in the request right after the crossing call",
             warned.first() == Some(&3),

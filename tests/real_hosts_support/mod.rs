@@ -32,7 +32,10 @@ pub const CLAUDE_200K_MODEL: &str = "claude-sonnet-4-5-20250929";
 pub const GEMINI_MODEL: &str = "gemini-2.5-flash";
 pub const GEMINI_WINDOW: u64 = 1_048_576;
 pub const CODEX_MODEL: &str = "gpt-5-codex";
+/// The window configured for Codex (`model_context_window`)...
 pub const CODEX_WINDOW: u64 = 200_000;
+/// ...and the one Codex works with and reports (`token_count.info.model_context_window`): 95 %.
+pub const CODEX_EFFECTIVE_WINDOW: u64 = 190_000;
 
 const API_KEY: &str = "sk-ant-api03-baton-e2e-stand-in-key-0123456789abcdefghij";
 const NPM_TIMEOUT: Duration = Duration::from_secs(300);
