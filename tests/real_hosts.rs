@@ -78,7 +78,7 @@ fn crossing_script(window: u64) -> Vec<Step> {
     let at = |pct: f64| (window as f64 * pct / 100.0) as u64;
     vec![
         Step::tool(at(20.0), "echo step 0"),
-        Step::tool(at(50.0), "echo step 1"),
+        Step::tool(at(60.0), "echo step 1"), // within 10 points of 65 %: a late transcript line is waited for
         Step::tool(at(67.5), "echo step 2"), // crosses 65 %: the warning belongs in turn 3's request
         Step::tool(at(70.0), "echo step 3"),
         Step::tool(at(80.0), "echo step 4"), // crosses 75 %: CRITICAL in turn 5's request
@@ -376,7 +376,7 @@ fn claude_code_interactive() {
         let at = |pct: f64| (200_000.0 * pct / 100.0) as u64;
         let script = vec![
             Step::tool(at(20.0), "echo step 0"),
-            Step::tool(at(50.0), "echo step 1"),
+            Step::tool(at(60.0), "echo step 1"), // within 10 points of 65 %: a late transcript line is waited for
             Step::tool(at(67.5), "echo step 2"), // crosses 65 %: the warning belongs in turn 3's request
             Step::tool(at(69.0), "echo step 3"),
             Step::text(at(70.0)),

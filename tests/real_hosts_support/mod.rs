@@ -496,6 +496,8 @@ impl World {
         std::fs::create_dir_all(&dir).expect("gemini dir");
         let settings = json!({
             "security": {"auth": {"selectedType": "gemini-api-key"}},
+            // Gemini CLI compresses at 0.5 of the window by default; the scripts cross 65 % and
+            // 75 %, so the point is moved past them (a real compression is not scripted).
             "model": {"compressionThreshold": 0.9},
             "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
             "privacy": {"usageStatisticsEnabled": false},
