@@ -485,6 +485,21 @@ fn config_check(project: Option<&Path>) -> Check {
     }
 }
 
+/// The context windows baton knows (remembered, configured, its table): informational.
+fn windows_check(project: Option<&Path>) -> Check {
+    let config = crate::config::Config::load(project);
+    let known = crate::metrics::windows::known_windows(
+        &crate::metrics::windows::remembered_windows(),
+        &config.configured_windows(),
+    );
+    Check::new(
+        Status::Ok,
+        "windows",
+        crate::metrics::windows::doctor_line(&known, config.limits().default_window),
+        None,
+    )
+}
+
 fn state_dir_check() -> Check {
     let Some(dir) = places::state_dir() else {
         return Check::new(
@@ -804,6 +819,7 @@ pub fn checks() -> Vec<Check> {
     let config = Config::load(project.as_deref());
     checks.push(bridge_check(config.stale_seconds()));
     checks.push(config_check(project.as_deref()));
+    checks.push(windows_check(project.as_deref()));
     checks.push(state_dir_check());
     checks.push(temp_dir_check());
     let exe = PathBuf::from(&this);

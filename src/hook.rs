@@ -138,7 +138,7 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
 /// Whether a PreCompact is a real compaction. Gemini CLI fires PreCompress before every
 /// model call: only a manual one, or one with the prompt at or past the compression
 /// point, is. Every other host fires it only when it compacts.
-fn is_real_compaction(call: &Call, session: &str) -> bool {
+fn is_real_compaction(call: &Call) -> bool {
     if call.dialect != Dialect::Gemini {
         return true;
     }
@@ -149,7 +149,6 @@ fn is_real_compaction(call: &Call, session: &str) -> bool {
         .and_then(|f| f.window_tokens)
         .map(|w| gemini::compression_point(w, gemini::compression_threshold(call.project.as_deref())))
         .unwrap_or(u64::MAX);
-    let _ = session;
     gemini::is_real_compression(call.input.trigger.as_deref(), figure.and_then(|f| f.used_tokens), point)
 }
 
@@ -157,7 +156,7 @@ fn is_real_compaction(call: &Call, session: &str) -> bool {
 /// the session's debounce and mark every figure up to now as history.
 fn pre_compact(call: &Call) {
     let Some(session) = call.session() else { return };
-    if !is_real_compaction(call, session) {
+    if !is_real_compaction(call) {
         return;
     }
     if let (Some(cwd), true) = (call.cwd.clone(), call.config.handoff_auto()) {

@@ -46,7 +46,9 @@ pub struct TranscriptTail {
 pub fn read_since(path: &Path, from: u64, tool_use_id: Option<&str>) -> io::Result<TranscriptTail> {
     let file = open_transcript(path)?;
     let len = file.metadata()?.len();
-    let budget = len.saturating_sub(from).min(CONTEXT_BUDGET);
+    // One byte more than what came after `from`: the newline before it, which tells the
+    // reader that the first line after `from` is whole.
+    let budget = (len.saturating_sub(from) + u64::from(from > 0 && from <= len)).min(CONTEXT_BUDGET);
     let mut tail = TailReader::new(&file, budget)?;
     let mut scanner = ContextScanner::new(COMPACTION_LOOKBACK);
     let needle = tool_use_id.filter(|id| !id.is_empty()).map(str::as_bytes);
@@ -238,5 +240,9 @@ mod tests {
         let newer = read_since(&path, offset, Some("toolu_2")).unwrap();
         assert_eq!(newer.reading.unwrap().tokens, 140_000);
         assert!(newer.tool_use_seen);
+        // A reply right at the offset is whole, and is read.
+        let at = (first.len() + result.len()) as u64;
+        let right_after = read_since(&path, at, None).unwrap();
+        assert_eq!(right_after.reading.unwrap().tokens, 140_000);
     }
 }

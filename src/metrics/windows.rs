@@ -209,6 +209,67 @@ pub fn remember(model: &str, window: u64) -> bool {
     fsx::write_atomic(&path, &bytes, fsx::WriteOptions::PRIVATE_DURABLE).is_ok()
 }
 
+/// One window baton knows for a model id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KnownWindow {
+    pub model: String,
+    pub tokens: u64,
+    pub source: WindowSource,
+}
+
+/// The windows known for model ids, in the order they are consulted: remembered from the
+/// status line, then configured (pure). The table and the default are listed apart.
+pub fn known_windows(
+    remembered: &BTreeMap<String, u64>,
+    configured: &BTreeMap<String, u64>,
+) -> Vec<KnownWindow> {
+    let mut known: Vec<KnownWindow> = remembered
+        .iter()
+        .map(|(model, tokens)| KnownWindow {
+            model: model.clone(),
+            tokens: *tokens,
+            source: WindowSource::Remembered,
+        })
+        .collect();
+    known.extend(configured.iter().map(|(model, tokens)| KnownWindow {
+        model: model.clone(),
+        tokens: *tokens,
+        source: WindowSource::Config,
+    }));
+    known
+}
+
+/// The windows known, for people (`baton config`).
+pub fn describe_known(known: &[KnownWindow], default: u64) -> String {
+    let mut out = String::from(
+        "model windows (status line > remembered > host record > models.<id>.window > table > default):\n",
+    );
+    let width = known.iter().map(|k| k.model.len()).max().unwrap_or(0);
+    for k in known {
+        out.push_str(&format!("  {:<width$}  {:>9}  {}\n", k.model, k.tokens, k.source.describe()));
+    }
+    let table: Vec<String> =
+        MODEL_TABLE.iter().map(|(prefix, w)| format!("{prefix}* {}", super::short_tokens(*w))).collect();
+    out.push_str(&format!("  table: {}\n", table.join(", ")));
+    out.push_str(&format!("  otherwise: {default} tokens, assumed (no CRITICAL handoff rests on it)\n"));
+    out
+}
+
+/// One line for `baton doctor`: the windows known.
+pub fn doctor_line(known: &[KnownWindow], default: u64) -> String {
+    let listed: Vec<String> = known
+        .iter()
+        .map(|k| format!("{} {} ({})", k.model, super::short_tokens(k.tokens), k.source.describe()))
+        .collect();
+    let listed =
+        if listed.is_empty() { "none remembered or configured".to_string() } else { listed.join(", ") };
+    format!(
+        "{listed}; {} ids in the table; otherwise {} assumed",
+        MODEL_TABLE.len(),
+        super::short_tokens(default)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,6 +305,22 @@ mod tests {
         assert_eq!(choose_window(&unknown, Some(250_000)), (1_000_000, WindowSource::Proven));
         let codex = WindowFacts { host_windows: &[128_000, 272_000], ..unknown.clone() };
         assert_eq!(choose_window(&codex, Some(250_000)), (272_000, WindowSource::Proven));
+    }
+
+    #[test]
+    fn known_windows_are_listed() {
+        let remembered = BTreeMap::from([("claude-opus-5-5".to_string(), 1_000_000)]);
+        let configured = BTreeMap::from([("mock-model".to_string(), 190_000)]);
+        let known = known_windows(&remembered, &configured);
+        assert_eq!(known.len(), 2);
+        let line = doctor_line(&known, 200_000);
+        assert!(
+            line.starts_with(
+                "claude-opus-5-5 1.0M (remembered from the status line), mock-model 190k (configuration)"
+            ),
+            "{line}"
+        );
+        assert!(describe_known(&known, 200_000).contains("otherwise: 200000 tokens, assumed"));
     }
 
     #[test]
