@@ -231,6 +231,7 @@ fn claude_code_print_mode() {
         world.save_requests(&server, "02-claude_print");
         check_brief_in_first(&mut checks, "", &server, false);
         check_crossing(&mut checks, &world, &server, 200_000, true, &refs_before);
+        checks.check("claude -p succeeded", run.status.is_some_and(|s| s.success()), || run.describe());
         drop(server);
 
         // 3. The next session starts with the brief.
