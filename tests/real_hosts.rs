@@ -239,6 +239,13 @@ fn claude_code_print_mode() {
         let _run = world.claude_print(&server, Some(CLAUDE_200K_MODEL), "Carry on.");
         world.save_requests(&server, "03-claude_print");
         check_brief_in_first(&mut checks, "", &server, true);
+        // The session that wrote the handoff has ended (SessionEnd): the brief must not call it active.
+        let first = server.main_requests().first().map(|r| r.text()).unwrap_or_default();
+        checks.check(
+            "the brief does not call the ended session active",
+            !first.contains("seems active"),
+            || first.find(BRIEF).map(|at| first[at..].chars().take(900).collect()).unwrap_or_default(),
+        );
         checks.finish();
     });
 }
