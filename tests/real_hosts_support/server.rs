@@ -71,6 +71,11 @@ impl Recorded {
 /// The final text every script ends with.
 pub const FINAL_TEXT: &str = "All steps done.";
 
+/// How long the model "thinks" before a turn's reply. Real models take seconds; an instant
+/// reply would let a whole turn pass inside one of a host's write intervals (Claude Code
+/// flushes its transcript every 100 ms), a timing no real session has.
+pub const REPLY_DELAY: Duration = Duration::from_millis(300);
+
 const MAX_REQUESTS: usize = 400;
 const IO_TIMEOUT: Duration = Duration::from_secs(15);
 const MAX_BODY: usize = 32 * 1024 * 1024;
@@ -291,7 +296,12 @@ fn respond(
         let index = turn.min(shared.steps.len() - 1);
         shared.steps[index].clone()
     };
-    let step = if main { step } else { Step::text(1000) };
+    let step = if main {
+        std::thread::sleep(REPLY_DELAY);
+        step
+    } else {
+        Step::text(1000)
+    };
     match api {
         Some(Api::Anthropic) if path.ends_with("/count_tokens") => (
             "200 OK",
