@@ -135,16 +135,13 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
     }
 }
 
-/// Whether a PreCompact is a real compaction. Gemini CLI fires PreCompress before every
-/// model call: only a manual one, or one with the prompt at or past the compression
-/// point, is. Every other host fires it only when it compacts.
-fn is_real_compaction(call: &Call) -> bool {
+/// Whether a PreCompact is a real compaction (pure over what was read). Gemini CLI fires
+/// PreCompress before every model call: only a manual one, or one with the prompt at or
+/// past the compression point, is. Every other host fires it only when it compacts.
+fn is_real_compaction(call: &Call, figure: Option<&metrics::Figure>) -> bool {
     if call.dialect != Dialect::Gemini {
         return true;
     }
-    let Some(session_ref) = call.session_ref() else { return false };
-    let found = monitor::current_figure(&session_ref, &call.config, u64::MAX, metrics::now_unix());
-    let figure = found.as_ref().map(|(f, _)| &f.figure);
     let point = figure
         .and_then(|f| f.window_tokens)
         .map(|w| gemini::compression_point(w, gemini::compression_threshold(call.project.as_deref())))
@@ -155,13 +152,14 @@ fn is_real_compaction(call: &Call) -> bool {
 /// Before a compaction: refresh the handoff (the summary loses detail), then restart
 /// the session's debounce and mark every figure up to now as history.
 fn pre_compact(call: &Call) {
-    let Some(session) = call.session() else { return };
-    if !is_real_compaction(call) {
+    let (Some(session), Some(session_ref)) = (call.session(), call.session_ref()) else { return };
+    let now = metrics::now_unix();
+    let figure = monitor::current_figure(&session_ref, &call.config, call.config.stale_seconds(), now)
+        .map(|(found, _)| found.figure);
+    if !is_real_compaction(call, figure.as_ref()) {
         return;
     }
     if let (Some(cwd), true) = (call.cwd.clone(), call.config.handoff_auto()) {
-        let now = metrics::now_unix();
-        let figure = metrics::read_bridge(session, now, call.config.stale_seconds()).map(|b| b.figure());
         let request = handoff::Request {
             trigger: Trigger::PreCompact,
             session_id: session.to_string(),

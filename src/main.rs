@@ -38,13 +38,10 @@ enum Command {
     Install(install::InstallArgs),
     /// Remove what `baton install` added and put back what it wrapped or replaced.
     Uninstall(install::UninstallArgs),
-    /// Check the setup: registrations, binary, statusline, bridge, config, folders, and
-    /// a self-test of the hook. Exit 1 when a check fails.
-    Doctor {
-        /// Print JSON for machines.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Check the setup of the hosts baton is installed for (or --host): registrations,
+    /// Codex's hook trust, binary, statusline, bridge, config, folders, and a self-test of
+    /// the hook. Exit 1 when a check fails.
+    Doctor(doctor::DoctorArgs),
     /// Render the status line from Claude Code's statusLine JSON on stdin, and write the
     /// context figure to the bridge file the hook reads.
     ///
@@ -253,7 +250,7 @@ fn main() -> ExitCode {
             &mut std::io::stdout(),
             &mut std::io::stderr(),
         )),
-        Command::Doctor { json } => ExitCode::from(doctor::run(json, &mut std::io::stdout())),
+        Command::Doctor(args) => ExitCode::from(doctor::run(&args, &mut std::io::stdout())),
         Command::Config { cwd, json } => run_config(cwd, json),
         Command::Resume { done, discard, check, accept, cwd, json } => {
             let action = if done {

@@ -77,7 +77,7 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
     }
     // A bridge from the last ten minutes, else the transcript: the monitor's own rule.
     let session = crate::monitor::SessionRef::claude(&session_id, transcript.as_deref());
-    let figure = crate::monitor::current_figure(&session, &config, 600, metrics::now_unix())
+    let figure = crate::monitor::current_figure(&session, config, 600, metrics::now_unix())
         .map(|(found, _)| found.figure);
     let request = handoff::Request {
         trigger: Trigger::Manual,

@@ -6,8 +6,12 @@
 //!
 //! The transcript is written through a queue flushed every 100 ms (Claude Code 2.1.332's
 //! session storage: `FLUSH_INTERVAL_MS=100`), so at PostToolUse time in `claude -p` the
-//! assistant line that issued the tool call is often not in the file yet. [`plan_wait`]
-//! decides whether waiting for it is worth it; [`read_since`] is the bounded read.
+//! assistant line that issued the tool call is often not in the file yet. Observed with
+//! the real 2.1.332 against a stand-in server (a probe hook polling every 10 ms, 16 tool
+//! calls): the line was there at the probe's first look in 13, and arrived at most
+//! 91 ms after the hook started in all 16. So a wait of at most 250 ms catches it;
+//! [`plan_wait`] decides whether the wait is worth it, [`read_since`] is the bounded read,
+//! and [`project_tokens`] is the estimate when the wait runs out.
 
 use std::io;
 use std::path::Path;

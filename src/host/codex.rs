@@ -70,13 +70,14 @@ impl RolloutScan {
                     self.found = Some(RolloutReading { tokens, window: None, written_at });
                 }
             }
-            Some("event_msg") if self.window.is_none() => {
-                if value.pointer("/payload/type").and_then(Value::as_str) == Some("token_count") {
-                    self.window = value
-                        .pointer("/payload/info/model_context_window")
-                        .and_then(Value::as_u64)
-                        .filter(|w| *w > 0);
-                }
+            Some("event_msg")
+                if self.window.is_none()
+                    && value.pointer("/payload/type").and_then(Value::as_str) == Some("token_count") =>
+            {
+                self.window = value
+                    .pointer("/payload/info/model_context_window")
+                    .and_then(Value::as_u64)
+                    .filter(|w| *w > 0);
             }
             _ => {}
         }

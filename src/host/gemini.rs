@@ -33,9 +33,8 @@ pub struct RecordingReading {
 
 /// The newest reply's figure from one recording line, if it has one (pure).
 pub fn reading_from_line(line: &[u8]) -> Option<RecordingReading> {
-    if memchr::memmem::find(line, b"\"gemini\"").is_none() {
-        return None;
-    }
+    // Most lines are not replies: skip the parse where the word is not.
+    memchr::memmem::find(line, b"\"gemini\"")?;
     let value = serde_json::from_slice::<Value>(line.trim_ascii()).ok()?;
     if value.get("type").and_then(Value::as_str) != Some("gemini") {
         return None;

@@ -525,7 +525,8 @@ fn codex_trust_note(hooks_file: &Path, places: &Places) -> String {
         return "Codex: baton's hooks are trusted; nothing more to do.".to_string();
     }
     format!(
-        "Codex runs a hook only once you trust it ({waiting} of baton's {} not trusted yet). One time: {}.",
+        "Codex runs a hook only once you trust it, and again after its command changes: {waiting} of \
+         baton's {} are not trusted for their current command. One time: {}.",
         hooks.len(),
         codex_trust::TRUST_STEP
     )
