@@ -2,7 +2,9 @@
 //! warn or fail), each problem with the command or edit that fixes it. Exit 1 when any
 //! check fails; `--json` for machines.
 //!
-//! What the settings files say is analysed by a pure function ([`analyse_settings`]);
+//! Only the hosts baton is installed for are checked, or those `--host` names
+//! ([`hosts_to_check`]). What their settings files say is analysed by pure functions
+//! ([`analyse_settings`], and [`codex_trust_check`] against Codex's config.toml);
 //! the rest looks at the machine: the newest bridge, baton's config files, the state
 //! and temp dirs, and two self-tests that run this binary's hook the way a host does
 //! (in a private throwaway folder, so nothing of the user's is read or written).
