@@ -301,3 +301,22 @@ fn gemini_every_turn_precompress_is_not_a_compaction() {
     assert!(handoff_json(&sandbox).exists(), "a real compression refreshes the handoff");
     assert!(read_json(&sandbox.state_path(session))["compactedAt"].as_i64().is_some());
 }
+
+#[test]
+fn a_gsd_bridge_without_an_offset_is_compared_by_time() {
+    let sandbox = Sandbox::new();
+    let transcript = sandbox.home().join("t.jsonl");
+    let model = "claude-sonnet-4-5-20250929";
+    // GSD's statusline wrote 60 % five seconds ago; a reply at 70 % came after it.
+    sandbox.write_bridge(CLAUDE_SESSION, 40.0, 5);
+    write_lines(&transcript, &[reply("m2", model, 140_000, "toolu_mock_01_33539")]);
+    let text = told(&sandbox.hook(&claude_event(&sandbox, "PostToolUse-Bash.json", &transcript))).unwrap();
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 70%."), "{text}");
+    // A bridge newer than the transcript's last write wins without a read.
+    let other = "33333333-2222-4333-8444-555555555555";
+    let mut event = claude_event(&sandbox, "PostToolUse-Bash.json", &transcript);
+    event["session_id"] = json!(other);
+    std::thread::sleep(Duration::from_millis(1100));
+    sandbox.write_bridge(other, 40.0, 0);
+    assert_eq!(told(&sandbox.hook(&event)), None);
+}

@@ -48,13 +48,24 @@ pub struct TranscriptTail {
 /// more than the context budget): the newest figure, whether `tool_use_id` is written,
 /// and how much came after the figure.
 pub fn read_since(path: &Path, from: u64, tool_use_id: Option<&str>) -> io::Result<TranscriptTail> {
+    read_with(path, from, tool_use_id, COMPACTION_LOOKBACK)
+}
+
+/// [`read_since`], looking `lookback` bytes past the figure for earlier compactions (to
+/// learn where the host compacts); 0 when only the figure matters.
+pub fn read_with(
+    path: &Path,
+    from: u64,
+    tool_use_id: Option<&str>,
+    lookback: u64,
+) -> io::Result<TranscriptTail> {
     let file = open_transcript(path)?;
     let len = file.metadata()?.len();
     // One byte more than what came after `from`: the newline before it, which tells the
     // reader that the first line after `from` is whole.
     let budget = (len.saturating_sub(from) + u64::from(from > 0 && from <= len)).min(CONTEXT_BUDGET);
     let mut tail = TailReader::new(&file, budget)?;
-    let mut scanner = ContextScanner::new(COMPACTION_LOOKBACK);
+    let mut scanner = ContextScanner::new(lookback);
     let needle = tool_use_id.filter(|id| !id.is_empty()).map(str::as_bytes);
     let mut tool_use_seen = false;
     let mut bytes_after_figure = 0u64;
@@ -106,6 +117,12 @@ pub fn read(path: &Path, tool_use_id: Option<&str>) -> io::Result<TranscriptTail
 /// The transcript's size now.
 pub fn transcript_len(path: &Path) -> Option<u64> {
     open_transcript(path).and_then(|f| f.metadata()).map(|m| m.len()).ok()
+}
+
+/// When the transcript was last written (Unix seconds).
+pub fn modified_at(path: &Path) -> Option<i64> {
+    let modified = open_transcript(path).and_then(|f| f.metadata()).and_then(|m| m.modified()).ok()?;
+    modified.duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_secs() as i64)
 }
 
 /// What to do when the tool call's own reply may not be in the transcript yet.

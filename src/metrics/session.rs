@@ -89,7 +89,12 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
                 return Some(from_bridge(b));
             }
             Some(offset) => (offset, claude::read_since(transcript, offset, query.tool_use_id).ok()),
-            None => (0, claude::read(transcript, query.tool_use_id).ok()),
+            // A bridge without an offset (GSD's statusline): the transcript is read only
+            // when it was written after the bridge, and only up to its newest figure.
+            None if claude::modified_at(transcript).is_none_or(|at| at < b.timestamp) => {
+                return Some(from_bridge(b));
+            }
+            None => (0, claude::read_with(transcript, 0, query.tool_use_id, 0).ok()),
         },
         None => (0, claude::read(transcript, query.tool_use_id).ok()),
     };
