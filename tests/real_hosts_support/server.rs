@@ -1,0 +1,523 @@
+//! The stand-in model server: plain HTTP/1.1 on 127.0.0.1 (an ephemeral port), speaking
+//! just enough of the Anthropic Messages API, the OpenAI Responses API and the Gemini API
+//! for Claude Code, Codex and Gemini CLI to run a scripted session against it.
+//!
+//! The script is indexed by how many tool results the request already carries, so the
+//! reply to a request does not depend on retries or side requests: turn N answers with
+//! step N (a shell command, or the final text), reporting step N's prompt tokens as usage.
+//! Every request is recorded (path and body) so tests assert on what the model received.
+//!
+//! Bounded: the accept loop polls a stop flag, every connection has read/write timeouts,
+//! the number of requests is capped, and the server stops by itself after its lifetime.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Which wire protocol a request used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    Anthropic,
+    OpenAi,
+    Gemini,
+}
+
+/// One step of the script: what the model answers on turn N.
+#[derive(Clone, Debug)]
+pub struct Step {
+    /// The prompt size the reply reports (the context figure the host records).
+    pub prompt_tokens: u64,
+    /// A shell command to call, or `None` for the final text.
+    pub command: Option<String>,
+}
+
+impl Step {
+    pub fn tool(prompt_tokens: u64, command: &str) -> Step {
+        Step { prompt_tokens, command: Some(command.to_string()) }
+    }
+
+    pub fn text(prompt_tokens: u64) -> Step {
+        Step { prompt_tokens, command: None }
+    }
+}
+
+/// A request as the server received it.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub api: Option<Api>,
+    pub path: String,
+    pub body: Value,
+    /// Whether it is a turn of the agent's conversation (it lists tools), as opposed to
+    /// a side request (titles, next-speaker checks, token counts).
+    pub main: bool,
+    /// The turn it answered (tool results already in the request), for main requests.
+    pub turn: usize,
+    /// When it arrived, in milliseconds since the server started.
+    pub millis: u128,
+}
+
+impl Recorded {
+    /// The whole body as text, for searching what the model was shown.
+    pub fn text(&self) -> String {
+        self.body.to_string()
+    }
+}
+
+/// The final text every script ends with.
+pub const FINAL_TEXT: &str = "All steps done.";
+
+/// How long the model "thinks" before a turn's reply. Real models take seconds; an instant
+/// reply would let a whole turn pass inside one of a host's write intervals (Claude Code
+/// flushes its transcript every 100 ms), a timing no real session has.
+pub const REPLY_DELAY: Duration = Duration::from_millis(300);
+
+const MAX_REQUESTS: usize = 400;
+const IO_TIMEOUT: Duration = Duration::from_secs(15);
+const MAX_BODY: usize = 32 * 1024 * 1024;
+
+pub struct Server {
+    pub port: u16,
+    stop: Arc<AtomicBool>,
+    shared: Arc<Mutex<Shared>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+struct Shared {
+    started: Instant,
+    steps: Vec<Step>,
+    recorded: Vec<Recorded>,
+}
+
+impl Server {
+    /// Starts a server answering with `steps`; it stops by itself after `lifetime`.
+    pub fn start(steps: Vec<Step>, lifetime: Duration) -> Server {
+        assert!(!steps.is_empty(), "a script needs at least the final step");
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        listener.set_nonblocking(true).expect("nonblocking listener");
+        let port = listener.local_addr().expect("local addr").port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new(Mutex::new(Shared { started: Instant::now(), steps, recorded: vec![] }));
+        let thread = {
+            let stop = Arc::clone(&stop);
+            let shared = Arc::clone(&shared);
+            std::thread::spawn(move || accept_loop(listener, stop, shared, lifetime))
+        };
+        Server { port, stop, shared, thread: Some(thread) }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every request so far.
+    pub fn recorded(&self) -> Vec<Recorded> {
+        self.shared.lock().map(|s| s.recorded.clone()).unwrap_or_default()
+    }
+
+    /// The agent's conversation turns, in the order they arrived.
+    pub fn main_requests(&self) -> Vec<Recorded> {
+        self.recorded().into_iter().filter(|r| r.main).collect()
+    }
+
+    /// A summary of the requests, for failure messages.
+    pub fn summary(&self) -> String {
+        self.recorded()
+            .iter()
+            .map(|r| {
+                format!(
+                    "{:>6} ms {} main={} turn={} bytes={}",
+                    r.millis,
+                    r.path,
+                    r.main,
+                    r.turn,
+                    r.text().len()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn accept_loop(listener: TcpListener, stop: Arc<AtomicBool>, shared: Arc<Mutex<Shared>>, lifetime: Duration) {
+    let started = Instant::now();
+    let mut served = 0usize;
+    let mut workers: Vec<JoinHandle<()>> = vec![];
+    while !stop.load(Ordering::SeqCst) && started.elapsed() < lifetime && served < MAX_REQUESTS {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                served += 1;
+                let shared = Arc::clone(&shared);
+                workers.push(std::thread::spawn(move || {
+                    let _ = serve_connection(stream, &shared);
+                }));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+        workers.retain(|w| !w.is_finished());
+    }
+    // Workers are bounded by their socket timeouts.
+    for worker in workers {
+        let _ = worker.join();
+    }
+}
+
+/// Serves requests on one connection until the client closes it (keep-alive is honoured,
+/// a bounded number of times).
+fn serve_connection(stream: TcpStream, shared: &Mutex<Shared>) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(IO_TIMEOUT))?;
+    stream.set_write_timeout(Some(IO_TIMEOUT))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut writer = stream;
+    for _ in 0..64 {
+        let Some((method, target, headers, body)) = read_request(&mut reader)? else {
+            return Ok(());
+        };
+        let (status, content_type, payload) = respond(&method, &target, &headers, &body, shared);
+        let head = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\ncache-control: no-cache\r\nconnection: keep-alive\r\n\r\n",
+            payload.len()
+        );
+        writer.write_all(head.as_bytes())?;
+        writer.write_all(&payload)?;
+        writer.flush()?;
+    }
+    Ok(())
+}
+
+type Request = (String, String, Vec<(String, String)>, Vec<u8>);
+
+fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<Request>> {
+    let mut line = String::new();
+    if reader.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_string();
+    let target = parts.next().unwrap_or_default().to_string();
+    let mut headers = vec![];
+    for _ in 0..200 {
+        let mut header = String::new();
+        if reader.read_line(&mut header)? == 0 {
+            return Ok(None);
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
+        }
+    }
+    let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+    let mut body = vec![];
+    if let Some(length) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
+        if length > MAX_BODY {
+            return Ok(None);
+        }
+        body.resize(length, 0);
+        reader.read_exact(&mut body)?;
+    } else if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        for _ in 0..100_000 {
+            let mut size_line = String::new();
+            reader.read_line(&mut size_line)?;
+            let size =
+                usize::from_str_radix(size_line.trim().split(';').next().unwrap_or("0"), 16).unwrap_or(0);
+            if size == 0 {
+                let mut end = String::new();
+                reader.read_line(&mut end)?;
+                break;
+            }
+            if body.len() + size > MAX_BODY {
+                return Ok(None);
+            }
+            let start = body.len();
+            body.resize(start + size, 0);
+            reader.read_exact(&mut body[start..])?;
+            let mut crlf = [0u8; 2];
+            reader.read_exact(&mut crlf)?;
+        }
+    }
+    Ok(Some((method, target, headers, body)))
+}
+
+fn respond(
+    method: &str,
+    target: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+    shared: &Mutex<Shared>,
+) -> (&'static str, &'static str, Vec<u8>) {
+    let path = target.split('?').next().unwrap_or_default().to_string();
+    let encoding = headers.iter().find(|(n, _)| n == "content-encoding").map(|(_, v)| v.as_str());
+    let parsed: Value = if encoding.is_some_and(|e| e != "identity") {
+        json!({"unreadable_encoding": encoding})
+    } else {
+        serde_json::from_slice(body).unwrap_or(Value::Null)
+    };
+    let api = if path.ends_with("/messages") || path.ends_with("/messages/count_tokens") {
+        Some(Api::Anthropic)
+    } else if path.ends_with("/responses") {
+        Some(Api::OpenAi)
+    } else if path.contains("/models/") && path.contains(':') {
+        Some(Api::Gemini)
+    } else {
+        None
+    };
+    let main = method == "POST" && is_main(api, &path, &parsed);
+    let turn = api.map(|a| tool_results(a, &parsed)).unwrap_or(0);
+    let step = {
+        let Ok(mut shared) = shared.lock() else {
+            return ("500 Internal Server Error", "text/plain", b"poisoned".to_vec());
+        };
+        let millis = shared.started.elapsed().as_millis();
+        shared.recorded.push(Recorded { api, path: path.clone(), body: parsed.clone(), main, turn, millis });
+        let index = turn.min(shared.steps.len() - 1);
+        shared.steps[index].clone()
+    };
+    let step = if main {
+        std::thread::sleep(REPLY_DELAY);
+        step
+    } else {
+        Step::text(1000)
+    };
+    match api {
+        Some(Api::Anthropic) if path.ends_with("/count_tokens") => (
+            "200 OK",
+            "application/json",
+            json!({"input_tokens": step.prompt_tokens}).to_string().into_bytes(),
+        ),
+        Some(Api::Anthropic) => {
+            let stream = parsed["stream"].as_bool().unwrap_or(false);
+            let model = parsed["model"].as_str().unwrap_or("claude").to_string();
+            if stream {
+                ("200 OK", "text/event-stream", anthropic_sse(&model, &step, turn).into_bytes())
+            } else {
+                ("200 OK", "application/json", anthropic_json(&model, &step, turn).to_string().into_bytes())
+            }
+        }
+        Some(Api::OpenAi) => ("200 OK", "text/event-stream", openai_sse(&parsed, &step, turn).into_bytes()),
+        Some(Api::Gemini) if path.ends_with(":countTokens") => {
+            ("200 OK", "application/json", json!({"totalTokens": 1000}).to_string().into_bytes())
+        }
+        Some(Api::Gemini) if path.ends_with(":streamGenerateContent") => {
+            let chunk = gemini_response(&step, turn, main);
+            ("200 OK", "text/event-stream", format!("data: {chunk}\r\n\r\n").into_bytes())
+        }
+        Some(Api::Gemini) => {
+            ("200 OK", "application/json", gemini_response(&step, turn, main).to_string().into_bytes())
+        }
+        None if method == "GET" && path.ends_with("/models") => {
+            ("200 OK", "application/json", json!({"data": [], "models": []}).to_string().into_bytes())
+        }
+        None => (
+            "404 Not Found",
+            "application/json",
+            json!({"error": {"message": "not scripted"}}).to_string().into_bytes(),
+        ),
+    }
+}
+
+/// A turn of the agent's conversation lists tools; side requests do not.
+fn is_main(api: Option<Api>, path: &str, body: &Value) -> bool {
+    let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    match api {
+        Some(Api::Anthropic) => has_tools && !path.ends_with("/count_tokens"),
+        Some(Api::OpenAi) => has_tools,
+        Some(Api::Gemini) => has_tools && path.ends_with(":streamGenerateContent"),
+        None => false,
+    }
+}
+
+/// How many tool results the conversation in `body` already holds.
+fn tool_results(api: Api, body: &Value) -> usize {
+    let empty = vec![];
+    match api {
+        Api::Anthropic => body["messages"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|block| block["type"] == "tool_result")
+            .count(),
+        Api::OpenAi => body["input"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .filter(|item| {
+                matches!(item["type"].as_str(), Some("function_call_output" | "custom_tool_call_output"))
+            })
+            .count(),
+        Api::Gemini => body["contents"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .filter_map(|c| c["parts"].as_array())
+            .flatten()
+            .filter(|part| part.get("functionResponse").is_some())
+            .count(),
+    }
+}
+
+fn sse(event: &str, data: &Value) -> String {
+    format!("event: {event}\ndata: {data}\n\n")
+}
+
+fn anthropic_content(step: &Step, turn: usize) -> Value {
+    match &step.command {
+        Some(command) => json!([{
+            "type": "tool_use",
+            "id": format!("toolu_stand_in_{turn:02}"),
+            "name": "Bash",
+            "input": {"command": command, "description": format!("Run step {turn}")}
+        }]),
+        None => json!([{"type": "text", "text": FINAL_TEXT}]),
+    }
+}
+
+fn anthropic_json(model: &str, step: &Step, turn: usize) -> Value {
+    let stop = if step.command.is_some() { "tool_use" } else { "end_turn" };
+    json!({
+        "id": format!("msg_stand_in_{turn:02}"), "type": "message", "role": "assistant", "model": model,
+        "content": anthropic_content(step, turn), "stop_reason": stop, "stop_sequence": null,
+        "usage": {"input_tokens": step.prompt_tokens, "output_tokens": 20,
+                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    })
+}
+
+fn anthropic_sse(model: &str, step: &Step, turn: usize) -> String {
+    let id = format!("msg_stand_in_{turn:02}_{}", std::process::id());
+    let mut out = sse(
+        "message_start",
+        &json!({"type": "message_start", "message": {
+            "id": id, "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": step.prompt_tokens, "output_tokens": 1,
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}}),
+    );
+    let stop_reason = match &step.command {
+        Some(command) => {
+            let input = json!({"command": command, "description": format!("Run step {turn}")}).to_string();
+            out += &sse(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": 0, "content_block": {
+                    "type": "tool_use", "id": format!("toolu_stand_in_{turn:02}"), "name": "Bash", "input": {}}}),
+            );
+            out += &sse(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": 0,
+                        "delta": {"type": "input_json_delta", "partial_json": input}}),
+            );
+            "tool_use"
+        }
+        None => {
+            out += &sse(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            );
+            out += &sse(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": FINAL_TEXT}}),
+            );
+            "end_turn"
+        }
+    };
+    out += &sse("content_block_stop", &json!({"type": "content_block_stop", "index": 0}));
+    out += &sse(
+        "message_delta",
+        &json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null},
+                "usage": {"input_tokens": step.prompt_tokens, "output_tokens": 20,
+                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}),
+    );
+    out += &sse("message_stop", &json!({"type": "message_stop"}));
+    out
+}
+
+/// The function call for `command`, shaped for the shell tool the request lists.
+fn openai_tool_call(request: &Value, command: &str) -> (String, String) {
+    let empty = vec![];
+    let tools = request["tools"].as_array().unwrap_or(&empty);
+    let named = |name: &str| tools.iter().find(|t| t["name"] == name);
+    if named("shell_command").is_some() {
+        return ("shell_command".into(), json!({"command": command}).to_string());
+    }
+    if named("exec_command").is_some() {
+        return ("exec_command".into(), json!({"cmd": command}).to_string());
+    }
+    ("shell".into(), json!({"command": ["bash", "-lc", command]}).to_string())
+}
+
+fn openai_sse(request: &Value, step: &Step, turn: usize) -> String {
+    let id = format!("resp_stand_in_{turn:02}");
+    let mut out = sse(
+        "response.created",
+        &json!({"type": "response.created", "response": {"id": id, "object": "response", "status": "in_progress"}}),
+    );
+    let item = match &step.command {
+        Some(command) => {
+            let (name, arguments) = openai_tool_call(request, command);
+            json!({"type": "function_call", "id": format!("fc_{turn:02}"), "call_id": format!("call_stand_in_{turn:02}"),
+                   "name": name, "arguments": arguments, "status": "completed"})
+        }
+        None => {
+            json!({"type": "message", "id": format!("msg_{turn:02}"), "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": FINAL_TEXT, "annotations": []}]})
+        }
+    };
+    out += &sse(
+        "response.output_item.added",
+        &json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+    );
+    out += &sse(
+        "response.output_item.done",
+        &json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+    );
+    out += &sse(
+        "response.completed",
+        &json!({"type": "response.completed", "response": {
+            "id": id, "object": "response", "status": "completed", "output": [item],
+            "usage": {"input_tokens": step.prompt_tokens, "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0},
+                      "total_tokens": step.prompt_tokens + 20}}}),
+    );
+    out
+}
+
+fn gemini_response(step: &Step, turn: usize, main: bool) -> Value {
+    let part = match (&step.command, main) {
+        (Some(command), true) => {
+            json!({"functionCall": {"name": "run_shell_command", "args": {"command": command, "description": format!("Run step {turn}")}}})
+        }
+        (_, true) => json!({"text": FINAL_TEXT}),
+        // Side requests (next-speaker checks and the like) want JSON.
+        (_, false) => json!({"text": "{\"reasoning\": \"The model finished.\", \"next_speaker\": \"user\"}"}),
+    };
+    json!({
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": step.prompt_tokens, "candidatesTokenCount": 20,
+                          "totalTokenCount": step.prompt_tokens + 20},
+        "modelVersion": "gemini-2.5-flash"
+    })
+}
