@@ -113,6 +113,35 @@ fn a_bridge_one_reply_behind_the_transcript_does_not_hide_the_crossing() {
 }
 
 #[test]
+fn a_fresh_bridge_waits_for_the_reply_still_in_the_hosts_write_queue() {
+    let sandbox = Sandbox::new();
+    let transcript = sandbox.home().join("t.jsonl");
+    let model = "claude-sonnet-4-5-20250929";
+    write_lines(&transcript, &[reply("m1", model, 120_000, "toolu_a"), tool_result("toolu_a", 100)]);
+    let mut payload = fixture_json("real/claude/statusline.json");
+    payload["session_id"] = json!(CLAUDE_SESSION);
+    payload["transcript_path"] = json!(transcript);
+    assert!(sandbox.run(&["statusline"], payload.to_string().as_bytes()).status.success());
+    let mut event = claude_event(&sandbox, "PostToolUse-Bash.json", &transcript);
+    // The tool call the statusline already counted: no wait, nothing to say.
+    event["tool_use_id"] = json!("toolu_a");
+    let start = Instant::now();
+    assert_eq!(told(&sandbox.hook(&event)), None, "60 %: nothing to say");
+    assert!(start.elapsed() < Duration::from_millis(200), "no wait: {:?}", start.elapsed());
+    // The reply that issued this call reaches the file 60 ms after the hook started
+    // (Claude Code flushes its transcript every 100 ms): the hook waits for it.
+    event["tool_use_id"] = json!("toolu_b");
+    let late = transcript.clone();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(60));
+        append(&late, &reply("m2", "claude-sonnet-4-5-20250929", 140_000, "toolu_b"));
+    });
+    let text = told(&sandbox.hook(&event)).expect("the crossing call is warned");
+    writer.join().unwrap();
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 70%. Remaining: 30%."), "{text}");
+}
+
+#[test]
 fn a_failed_tool_call_is_warned_with_its_own_event_name() {
     let sandbox = Sandbox::new();
     let transcript = sandbox.home().join("t.jsonl");

@@ -149,8 +149,36 @@ pub fn plan_wait(
     if !tool_use_id_known || tool_use_seen || !results_after_figure {
         return WaitPlan::UseAsIs;
     }
-    let near = thresholds_used.iter().any(|t| *t > used_pct && *t - used_pct <= WAIT_NEAR_POINTS);
-    if near { WaitPlan::Wait } else { WaitPlan::UseAsIs }
+    if near_threshold(used_pct, thresholds_used) { WaitPlan::Wait } else { WaitPlan::UseAsIs }
+}
+
+/// A figure within [`WAIT_NEAR_POINTS`] below one of the thresholds (pure): one more
+/// reply could cross it.
+pub fn near_threshold(used_pct: f64, thresholds_used: &[f64]) -> bool {
+    thresholds_used.iter().any(|t| *t > used_pct && *t - used_pct <= WAIT_NEAR_POINTS)
+}
+
+/// How far back before a bridge's offset [`seen_before`] looks for the tool call.
+const SEEN_BEFORE_BUDGET: u64 = 1024 * 1024;
+
+/// Whether `tool_use_id` is written in the last stretch of the transcript before byte
+/// `offset` (at most [`SEEN_BEFORE_BUDGET`] bytes): the statusline rendered after the
+/// reply that issued the tool call, so the bridge already counts it.
+pub fn seen_before(path: &Path, offset: u64, tool_use_id: &str) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    if tool_use_id.is_empty() || offset == 0 {
+        return false;
+    }
+    let start = offset.saturating_sub(SEEN_BEFORE_BUDGET);
+    let Ok(mut file) = open_transcript(path) else { return false };
+    if file.seek(SeekFrom::Start(start)).is_err() {
+        return false;
+    }
+    let mut bytes = Vec::new();
+    if file.take(offset - start).read_to_end(&mut bytes).is_err() {
+        return false;
+    }
+    memchr::memmem::rfind(&bytes, tool_use_id.as_bytes()).is_some()
 }
 
 /// The tokens a missing reply will hold, projected (pure): the last figure plus what was

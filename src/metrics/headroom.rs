@@ -109,7 +109,11 @@ impl Headroom {
     pub fn describe(&self) -> String {
         let calls = self
             .calls
-            .map(|c| format!(", about {c} tool call{}", if c == 1 { "" } else { "s" }))
+            .map(|c| match c {
+                0 => ", less than one tool call".to_string(),
+                1 => ", about 1 tool call".to_string(),
+                c => format!(", about {c} tool calls"),
+            })
             .unwrap_or_default();
         let end = match self.end {
             HeadroomEnd::AutoCompaction => "auto-compaction",

@@ -84,11 +84,22 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
     };
     let (from, tail) = match fresh {
         Some(b) => match b.transcript_offset {
-            // Nothing written since the render: the bridge is the newest figure.
-            Some(offset) if claude::transcript_len(transcript).is_none_or(|len| len <= offset) => {
-                return Some(from_bridge(b));
+            Some(offset) => {
+                let len = claude::transcript_len(transcript);
+                let tail = len
+                    .filter(|len| *len > offset)
+                    .and_then(|_| claude::read_since(transcript, offset, query.tool_use_id).ok());
+                if tail.as_ref().is_some_and(|t| t.reading.is_some()) {
+                    (offset, tail)
+                } else {
+                    // Nothing newer than the render: the bridge is the newest figure,
+                    // unless the reply that issued this tool call is still on its way.
+                    match reply_behind_bridge(query, transcript, b, offset, len.unwrap_or(offset)) {
+                        Some(newer) => (offset, Some(newer)),
+                        None => return Some(from_bridge(b)),
+                    }
+                }
             }
-            Some(offset) => (offset, claude::read_since(transcript, offset, query.tool_use_id).ok()),
             // A bridge without an offset (GSD's statusline): the transcript is read only
             // when it was written after the bridge, and only up to its newest figure.
             None if claude::modified_at(transcript).is_none_or(|at| at < b.timestamp) => {
@@ -148,6 +159,28 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
         figure.taken_at = query.now;
     }
     Some(SessionFigure { figure, model })
+}
+
+/// The bridge is one reply behind when the statusline rendered before the reply that
+/// issued this tool call was written (Claude Code does not redraw between a reply and a
+/// fast tool's PostToolUse, and writes the transcript through a 100 ms queue). When the
+/// bridge's figure is near a threshold and the tool call is not in the transcript before
+/// the render, waits (bounded) for its reply; returns the tail that holds it.
+fn reply_behind_bridge(
+    query: &FigureQuery,
+    transcript: &Path,
+    bridge: &Bridge,
+    offset: u64,
+    len: u64,
+) -> Option<claude::TranscriptTail> {
+    let id = query.tool_use_id.filter(|id| !id.is_empty() && !query.in_subagent)?;
+    let used_pct = 100.0 - bridge.figure().remaining_pct;
+    if !claude::near_threshold(used_pct, &query.thresholds_used)
+        || claude::seen_before(transcript, offset, id)
+    {
+        return None;
+    }
+    claude::wait_for_tool_use(transcript, offset, id, len).filter(|tail| tail.reading.is_some())
 }
 
 fn codex_figure(query: &FigureQuery) -> Option<SessionFigure> {
