@@ -142,8 +142,9 @@ impl Sandbox {
         self.tmp().join(format!("claude-ctx-{session}.json"))
     }
 
+    /// The monitor's debounce state, in baton's private session folder.
     pub fn state_path(&self, session: &str) -> PathBuf {
-        self.tmp().join(format!("claude-ctx-{session}-warned.json"))
+        self.state_dir().join("sessions").join(format!("claude-ctx-{session}-warned.json"))
     }
 
     /// Writes a GSD-format bridge `age` seconds old.
