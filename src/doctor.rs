@@ -373,10 +373,8 @@ fn read_settings(places: &Places) -> Vec<SettingsFile> {
                 continue;
             }
             seen.push(key);
-            let state = match fsx::read_limited(&path, 16 * 1024 * 1024).or_else(|e| {
-                // A settings file may be a symlink into a dotfiles repository.
-                if fsx::is_symlink(&path) { fs::read(&path) } else { Err(e) }
-            }) {
+            // A settings file may be a symlink into a dotfiles repository.
+            let state = match fsx::read_through_symlink(&path, 16 * 1024 * 1024) {
                 Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => FileState::Parsed(json!({})),
                 Ok(bytes) => match serde_json::from_slice(&bytes) {
                     Ok(value) => FileState::Parsed(value),
@@ -468,19 +466,43 @@ fn config_check(project: Option<&Path>) -> Check {
     let config = Config::load(project);
     let read: Vec<String> =
         config.files.iter().filter(|(_, e)| *e).map(|(p, _)| p.display().to_string()).collect();
-    if config.errors.is_empty() {
+    if !config.errors.is_empty() {
+        Check::new(
+            Status::Fail,
+            "config",
+            config.errors.join("; "),
+            Some("edit the file named (`baton config` shows every value and where it comes from)".into()),
+        )
+    } else if !config.ignored.is_empty() {
+        Check::new(
+            Status::Warn,
+            "config",
+            config.ignored.join("; "),
+            Some("a repository file may make baton quieter or stricter, never looser: set such keys in ~/.config/baton/config.json or the environment, or remove them from the repository file".into()),
+        )
+    } else {
         let message = if read.is_empty() {
             "no config files; defaults apply".to_string()
         } else {
             format!("{} parse", read.join(", "))
         };
         Check::new(Status::Ok, "config", message, None)
+    }
+}
+
+/// baton's versioned state files: one written by a newer baton is left alone (and
+/// said here), as is one that cannot be read (a FIFO, a symlink, too large, broken).
+fn state_files_check() -> Check {
+    let files = [crate::handoff::store::registry_file(), metrics::learned::file()];
+    let problems: Vec<String> = files.iter().flatten().filter_map(|file| file.problem()).collect();
+    if problems.is_empty() {
+        Check::new(Status::Ok, "state files", "baton's state files are readable and of a known version", None)
     } else {
         Check::new(
-            Status::Fail,
-            "config",
-            config.errors.join("; "),
-            Some("edit the file named (`baton config` shows every value and where it comes from)".into()),
+            Status::Warn,
+            "state files",
+            problems.join("; "),
+            Some("upgrade baton, or remove the file named (baton starts it afresh)".into()),
         )
     }
 }
@@ -805,6 +827,7 @@ pub fn checks() -> Vec<Check> {
     checks.push(bridge_check(config.stale_seconds()));
     checks.push(config_check(project.as_deref()));
     checks.push(state_dir_check());
+    checks.push(state_files_check());
     checks.push(temp_dir_check());
     let exe = PathBuf::from(&this);
     checks.push(hook_self_test(&exe));

@@ -110,14 +110,14 @@ fn open_checked(path: &Path, follow: bool, owned: bool) -> io::Result<File> {
     if owned && meta.uid() != euid() {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
-            format!("{} belongs to another user; ignored", path.display()),
+            format!("{} belongs to another user", path.display()),
         ));
     }
     Ok(file)
 }
 
 fn refused(path: &Path, why: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidInput, format!("{} {why}; ignored", path.display()))
+    io::Error::new(io::ErrorKind::InvalidInput, format!("{} {why}", path.display()))
 }
 
 /// What kind of thing a non-regular file is, in words.
@@ -196,7 +196,7 @@ fn read_open_file(path: &Path, file: File, limit: u64) -> io::Result<Vec<u8>> {
     if bytes.len() as u64 > limit {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("{} is larger than {limit} bytes; ignored", path.display()),
+            format!("{} is larger than {limit} bytes", path.display()),
         ));
     }
     Ok(bytes)
