@@ -490,11 +490,48 @@ fn config_check(project: Option<&Path>) -> Check {
     }
 }
 
+/// Why files named `prefix…` in `dir` would not be read, for those that are not plain
+/// files (a FIFO, a symlink, a device: planted, not written by baton). At most three
+/// are named.
+fn planted(dir: Option<&Path>, prefix: &str) -> Vec<String> {
+    let Some(dir) = dir else { return vec![] };
+    let mut reasons: Vec<String> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_file()))
+        .filter_map(|e| fsx::refusal(&e.path(), 1024 * 1024, false))
+        .collect();
+    reasons.sort();
+    let more = reasons.len().saturating_sub(3);
+    reasons.truncate(3);
+    if more > 0 {
+        reasons.push(format!("and {more} more"));
+    }
+    reasons
+}
+
+/// Files in the shared temp dir under baton's (GSD's) names that are not plain files:
+/// baton ignores them (they cannot hang or redirect it), but someone put them there.
+fn temp_dir_planted_check() -> Option<Check> {
+    let reasons = planted(Some(&places::temp_dir()), "claude-ctx-");
+    (!reasons.is_empty()).then(|| {
+        Check::new(
+            Status::Warn,
+            "temp dir files",
+            format!("ignored: {}", reasons.join("; ")),
+            Some("remove them if they are yours; if another user planted them, baton already ignores them".into()),
+        )
+    })
+}
+
 /// baton's versioned state files: one written by a newer baton is left alone (and
 /// said here), as is one that cannot be read (a FIFO, a symlink, too large, broken).
 fn state_files_check() -> Check {
     let files = [crate::handoff::store::registry_file(), metrics::learned::file()];
-    let problems: Vec<String> = files.iter().flatten().filter_map(|file| file.problem()).collect();
+    let mut problems: Vec<String> = files.iter().flatten().filter_map(|file| file.problem()).collect();
+    problems.extend(planted(places::session_dir().as_deref(), "claude-ctx-"));
     if problems.is_empty() {
         Check::new(Status::Ok, "state files", "baton's state files are readable and of a known version", None)
     } else {
@@ -828,6 +865,7 @@ pub fn checks() -> Vec<Check> {
     checks.push(config_check(project.as_deref()));
     checks.push(state_dir_check());
     checks.push(state_files_check());
+    checks.extend(temp_dir_planted_check());
     checks.push(temp_dir_check());
     let exe = PathBuf::from(&this);
     checks.push(hook_self_test(&exe));

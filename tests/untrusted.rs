@@ -365,6 +365,9 @@ fn trust_the_bridge_in_tmp_is_read_only_when_it_is_a_regular_file_of_the_user() 
     mkfifo(&sandbox.bridge_path(NEXT));
     let output = bounded(&sandbox, &["statusline"], &statusline_payload(&sandbox, NEXT), &[]);
     assert!(output.status.success() && !output.stdout.is_empty());
+    // doctor names what it ignored there, and why.
+    let doctor = common::stdout(&bounded(&sandbox, &["doctor"], b"", &[]));
+    assert!(doctor.contains("temp dir files") && doctor.contains("FIFO") && doctor.contains("symlink"), "{doctor}");
     // The user's own bridge is read.
     std::fs::remove_file(sandbox.bridge_path(SESSION)).unwrap();
     sandbox.write_bridge(SESSION, 30.0, 0);
