@@ -1058,9 +1058,15 @@ mod tests {
         let project = file_layer(Source::ProjectFile("p".into()), loosening);
         let resolved = resolve_all(&[project]);
         assert!(resolved.errors.is_empty(), "{:?}", resolved.errors);
-        for key in ["resume.trust_foreign", "checkpoint.github.auto", "handoff.auto_checkpoint", "handoff.dir"] {
+        for key in
+            ["resume.trust_foreign", "checkpoint.github.auto", "handoff.auto_checkpoint", "handoff.dir"]
+        {
             assert_eq!(resolved.settings[key].source, Source::Default, "{key}");
-            assert!(resolved.ignored.iter().any(|i| i.contains(&format!("`{key}`"))), "{key}: {:?}", resolved.ignored);
+            assert!(
+                resolved.ignored.iter().any(|i| i.contains(&format!("`{key}`"))),
+                "{key}: {:?}",
+                resolved.ignored
+            );
         }
         assert_eq!(resolved.ignored.len(), 4);
         assert!(resolved.ignored[0].contains("user config"), "{:?}", resolved.ignored);
@@ -1078,7 +1084,8 @@ mod tests {
 
         // A repository value below the user's does not override it either way.
         let user = file_layer(Source::UserFile("u".into()), r#"{"handoff": {"auto_checkpoint": "branch"}}"#);
-        let project = file_layer(Source::ProjectFile("p".into()), r#"{"handoff": {"auto_checkpoint": "off"}}"#);
+        let project =
+            file_layer(Source::ProjectFile("p".into()), r#"{"handoff": {"auto_checkpoint": "off"}}"#);
         let resolved = resolve_all(&[user.clone(), project]);
         assert_eq!(resolved.settings["handoff.auto_checkpoint"].value, Value::from("off"), "stricter wins");
         let project = file_layer(Source::ProjectFile("p".into()), r#"{"resume": {"trust_foreign": false}}"#);
@@ -1090,7 +1097,9 @@ mod tests {
         for ok in [".planning", ".planning/handoffs", "./.planning", ".baton"] {
             assert!(!leaves_planning_folders(&Value::from(ok)), "{ok}");
         }
-        for loose in ["src", ".git", ".git/hooks", ".planning/.git", ".GIT/x", ".claude", "docs/.planning", "."] {
+        for loose in
+            ["src", ".git", ".git/hooks", ".planning/.git", ".GIT/x", ".claude", "docs/.planning", "."]
+        {
             assert!(leaves_planning_folders(&Value::from(loose)), "{loose}");
         }
     }

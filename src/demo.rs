@@ -360,7 +360,9 @@ fn changed_files(repo: &git2::Repository, commit: &git2::Commit) -> Vec<String> 
 
 fn print_state(out: &mut impl Write, tmp: &Path, sessions: &Path) -> io::Result<()> {
     let read = |path: PathBuf| {
-        fsx::read_limited(&path, 64 * 1024).map(|b| String::from_utf8_lossy(&b).trim().to_string()).unwrap_or_default()
+        fsx::read_limited(&path, 64 * 1024)
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+            .unwrap_or_default()
     };
     // The state is pretty-printed JSON: one line reads better here.
     let state = read(sessions.join(format!("claude-ctx-{SESSION}-warned.json")));

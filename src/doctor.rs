@@ -521,7 +521,10 @@ fn temp_dir_planted_check() -> Option<Check> {
             Status::Warn,
             "temp dir files",
             format!("ignored: {}", reasons.join("; ")),
-            Some("remove them if they are yours; if another user planted them, baton already ignores them".into()),
+            Some(
+                "remove them if they are yours; if another user planted them, baton already ignores them"
+                    .into(),
+            ),
         )
     })
 }

@@ -347,9 +347,7 @@ impl FileLock {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
             .open(path)
-            .map_err(|e| {
-                if e.raw_os_error() == Some(libc::ELOOP) { symlink_refused(path) } else { e }
-            })?;
+            .map_err(|e| if e.raw_os_error() == Some(libc::ELOOP) { symlink_refused(path) } else { e })?;
         let meta = file.metadata()?;
         check_regular(path, &meta)?;
         if meta.uid() != euid() {
@@ -370,7 +368,11 @@ impl FileLock {
             if now >= deadline {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    format!("{} is held by another process; gave up after {} ms", path.display(), wait.as_millis()),
+                    format!(
+                        "{} is held by another process; gave up after {} ms",
+                        path.display(),
+                        wait.as_millis()
+                    ),
                 ));
             }
             std::thread::sleep(pause.min(deadline - now));

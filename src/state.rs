@@ -84,7 +84,10 @@ impl VersionedFile {
             Err(e) => return Loaded::Unreadable(format!("{} is not valid JSON ({e})", self.path.display())),
         };
         match version_of(&object) {
-            None => Loaded::Unreadable(format!("{} has a `version` that is not a whole number", self.path.display())),
+            None => Loaded::Unreadable(format!(
+                "{} has a `version` that is not a whole number",
+                self.path.display()
+            )),
             Some(version) if version > self.version => Loaded::Newer { version },
             Some(version) => Loaded::Read { version, object },
         }
@@ -141,11 +144,8 @@ pub fn prune_older_than(dir: &Path, max_age: std::time::Duration) {
     let now = std::time::SystemTime::now();
     for entry in entries.flatten() {
         let Ok(meta) = entry.path().symlink_metadata() else { continue };
-        let old = meta
-            .modified()
-            .ok()
-            .and_then(|at| now.duration_since(at).ok())
-            .is_some_and(|age| age > max_age);
+        let old =
+            meta.modified().ok().and_then(|at| now.duration_since(at).ok()).is_some_and(|age| age > max_age);
         if meta.is_file() && old {
             let _ = std::fs::remove_file(entry.path());
         }

@@ -133,7 +133,9 @@ fn plant(rng: &mut Rng, path: &Path, outside: &Path) {
         2 => std::os::unix::fs::symlink(rng.pick(&[Path::new("/dev/zero"), outside]), path).unwrap(),
         3 => std::fs::write(path, vec![b' '; 2 * 1024 * 1024]).unwrap(),
         4 => std::fs::write(path, format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000))).unwrap(),
-        5 => std::fs::write(path, (0..rng.below(4000)).map(|_| rng.next() as u8).collect::<Vec<u8>>()).unwrap(),
+        5 => {
+            std::fs::write(path, (0..rng.below(4000)).map(|_| rng.next() as u8).collect::<Vec<u8>>()).unwrap()
+        }
         6 => {
             let text = object(rng, 0).to_string();
             std::fs::write(path, &text.as_bytes()[..rng.below(text.len() as u64) as usize]).unwrap()
@@ -191,7 +193,8 @@ fn hostile_repository_configs_never_panic_hang_loosen_or_write_outside() {
             }
         }
         let context = format!("seed {seed:#x}, case {case}");
-        let allowed = [sandbox.tmp(), sandbox.root().join("state"), project.join(".planning"), project.join(".baton")];
+        let allowed =
+            [sandbox.tmp(), sandbox.root().join("state"), project.join(".planning"), project.join(".baton")];
         let before = snapshot(sandbox.root(), &allowed);
 
         let remaining = *rng.pick(&[5.0, 20.0, 30.0, 50.0]);
@@ -218,14 +221,18 @@ fn hostile_repository_configs_never_panic_hang_loosen_or_write_outside() {
             .run_bounded(&["config", "--json", "--cwd", project.to_str().unwrap()], b"", &[], HANG)
             .unwrap_or_else(|| panic!("config hung ({context})"));
         no_panic(&context, &config);
-        let values: Value = serde_json::from_slice(&config.stdout).unwrap_or_else(|e| panic!("config --json ({context}): {e}"));
+        let values: Value = serde_json::from_slice(&config.stdout)
+            .unwrap_or_else(|e| panic!("config --json ({context}): {e}"));
         for (key, safe) in [
             ("resume.trust_foreign", json!(false)),
             ("checkpoint.github.auto", json!(false)),
             ("handoff.auto_checkpoint", json!("ref")),
         ] {
             let setting = &values["values"][key];
-            assert!(setting["source"] != "project" || setting["value"] == safe, "{key} loosened ({context}): {setting}");
+            assert!(
+                setting["source"] != "project" || setting["value"] == safe,
+                "{key} loosened ({context}): {setting}"
+            );
         }
         let dir = values["values"]["handoff.dir"]["value"].as_str().unwrap_or_default().to_string();
         assert!(dir.starts_with(".planning") || dir == ".baton", "handoff.dir {dir} ({context})");
@@ -239,9 +246,13 @@ fn hostile_repository_configs_never_panic_hang_loosen_or_write_outside() {
         }
 
         let after = snapshot(sandbox.root(), &allowed);
-        let changed: Vec<_> = after.iter().filter(|(p, m)| before.get(*p) != Some(m)).map(|(p, _)| p).collect();
+        let changed: Vec<_> =
+            after.iter().filter(|(p, m)| before.get(*p) != Some(m)).map(|(p, _)| p).collect();
         let removed: Vec<_> = before.keys().filter(|p| !after.contains_key(*p)).collect();
-        assert!(changed.is_empty() && removed.is_empty(), "written outside ({context}): {changed:?} {removed:?}");
+        assert!(
+            changed.is_empty() && removed.is_empty(),
+            "written outside ({context}): {changed:?} {removed:?}"
+        );
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
     }
     assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());

@@ -235,7 +235,9 @@ pub fn project_lock(root: &Path) -> Option<fsx::FileLock> {
 /// [`project_lock`] with the reason when it cannot be had (a `TimedOut` error when
 /// another process held it past `wait`).
 pub fn project_lock_within(root: &Path, wait: std::time::Duration) -> std::io::Result<fsx::FileLock> {
-    let dir = places::state_dir().ok_or_else(|| std::io::Error::other("no home folder for baton's state"))?.join("locks");
+    let dir = places::state_dir()
+        .ok_or_else(|| std::io::Error::other("no home folder for baton's state"))?
+        .join("locks");
     fsx::ensure_dir(&dir, true)?;
     // FNV-1a of the path: a short, stable file name.
     let mut hash: u64 = 0xcbf29ce484222325;

@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
-use crate::transcript::Compaction;
 use crate::state::VersionedFile;
+use crate::transcript::Compaction;
 use crate::{fsx, places};
 
 /// Observations kept per model.
@@ -23,10 +23,7 @@ pub fn file() -> Option<VersionedFile> {
 
 /// The store as read (an empty one when absent, broken, or a newer baton's).
 fn read() -> Value {
-    file()
-        .and_then(|f| f.load().object())
-        .map(Value::Object)
-        .unwrap_or_else(|| json!({"models": {}}))
+    file().and_then(|f| f.load().object()).map(Value::Object).unwrap_or_else(|| json!({"models": {}}))
 }
 
 /// The median of a model's recorded compaction points.

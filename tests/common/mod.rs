@@ -125,7 +125,13 @@ impl Sandbox {
 
     /// Like [`Sandbox::run_with`], but gives up after `limit`: the child is killed and
     /// `None` returned (a hang is a test failure, not a stuck test run).
-    pub fn run_bounded(&self, args: &[&str], stdin: &[u8], env: &[(&str, &str)], limit: Duration) -> Option<Output> {
+    pub fn run_bounded(
+        &self,
+        args: &[&str],
+        stdin: &[u8],
+        env: &[(&str, &str)],
+        limit: Duration,
+    ) -> Option<Output> {
         let mut command = self.command(args);
         for (key, value) in env {
             command.env(key, value);
