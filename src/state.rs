@@ -177,6 +177,22 @@ mod tests {
     }
 
     #[test]
+    fn only_old_regular_files_are_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("old.json");
+        let fresh = dir.path().join("fresh.json");
+        std::fs::write(&old, b"{}").unwrap();
+        std::fs::write(&fresh, b"{}").unwrap();
+        let week_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(8 * 24 * 3600);
+        std::fs::File::options().write(true).open(&old).unwrap().set_modified(week_ago).unwrap();
+        let folder = dir.path().join("folder");
+        std::fs::create_dir(&folder).unwrap();
+        prune_older_than(dir.path(), std::time::Duration::from_secs(7 * 24 * 3600));
+        assert!(!old.exists());
+        assert!(fresh.exists() && folder.exists());
+    }
+
+    #[test]
     fn a_newer_file_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();
         let file = VersionedFile::new(dir.path().join("s/state.json"), 1, 1024);

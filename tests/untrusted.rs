@@ -256,6 +256,9 @@ fn attack_5_held_locks_never_block_the_hook() {
     for entry in std::fs::read_dir(sandbox.state_dir().join("locks")).unwrap().flatten() {
         held.push(hold_lock(&entry.path()));
     }
+    for name in ["handoffs.lock", "compactions.lock"] {
+        held.push(hold_lock(&sandbox.state_dir().join(name)));
+    }
     let started = Instant::now();
     let event = critical_event(&sandbox, NEXT);
     let text = told(&hook_bounded(&sandbox, &event)).unwrap();

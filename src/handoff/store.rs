@@ -253,7 +253,9 @@ pub fn register(root: &Path, id: &str, session_id: &str, now: DateTime<Utc>) -> 
     let file = registry_file().ok_or("no home folder for baton's state")?;
     let dir = file.path.parent().ok_or("bad state dir")?;
     fsx::ensure_dir(dir, true).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let _lock = fsx::FileLock::acquire(&dir.join("handoffs.lock")).map_err(|e| e.to_string())?;
+    // Within the hook's budget, like the project lock.
+    let _lock = fsx::FileLock::acquire_within(&dir.join("handoffs.lock"), PROJECT_LOCK_WAIT)
+        .map_err(|e| e.to_string())?;
     let loaded = file.load();
     if let crate::state::Loaded::Newer { .. } = loaded {
         return Err(file.problem().unwrap_or_default());

@@ -72,7 +72,10 @@ pub fn record(model: &str, compaction: &Compaction) -> bool {
     if fsx::ensure_dir(dir, true).is_err() {
         return false;
     }
-    let Ok(_lock) = fsx::FileLock::acquire(&dir.join("compactions.lock")) else { return false };
+    // On the hook path: a short wait, then the boundary is recorded another time.
+    let lock =
+        fsx::FileLock::acquire_within(&dir.join("compactions.lock"), crate::monitor::DEBOUNCE_LOCK_WAIT);
+    let Ok(_lock) = lock else { return false };
     let loaded = file.load();
     if !loaded.replaceable() {
         return false;
