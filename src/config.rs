@@ -646,21 +646,27 @@ impl Config {
         let mut layers = vec![];
         let mut errors = vec![];
         let mut files = vec![];
-        let mut read_layer = |path: PathBuf, source: Source, parse: LayerParser| match fsx::read_limited(
-            &path,
-            CONFIG_FILE_LIMIT,
-        ) {
-            Ok(bytes) => {
-                files.push((path.clone(), true));
-                match parse(&bytes) {
-                    Ok(values) => layers.push(Layer { source, values }),
-                    Err(why) => errors.push(format!("{}: {why}; file ignored", path.display())),
+        // The user's own file may be a link into a dotfiles repository; a repository's
+        // files are never followed out of it. Either way: regular, non-blocking, capped.
+        let mut read_layer = |path: PathBuf, source: Source, parse: LayerParser| {
+            let read = if matches!(source, Source::UserFile(_)) {
+                fsx::read_through_symlink
+            } else {
+                fsx::read_limited
+            };
+            match read(&path, CONFIG_FILE_LIMIT) {
+                Ok(bytes) => {
+                    files.push((path.clone(), true));
+                    match parse(&bytes) {
+                        Ok(values) => layers.push(Layer { source, values }),
+                        Err(why) => errors.push(format!("{}: {why}; file ignored", path.display())),
+                    }
                 }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => files.push((path, false)),
-            Err(e) => {
-                files.push((path.clone(), true));
-                errors.push(format!("{}: cannot be read ({e}); file ignored", path.display()))
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => files.push((path, false)),
+                Err(e) => {
+                    files.push((path.clone(), true));
+                    errors.push(format!("{}: cannot be read ({e}); file ignored", path.display()))
+                }
             }
         };
         if let Some(path) = places::user_config_path() {

@@ -369,6 +369,24 @@ fn trust_repository_files_may_make_baton_quieter_or_stricter() {
     .unwrap();
     assert_eq!(json["ignored"], json!([]));
     assert_eq!(json["values"]["disable"]["source"], "project");
+
+    // The user's config may be a link into a dotfiles repository; a repository's file
+    // is never followed out of the repository.
+    let dotfiles = sandbox.root().join("dotfiles.json");
+    std::fs::write(&dotfiles, r#"{"debounce_calls": 3}"#).unwrap();
+    std::fs::create_dir_all(sandbox.user_config().parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&dotfiles, sandbox.user_config()).unwrap();
+    let outside = sandbox.root().join("outside.json");
+    std::fs::write(&outside, r#"{"stale_seconds": 7}"#).unwrap();
+    std::fs::remove_file(project.join(".claude/baton.json")).unwrap();
+    std::os::unix::fs::symlink(&outside, project.join(".claude/baton.json")).unwrap();
+    let json: Value = serde_json::from_slice(
+        &bounded(&sandbox, &["config", "--json", "--cwd", project.to_str().unwrap()], b"", &[]).stdout,
+    )
+    .unwrap();
+    assert_eq!(json["values"]["debounce_calls"]["value"], 3);
+    assert_eq!(json["values"]["stale_seconds"]["source"], "default");
+    assert!(json["errors"].to_string().contains("symlink"), "{json}");
 }
 
 #[test]
