@@ -396,6 +396,8 @@ pub struct Config {
     pub ignored: Vec<String>,
     /// The files that were looked at, and whether they existed.
     pub files: Vec<(PathBuf, bool)>,
+    /// `models.<id>.window`, by model id.
+    pub model_windows: BTreeMap<String, ModelWindow>,
 }
 
 fn spec(key: &str) -> Option<&'static KeySpec> {
@@ -535,7 +537,7 @@ pub fn resolve_all(layers: &[Layer]) -> Resolved {
     let mut ignored = Vec::new();
     for layer in layers {
         for key in layer.values.keys() {
-            if spec(key).is_none() {
+            if spec(key).is_none() && model_window_key(key).is_none() {
                 errors.push(format!("{}: unknown key `{key}`", layer.source));
             }
         }
@@ -592,6 +594,42 @@ pub fn resolve_all(layers: &[Layer]) -> Resolved {
         reset_to_defaults(&mut settings, &["warn_headroom_tokens", "critical_headroom_tokens"]);
     }
     Resolved { settings, errors, ignored }
+}
+
+/// The model id of a `models.<id>.window` key (ids may hold dots: `gemini-2.5-flash`).
+pub fn model_window_key(key: &str) -> Option<&str> {
+    key.strip_prefix("models.")?.strip_suffix(".window").filter(|id| !id.is_empty())
+}
+
+/// A model's window set in the configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelWindow {
+    pub tokens: u64,
+    pub source: Source,
+}
+
+/// Resolves every `models.<id>.window` from `layers` (lowest precedence first). Pure.
+pub fn resolve_model_windows(layers: &[Layer]) -> (BTreeMap<String, ModelWindow>, Vec<String>) {
+    let kind = Kind::Integer { min: 1000, max: 100_000_000 };
+    let mut windows = BTreeMap::new();
+    let mut errors = Vec::new();
+    for layer in layers {
+        for (key, raw) in &layer.values {
+            let Some(id) = model_window_key(key) else { continue };
+            match validate(kind, raw).and_then(|v| v.as_u64()) {
+                Some(tokens) => {
+                    windows.insert(id.to_string(), ModelWindow { tokens, source: layer.source.clone() });
+                }
+                None => errors.push(format!(
+                    "{}: `{key}` must be {}, not {}; ignored",
+                    layer.source,
+                    describe(kind),
+                    show_raw(raw)
+                )),
+            }
+        }
+    }
+    (windows, errors)
 }
 
 /// Flattens a JSON object into dotted keys (`{"a": {"b": 1}}` → `a.b`). Objects under a
@@ -681,13 +719,15 @@ impl Config {
         layers.push(env_layer(|name| std::env::var(name).ok()));
         let resolved = resolve_all(&layers);
         errors.extend(resolved.errors);
-        Config { settings: resolved.settings, errors, ignored: resolved.ignored, files }
+        let (model_windows, mut window_errors) = resolve_model_windows(&layers);
+        errors.append(&mut window_errors);
+        Config { settings: resolved.settings, errors, ignored: resolved.ignored, files, model_windows }
     }
 
     /// Defaults only, with no file or environment read (the demo, tests).
     pub fn defaults() -> Config {
         let (settings, errors) = resolve(&[]);
-        Config { settings, errors, ignored: vec![], files: vec![] }
+        Config { settings, errors, ignored: vec![], files: vec![], model_windows: BTreeMap::new() }
     }
 
     /// Every key with its value and source, in declaration order.
@@ -734,7 +774,19 @@ impl Config {
                 disabled: self.flag("auto_compact_disabled", false),
                 learned: None,
             },
+            compaction: crate::metrics::CompactionAt::ClaudeRule,
         }
+    }
+
+    /// `models.<id>.window`, tokens by model id.
+    pub fn configured_windows(&self) -> BTreeMap<String, u64> {
+        self.model_windows.iter().map(|(id, w)| (id.clone(), w.tokens)).collect()
+    }
+
+    /// The used % at which WARNING and CRITICAL start.
+    pub fn thresholds_used(&self) -> [f64; 2] {
+        let levels = self.levels();
+        [100.0 - levels.warn_remaining, 100.0 - levels.critical_remaining]
     }
 
     /// Which thresholds are in force, in words.
@@ -865,8 +917,16 @@ impl Config {
             .iter()
             .map(|(p, exists)| serde_json::json!({"path": p.display().to_string(), "exists": exists}))
             .collect();
+        let models: Map<String, Value> = self
+            .model_windows
+            .iter()
+            .map(|(id, w)| {
+                (id.clone(), serde_json::json!({"window": w.tokens, "source": w.source.kind_name()}))
+            })
+            .collect();
         serde_json::json!({
             "values": values,
+            "models": models,
             "thresholds": self.threshold_mode(),
             "files": files,
             "errors": self.errors,
@@ -1006,6 +1066,28 @@ mod tests {
         assert_eq!(settings["warn_remaining"].value, Value::from(35.0));
         assert_eq!(settings["critical_remaining"].value, Value::from(25.0));
         assert_eq!(errors.len(), 1);
+    }
+
+    #[test]
+    fn model_windows_are_read_per_id() {
+        let user = file_layer(
+            Source::UserFile("/u".into()),
+            r#"{"models": {"gemini-2.5-flash": {"window": 2000000}, "mock-model": {"window": "big"}}}"#,
+        );
+        let project = file_layer(
+            Source::ProjectFile("/p".into()),
+            r#"{"models": {"gemini-2.5-flash": {"window": 900000}}}"#,
+        );
+        let (settings_errors_free, errors) = resolve(&[user.clone(), project.clone()]);
+        assert!(!settings_errors_free.is_empty());
+        assert!(errors.is_empty(), "model keys are known keys: {errors:?}");
+        let (windows, errors) = resolve_model_windows(&[user, project]);
+        assert_eq!(windows["gemini-2.5-flash"].tokens, 900_000);
+        assert_eq!(windows["gemini-2.5-flash"].source, Source::ProjectFile("/p".into()));
+        assert!(!windows.contains_key("mock-model"));
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(model_window_key("models.gpt-5.window"), Some("gpt-5"));
+        assert_eq!(model_window_key("models.window"), None);
     }
 
     #[test]

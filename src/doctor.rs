@@ -701,6 +701,21 @@ fn state_files_check() -> Check {
     }
 }
 
+/// The context windows baton knows (remembered, configured, its table): informational.
+fn windows_check(project: Option<&Path>) -> Check {
+    let config = crate::config::Config::load(project);
+    let known = crate::metrics::windows::known_windows(
+        &crate::metrics::windows::remembered_windows(),
+        &config.configured_windows(),
+    );
+    Check::new(
+        Status::Ok,
+        "windows",
+        crate::metrics::windows::doctor_line(&known, config.limits().default_window),
+        None,
+    )
+}
+
 fn state_dir_check() -> Check {
     let Some(dir) = places::state_dir() else {
         return Check::new(
@@ -1046,6 +1061,7 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
         checks.push(bridge_check(config.stale_seconds()));
     }
     checks.push(config_check(project.as_deref()));
+    checks.push(windows_check(project.as_deref()));
     checks.push(state_dir_check());
     checks.push(state_files_check());
     checks.extend(temp_dir_planted_check());

@@ -1,23 +1,29 @@
 //! `baton hook`: one hook event in, at most one envelope out.
 //!
 //! Dispatches on the event:
-//! - PostToolUse (Gemini: AfterTool) runs the context monitor; when a CRITICAL warning
-//!   fires it writes the handoff first, so the message can name it;
+//! - PostToolUse (Claude Code's PostToolUseFailure, Gemini's AfterTool) runs the context
+//!   monitor; when a CRITICAL warning fires it writes the handoff first, so the message
+//!   can name it (never on an assumed window);
 //! - SessionStart injects the resume brief of a paused, trusted handoff (after a
 //!   compaction: what the summary tends to lose, from the PreCompact snapshot);
 //! - PreCompact (Gemini: PreCompress) refreshes the handoff, restarts the debounce and
 //!   marks older figures as history; it prints nothing (the host accepts no context).
+//!   Gemini CLI fires PreCompress before every model call: only one at or past its
+//!   compression point counts;
+//! - SessionEnd notes that the session is over, so no resume brief calls it active.
 //!
-//! Every other event is silent. The caller guarantees the rest of the hook contract:
-//! exit 0, panics caught, stdin read under a deadline.
+//! Every other event is silent. The project folder is resolved once per call. The caller
+//! guarantees the rest of the hook contract: exit 0, panics caught, stdin read under a
+//! deadline.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::gitx::Mode;
 use crate::handoff::{self, Trigger};
-use crate::host::{Envelope, Event, HookInput};
+use crate::host::{Dialect, Envelope, Event, HookInput, gemini};
 use crate::metrics::Level;
+use crate::monitor::{HandoffWords, SavedHandoff, SessionRef};
 use crate::{metrics, monitor, resume};
 
 /// The facts of the process the hook runs in, gathered once at the edge.
@@ -44,70 +50,128 @@ pub fn project_dir(input: &HookInput, env: &HookEnv) -> Option<PathBuf> {
     env.project_dir.clone().or_else(|| input.cwd.as_deref().map(PathBuf::from).filter(|p| p.is_absolute()))
 }
 
+/// What one call of the hook works with, resolved once.
+struct Call<'a> {
+    input: &'a HookInput,
+    env: &'a HookEnv,
+    dialect: Dialect,
+    /// `CLAUDE_PROJECT_DIR`, else the event's `cwd`.
+    project: Option<PathBuf>,
+    /// The event's `cwd`, else the project.
+    cwd: Option<PathBuf>,
+    config: Config,
+}
+
+impl<'a> Call<'a> {
+    fn new(input: &'a HookInput, env: &'a HookEnv) -> Call<'a> {
+        let project = project_dir(input, env);
+        let cwd =
+            input.cwd.as_deref().map(PathBuf::from).filter(|p| p.is_absolute()).or_else(|| project.clone());
+        let config = Config::load(project.as_deref());
+        Call { input, env, dialect: input.dialect(env.gemini_key_set), project, cwd, config }
+    }
+
+    fn session(&self) -> Option<&'a str> {
+        self.input.session_id.as_deref().filter(|s| crate::fsx::valid_session_id(s))
+    }
+
+    fn session_ref(&self) -> Option<SessionRef<'_>> {
+        Some(SessionRef {
+            id: self.session()?,
+            dialect: self.dialect,
+            transcript: self.input.transcript_path.as_deref().map(Path::new),
+            model: self.input.model.as_deref(),
+            tool_use_id: self.input.tool_use_id.as_deref(),
+            in_subagent: self.input.agent_id.is_some(),
+            project: self.project.as_deref(),
+        })
+    }
+
+    fn envelope(&self, text: &str) -> Envelope {
+        Envelope::new(&self.input.envelope_event_name(self.env.gemini_key_set), text)
+    }
+}
+
 /// Handles one event and returns the envelope to print, if any.
 pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
     let event = input.event(env.gemini_key_set);
+    if matches!(event, Event::Other(_) | Event::Missing) {
+        return None;
+    }
+    let call = Call::new(input, env);
+    if call.config.disabled() {
+        return None;
+    }
     match event {
         Event::PostToolUse => {
-            let config = Config::load(project_dir(input, env).as_deref());
-            if config.disabled() {
-                return None;
-            }
-            let session = input.session_id.as_deref()?;
-            let transcript = input.transcript_path.as_deref().map(std::path::Path::new);
-            let warning = monitor::check(session, transcript, &config, metrics::now_unix())?;
-            let mut text = warning.text.clone();
-            if warning.level == Level::Critical && config.handoff_auto() {
-                text = critical_handoff(input, env, &config, session, &warning);
-            }
-            Some(Envelope::new(&input.envelope_event_name(env.gemini_key_set), &text))
+            let session = call.session_ref()?;
+            let warning = monitor::check(&session, &call.config, metrics::now_unix())?;
+            let handoff = if warning.level != Level::Critical || !call.config.handoff_auto() {
+                HandoffWords::NotAttempted
+            } else if !warning.critical_action_allowed {
+                HandoffWords::HeldBack
+            } else {
+                critical_handoff(&call, &warning)
+            };
+            Some(call.envelope(&warning.text(&handoff)))
         }
         Event::SessionStart => {
-            let project = project_dir(input, env)?;
-            let config = Config::load(Some(&project));
-            if config.disabled() {
-                return None;
-            }
-            let session = input.session_id.as_deref().filter(|s| crate::fsx::valid_session_id(s))?;
-            let cwd = input.cwd.as_deref().map(PathBuf::from).filter(|p| p.is_absolute()).unwrap_or(project);
-            let text = resume::session_start(&cwd, session, input.source.as_deref(), &config)?;
-            Some(Envelope::new(&input.envelope_event_name(env.gemini_key_set), &text))
+            let session = call.session()?;
+            let cwd = call.cwd.as_deref()?;
+            let text = resume::session_start(cwd, session, input.source.as_deref(), &call.config)?;
+            Some(call.envelope(&text))
         }
         Event::PreCompact => {
-            pre_compact(input, env);
+            pre_compact(&call);
+            None
+        }
+        Event::SessionEnd => {
+            if let Some(session) = call.session() {
+                monitor::mark_ended(session, metrics::now_unix());
+            }
             None
         }
         Event::Other(_) | Event::Missing => None,
     }
 }
 
+/// Whether a PreCompact is a real compaction (pure over what was read). Gemini CLI fires
+/// PreCompress before every model call: only a manual one, or one with the prompt at or
+/// past the compression point, is. Every other host fires it only when it compacts.
+fn is_real_compaction(call: &Call, figure: Option<&metrics::Figure>) -> bool {
+    if call.dialect != Dialect::Gemini {
+        return true;
+    }
+    let point = figure
+        .and_then(|f| f.window_tokens)
+        .map(|w| gemini::compression_point(w, gemini::compression_threshold(call.project.as_deref())))
+        .unwrap_or(u64::MAX);
+    gemini::is_real_compression(call.input.trigger.as_deref(), figure.and_then(|f| f.used_tokens), point)
+}
+
 /// Before a compaction: refresh the handoff (the summary loses detail), then restart
 /// the session's debounce and mark every figure up to now as history.
-fn pre_compact(input: &HookInput, env: &HookEnv) {
-    let Some(session) = input.session_id.as_deref().filter(|s| crate::fsx::valid_session_id(s)) else {
-        return;
-    };
-    let project = project_dir(input, env);
-    let config = Config::load(project.as_deref());
-    if config.disabled() {
+fn pre_compact(call: &Call) {
+    let (Some(session), Some(session_ref)) = (call.session(), call.session_ref()) else { return };
+    let now = metrics::now_unix();
+    let figure = monitor::current_figure(&session_ref, &call.config, call.config.stale_seconds(), now)
+        .map(|(found, _)| found.figure);
+    if !is_real_compaction(call, figure.as_ref()) {
         return;
     }
-    let cwd = input.cwd.as_deref().map(PathBuf::from).filter(|p| p.is_absolute()).or(project);
-    if let (Some(cwd), true) = (cwd, config.handoff_auto()) {
-        let now = metrics::now_unix();
-        let figure = metrics::read_bridge(session, now, config.stale_seconds()).map(|b| b.figure());
+    if let (Some(cwd), true) = (call.cwd.clone(), call.config.handoff_auto()) {
         let request = handoff::Request {
             trigger: Trigger::PreCompact,
             session_id: session.to_string(),
             cwd,
-            transcript_path: input.transcript_path.as_deref().map(PathBuf::from),
+            transcript_path: call.input.transcript_path.as_deref().map(PathBuf::from),
             figure,
             checkpoint: Mode::Ref,
-            dir: config.handoff_dir(),
+            dir: call.config.handoff_dir(),
             now: chrono::Utc::now(),
         };
         if let Ok(outcome) = handoff::write(&request) {
-            push_to_github(&config, &outcome.root);
+            push_to_github(&call.config, &outcome.root);
         }
     }
     monitor::note_compaction(session, metrics::now_unix());
@@ -121,26 +185,13 @@ fn push_to_github(config: &Config, root: &std::path::Path) {
     }
 }
 
-/// Writes the automatic handoff for a CRITICAL warning and returns the message that
-/// names it. In `branch` mode only the session's first handoff commits; later ones
-/// refresh the files.
-fn critical_handoff(
-    input: &HookInput,
-    env: &HookEnv,
-    config: &Config,
-    session: &str,
-    warning: &monitor::Warning,
-) -> String {
-    let Some(cwd) = input
-        .cwd
-        .as_deref()
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| env.project_dir.clone())
-    else {
-        return warning.text.clone();
+/// Writes the automatic handoff for a CRITICAL warning and says what became of it. In
+/// `branch` mode only the session's first handoff commits; later ones refresh the files.
+fn critical_handoff(call: &Call, warning: &monitor::Warning) -> HandoffWords {
+    let (Some(session), Some(cwd)) = (call.session(), call.cwd.clone()) else {
+        return HandoffWords::NotAttempted;
     };
-    let mut mode = config.auto_checkpoint();
+    let mut mode = call.config.auto_checkpoint();
     if mode == Mode::Branch && warning.critical_recorded {
         mode = Mode::Off;
     }
@@ -148,52 +199,18 @@ fn critical_handoff(
         trigger: Trigger::CriticalContext,
         session_id: session.to_string(),
         cwd,
-        transcript_path: input.transcript_path.as_deref().map(PathBuf::from),
+        transcript_path: call.input.transcript_path.as_deref().map(PathBuf::from),
         figure: Some(warning.figure.clone()),
         checkpoint: mode,
-        dir: config.handoff_dir(),
+        dir: call.config.handoff_dir(),
         now: chrono::Utc::now(),
     };
     match handoff::write(&request) {
         Ok(outcome) => {
             monitor::mark_critical_recorded(session);
-            push_to_github(config, &outcome.root);
-            critical_message(&warning.figure, &outcome)
+            push_to_github(&call.config, &outcome.root);
+            HandoffWords::Saved(SavedHandoff::from_outcome(&outcome))
         }
-        Err(why) => format!("{} (baton could not write a handoff: {why})", warning.text),
+        Err(why) => HandoffWords::Failed(why.to_string()),
     }
-}
-
-/// The CRITICAL message once the handoff is written: what was saved, where, and what
-/// only the agent can add. Advisory words.
-pub fn critical_message(figure: &metrics::Figure, outcome: &handoff::Outcome) -> String {
-    let rel = |p: &std::path::Path| p.strip_prefix(&outcome.root).unwrap_or(p).display().to_string();
-    let checkpoint = match &outcome.checkpoint {
-        Some(c) if c.used == Mode::Branch => {
-            format!(
-                " and committed them on branch {} ({})",
-                c.branch.as_deref().unwrap_or("?"),
-                c.short.as_deref().unwrap_or("?")
-            )
-        }
-        Some(c) => format!(
-            "; your uncommitted work and the handoff are checkpointed at {} (commit {}; `git diff HEAD {}` shows it), without touching your branch or index",
-            c.reference.as_deref().unwrap_or("?"),
-            c.short.as_deref().unwrap_or("?"),
-            c.reference.as_deref().unwrap_or("?"),
-        ),
-        None => outcome.checkpoint_note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default(),
-    };
-    format!(
-        "CONTEXT CRITICAL: Usage at {used}%. Remaining: {remaining}%. Context is nearly exhausted. \
-         baton has saved a handoff from what it could check (git, .planning, the transcript) to \
-         {json} and {md}{checkpoint}. It would help the next session if you filled in \
-         `next_action`, `decisions` and `context_notes` in {json} with what only you know \
-         (intent, approach, what you were about to try), then finished the current step and \
-         let the user know the context is nearly exhausted.",
-        used = figure.used_pct(),
-        remaining = figure.remaining_display(),
-        json = rel(&outcome.json_path),
-        md = rel(&outcome.markdown_path),
-    )
 }

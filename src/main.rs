@@ -386,10 +386,18 @@ fn run_statusline() {
 fn run_config(cwd: Option<PathBuf>, json: bool) -> ExitCode {
     let project = cwd.or_else(|| std::env::current_dir().ok());
     let config = Config::load(project.as_deref());
+    let known = baton::metrics::windows::known_windows(
+        &baton::metrics::windows::remembered_windows(),
+        &config.configured_windows(),
+    );
+    let default_window = config.limits().default_window;
     if json {
-        println!("{}", serde_json::to_string_pretty(&config.to_json()).unwrap_or_default());
+        let mut value = config.to_json();
+        value["windows"] = serde_json::json!({"known": known, "default": default_window});
+        println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
     } else {
         print!("{}", baton::config::describe_config(&config));
+        print!("\n{}", baton::metrics::windows::describe_known(&known, default_window));
     }
     if config.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }

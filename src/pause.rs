@@ -76,14 +76,9 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
         return Err(format!("invalid session id {session_id:?}: it must not contain `/`, `\\` or `..`"));
     }
     // A bridge from the last ten minutes, else the transcript: the monitor's own rule.
-    let figure = crate::monitor::current_figure(
-        &session_id,
-        transcript.as_deref(),
-        &config.limits(),
-        600,
-        metrics::now_unix(),
-    )
-    .map(|(figure, _)| figure);
+    let session = crate::monitor::SessionRef::claude(&session_id, transcript.as_deref());
+    let figure = crate::monitor::current_figure(&session, config, 600, metrics::now_unix())
+        .map(|(found, _)| found.figure);
     let request = handoff::Request {
         trigger: Trigger::Manual,
         session_id: session_id.clone(),

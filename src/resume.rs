@@ -500,8 +500,12 @@ pub fn today(found: &Found, handoff: &Value, session_id: Option<&str>, config: &
         }
     }
     let unix = now.timestamp();
+    // A session the host said has ended (SessionEnd) is never active.
+    let ended = |session: &str| crate::monitor::session_ended(session).is_some();
     let bridge_age = |session: &str| {
-        metrics::read_bridge(session, unix, ACTIVE_SECONDS as u64).map(|b| unix - b.timestamp)
+        metrics::read_bridge(session, unix, ACTIVE_SECONDS as u64)
+            .filter(|_| !ended(session))
+            .map(|b| unix - b.timestamp)
     };
     let resumptions = items(&handoff["baton"], "resumptions");
     today.other_resumer = resumptions.iter().rev().find_map(|r| {
@@ -511,7 +515,7 @@ pub fn today(found: &Found, handoff: &Value, session_id: Option<&str>, config: &
         }
         let at = field(r, "at").and_then(|t| DateTime::parse_from_rfc3339(t).ok())?;
         let since = (now - at.with_timezone(&Utc)).num_seconds();
-        let recent = since < ACTIVE_SECONDS;
+        let recent = since < ACTIVE_SECONDS && !ended(other);
         (recent || bridge_age(other).is_some())
             .then(|| (other.to_string(), bridge_age(other).unwrap_or(since)))
     });

@@ -247,6 +247,24 @@ fn a_second_session_is_told_the_first_already_resumed_it() {
 }
 
 #[test]
+fn a_session_that_ended_is_never_called_active() {
+    let sandbox = Sandbox::new();
+    paused_project(&sandbox);
+    assert!(told(&session_start(&sandbox, NEXT, "startup")).is_some());
+    // The first resumer was a `claude -p` run: it ends.
+    let end = json!({"session_id": NEXT, "cwd": sandbox.project(), "hook_event_name": "SessionEnd", "reason": "other"});
+    assert_eq!(told(&sandbox.hook(&end)), None);
+    let brief = told(&session_start(&sandbox, "cccc0000-0000-4000-8000-000000000004", "startup")).unwrap();
+    assert!(!brief.contains("9b1d0c55 already resumed it"), "{brief}");
+    // The session that wrote the handoff ends too: its fresh bridge no longer counts.
+    assert!(brief.contains("the session that wrote it still seems active"), "{brief}");
+    let end = json!({"session_id": SESSION, "cwd": sandbox.project(), "hook_event_name": "SessionEnd", "reason": "other"});
+    assert_eq!(told(&sandbox.hook(&end)), None);
+    let brief = told(&session_start(&sandbox, "cccc0000-0000-4000-8000-000000000005", "startup")).unwrap();
+    assert!(!brief.contains("the session that wrote it still seems active"), "{brief}");
+}
+
+#[test]
 fn two_sessions_starting_at_once_both_get_an_answer_and_the_file_stays_valid() {
     let sandbox = Sandbox::new();
     paused_project(&sandbox);
@@ -328,9 +346,14 @@ fn pre_compact_snapshots_resets_the_debounce_and_ignores_older_figures() {
     ] {
         assert!(brief.contains(needle), "missing {needle}:\n{brief}");
     }
-    // Gemini's PreCompress is the same event.
-    let gemini = json!({"session_id": "gem-1", "cwd": sandbox.project(), "hook_event_name": "PreCompress", "timestamp": "2026-11-28T10:05:00.000Z"});
+    // Gemini's PreCompress is the same event when it really compresses: a manual
+    // `/compress` always does; an automatic one with no figure at the point does not.
+    let gemini = json!({"session_id": "gem-1", "cwd": sandbox.project(), "hook_event_name": "PreCompress", "trigger": "auto", "timestamp": "2026-11-28T10:05:00.000Z"});
     let output = sandbox.hook(&gemini);
+    assert!(output.status.success() && output.stdout.is_empty());
+    assert!(!sandbox.state_path("gem-1").exists(), "an every-turn PreCompress is no compaction");
+    let manual = json!({"session_id": "gem-1", "cwd": sandbox.project(), "hook_event_name": "PreCompress", "trigger": "manual", "timestamp": "2026-11-28T10:05:00.000Z"});
+    let output = sandbox.hook(&manual);
     assert!(output.status.success() && output.stdout.is_empty());
     assert!(sandbox.state_path("gem-1").exists());
 }

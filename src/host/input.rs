@@ -13,13 +13,15 @@ pub enum Dialect {
     Codex,
 }
 
-/// The event, normalised across hosts (Gemini's `AfterTool` is a PostToolUse, its
-/// `PreCompress` a PreCompact).
+/// The event, normalised across hosts (Gemini's `AfterTool` and Claude Code's
+/// `PostToolUseFailure` are a PostToolUse, Gemini's `PreCompress` a PreCompact).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     PostToolUse,
     SessionStart,
     PreCompact,
+    /// The session is over (Claude Code, Gemini CLI).
+    SessionEnd,
     /// Any other named event: baton prints nothing for it.
     Other(String),
     /// No event name at all.
@@ -57,6 +59,10 @@ pub struct HookInput {
     /// A model id, when the host gives it as a string (SessionStart, Codex).
     #[serde(deserialize_with = "text")]
     pub model: Option<String>,
+    /// The tool call (PostToolUse, PostToolUseFailure): its reply in the transcript
+    /// carries the same id.
+    #[serde(deserialize_with = "text")]
+    pub tool_use_id: Option<String>,
 }
 
 impl HookInput {
@@ -64,8 +70,9 @@ impl HookInput {
     /// AfterTool (GSD's fallback for old Gemini versions).
     pub fn event(&self, gemini_key_set: bool) -> Event {
         match self.hook_event_name.as_deref() {
-            Some("PostToolUse") | Some("AfterTool") => Event::PostToolUse,
+            Some("PostToolUse" | "PostToolUseFailure" | "AfterTool") => Event::PostToolUse,
             Some("SessionStart") => Event::SessionStart,
+            Some("SessionEnd") => Event::SessionEnd,
             Some("PreCompact") | Some("PreCompress") => Event::PreCompact,
             Some(other) => Event::Other(other.to_string()),
             None if gemini_key_set => Event::PostToolUse,
@@ -214,6 +221,35 @@ mod tests {
         assert_eq!(missing.event(false), Event::Missing);
         assert_eq!(missing.event(true), Event::PostToolUse);
         assert_eq!(missing.envelope_event_name(true), "AfterTool");
+    }
+
+    #[test]
+    fn a_failed_tool_call_is_a_post_tool_use_named_as_sent() {
+        let input: HookInput = serde_json::from_slice(include_bytes!(
+            "../../tests/fixtures/real/claude/PostToolUseFailure.json"
+        ))
+        .unwrap();
+        assert_eq!(input.event(false), Event::PostToolUse);
+        assert_eq!(input.dialect(false), Dialect::Claude);
+        assert_eq!(input.envelope_event_name(false), "PostToolUseFailure");
+        assert_eq!(input.tool_use_id.as_deref(), Some("toolu_mock_fail_49125"));
+        let end: HookInput = serde_json::from_str(r#"{"hook_event_name": "SessionEnd"}"#).unwrap();
+        assert_eq!(end.event(false), Event::SessionEnd);
+    }
+
+    #[test]
+    fn real_codex_and_gemini_events_are_recognised() {
+        let codex: HookInput =
+            serde_json::from_slice(include_bytes!("../../tests/fixtures/real/codex/PostToolUse.json"))
+                .unwrap();
+        assert_eq!(codex.dialect(false), Dialect::Codex);
+        assert_eq!(codex.model.as_deref(), Some("mock-model"));
+        let gemini: HookInput = serde_json::from_slice(include_bytes!(
+            "../../tests/fixtures/real/gemini/PreCompress-auto-every-turn.json"
+        ))
+        .unwrap();
+        assert_eq!(gemini.dialect(false), Dialect::Gemini);
+        assert_eq!(gemini.event(false), Event::PreCompact);
     }
 
     #[test]

@@ -2,13 +2,15 @@
 //!
 //! The statusline writes it on every render that carries a figure; the monitor reads it
 //! after each tool call. GSD's fields come first (`session_id`, `remaining_percentage`,
-//! `used_pct`, `timestamp`); baton adds the token counts and the window size, which GSD
-//! ignores.
+//! `used_pct`, `timestamp`); baton adds the token counts, the window size, and where the
+//! transcript ended when the figure was taken (`transcript_offset`), which GSD ignores.
+//! With that offset the monitor reads only what the transcript gained since: a reply
+//! written after the render makes the bridge one reply behind, however fresh it is.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Figure, Origin};
+use super::{Figure, Origin, WindowSource};
 use crate::{fsx, places};
 
 /// The bridge file's content.
@@ -25,6 +27,9 @@ pub struct Bridge {
     pub context_window_size: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_id: Option<String>,
+    /// The transcript's size in bytes when the statusline rendered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transcript_offset: Option<u64>,
 }
 
 /// `28.0` is written `28`, as GSD's JavaScript writes it.
@@ -48,6 +53,7 @@ impl Bridge {
             used_tokens: figure.used_tokens,
             context_window_size: figure.window_tokens,
             model_id: model_id.map(str::to_string),
+            transcript_offset: None,
         }
     }
 
@@ -65,6 +71,7 @@ impl Bridge {
             used_tokens: value.get("used_tokens").and_then(Value::as_u64),
             context_window_size: value.get("context_window_size").and_then(Value::as_u64),
             model_id: value.get("model_id").and_then(Value::as_str).map(str::to_string),
+            transcript_offset: value.get("transcript_offset").and_then(Value::as_u64),
         })
     }
 
@@ -75,6 +82,9 @@ impl Bridge {
             window_tokens: self.context_window_size,
             origin: Origin::Bridge,
             taken_at: self.timestamp,
+            // The statusline's figure: the host's own window, whatever the bridge holds.
+            window_source: WindowSource::Statusline,
+            estimate: false,
         }
     }
 }
@@ -147,6 +157,7 @@ mod tests {
             window_tokens: Some(200_000),
             origin: Origin::Statusline,
             taken_at: 7,
+            ..Figure::default()
         };
         let json = serde_json::to_string(&Bridge::from_figure("s", &figure, None)).unwrap();
         assert!(

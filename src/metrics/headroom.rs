@@ -2,7 +2,11 @@
 //! with auto-compaction off, before the window is full), and how many tool calls that
 //! is at the recent pace.
 //!
-//! The compaction point is the window less a buffer (33,000 tokens by default), where
+//! Each host compacts at its own point ([`CompactionAt`]): Codex at its
+//! `model_auto_compact_token_limit`, Gemini CLI at its compression threshold, Claude Code
+//! by the rule below. When the point cannot be known, no headroom is claimed.
+//!
+//! Claude Code's compaction point is the window less a buffer (33,000 tokens by default), where
 //! `CLAUDE_CODE_AUTO_COMPACT_WINDOW` replaces the window, `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`
 //! lowers the trigger and `DISABLE_AUTO_COMPACT` removes it; a point observed in earlier
 //! transcripts (`learned`) takes the buffer's place.
@@ -24,12 +28,27 @@ pub struct CompactionRule {
     pub learned: Option<u64>,
 }
 
+/// Where a host compacts, as far as baton can know.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum CompactionAt {
+    /// Claude Code: the window less a buffer, with its environment overrides.
+    #[default]
+    ClaudeRule,
+    /// A token count the host's own settings give (Codex's auto-compaction limit, Gemini
+    /// CLI's compression threshold), and what happens there.
+    Tokens(u64, HeadroomEnd),
+    /// Not known: no headroom is claimed.
+    Unknown,
+}
+
 /// Where the headroom runs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HeadroomEnd {
     AutoCompaction,
     WindowEnd,
+    /// Gemini CLI compresses the chat history.
+    Compression,
 }
 
 /// Tokens (and tool calls) left.
@@ -68,6 +87,13 @@ pub fn headroom(used: u64, window: u64, rule: &CompactionRule, tokens_per_call: 
     Headroom { tokens, end, at, calls }
 }
 
+/// The headroom of `used` tokens before a known point `at` (Codex, Gemini CLI).
+pub fn headroom_to(used: u64, at: u64, end: HeadroomEnd, tokens_per_call: Option<f64>) -> Headroom {
+    let tokens = at.saturating_sub(used);
+    let calls = tokens_per_call.filter(|p| *p >= 1.0).map(|p| (tokens as f64 / p).floor() as u64);
+    Headroom { tokens, end, at, calls }
+}
+
 /// `38k`, `1.2M`, `850`.
 pub fn short_tokens(tokens: u64) -> String {
     match tokens {
@@ -88,6 +114,7 @@ impl Headroom {
         let end = match self.end {
             HeadroomEnd::AutoCompaction => "auto-compaction",
             HeadroomEnd::WindowEnd => "the context window is full (auto-compaction is off)",
+            HeadroomEnd::Compression => "the host compresses the conversation",
         };
         format!("about {} tokens{calls} before {end}", short_tokens(self.tokens))
     }

@@ -7,26 +7,38 @@ mod bridge;
 mod headroom;
 pub mod learned;
 mod payload;
+mod session;
 mod transcript;
+pub mod windows;
 
 pub use bridge::{Bridge, is_fresh, read_any_bridge, read_bridge, write_bridge};
-pub use headroom::{CompactionRule, Headroom, HeadroomEnd, compaction_point, headroom, short_tokens};
+pub use headroom::{
+    CompactionAt, CompactionRule, Headroom, HeadroomEnd, compaction_point, headroom, headroom_to,
+    short_tokens,
+};
 pub use payload::figure_from_statusline;
-pub use transcript::{DEFAULT_WINDOW, KNOWN_WINDOWS, figure_from_reading, window_for};
+pub use session::{
+    FigureQuery, SessionFigure, compaction_for, describe_origin, describe_window, session_figure,
+};
+pub use transcript::{DEFAULT_WINDOW, figure_from_tokens, window_for};
+pub use windows::{KNOWN_WINDOWS, WindowFacts, WindowSource, choose_window};
 
 /// Where a figure was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Origin {
     /// The statusline payload itself (inside `baton statusline`).
+    #[default]
     Statusline,
     /// The bridge file the statusline wrote.
     Bridge,
-    /// The session's transcript (no statusline figure was available).
+    /// The session's transcript, or the host's own record of the session (Codex's
+    /// rollout, Gemini CLI's chat recording): no statusline figure was available, or the
+    /// transcript was newer.
     Transcript,
 }
 
 /// One reading of the context window.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Figure {
     /// Remaining context, 0 to 100, as the host reports it (no buffer adjustment).
     pub remaining_pct: f64,
@@ -37,6 +49,10 @@ pub struct Figure {
     pub origin: Origin,
     /// When the figure was taken (Unix seconds).
     pub taken_at: i64,
+    /// Where the window size came from; an assumed window is said in the message.
+    pub window_source: WindowSource,
+    /// Projected from an older figure and what was written since, not read.
+    pub estimate: bool,
 }
 
 impl Figure {
@@ -110,7 +126,10 @@ pub struct Limits {
     pub warn_headroom: Option<u64>,
     pub critical_headroom: Option<u64>,
     pub default_window: u64,
+    /// Claude Code's compaction rule.
     pub rule: CompactionRule,
+    /// Where the host compacts: Claude Code's rule, or a point the host's settings give.
+    pub compaction: CompactionAt,
 }
 
 impl Default for Limits {
@@ -121,6 +140,7 @@ impl Default for Limits {
             critical_headroom: None,
             default_window: DEFAULT_WINDOW,
             rule: CompactionRule { buffer: 33_000, ..CompactionRule::default() },
+            compaction: CompactionAt::ClaudeRule,
         }
     }
 }
@@ -148,8 +168,11 @@ pub fn assess(
     let used = figure
         .used_tokens
         .or_else(|| window.map(|w| ((100.0 - figure.remaining_pct) * w as f64 / 100.0).round() as u64));
-    let headroom = match (used, window) {
-        (Some(used), Some(window)) => Some(headroom(used, window, &limits.rule, tokens_per_call)),
+    let headroom = match (used, window, limits.compaction) {
+        (Some(used), Some(window), CompactionAt::ClaudeRule) => {
+            Some(headroom(used, window, &limits.rule, tokens_per_call))
+        }
+        (Some(used), _, CompactionAt::Tokens(at, end)) => Some(headroom_to(used, at, end, tokens_per_call)),
         _ => None,
     };
     let level = match (limits.warn_headroom, limits.critical_headroom, headroom) {
@@ -177,13 +200,7 @@ mod tests {
     use super::*;
 
     fn figure(remaining: f64) -> Figure {
-        Figure {
-            remaining_pct: remaining,
-            used_tokens: None,
-            window_tokens: None,
-            origin: Origin::Bridge,
-            taken_at: 0,
-        }
+        Figure { remaining_pct: remaining, origin: Origin::Bridge, ..Figure::default() }
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! The figure carried by a statusline payload.
 
-use super::{Figure, Origin};
+use super::{Figure, Origin, WindowSource};
 use crate::host::StatuslineInput;
 
 /// Reads the figure from a statusLine payload: `remaining_percentage` (else
 /// `used_percentage`), else `current_usage` over `context_window_size`. Never from
-/// `total_input_tokens`, which older hosts filled with session totals. `None` right after
-/// `/compact`, when the host sends `null`s.
+/// `total_input_tokens`, which older hosts filled with session totals. `None` before the
+/// first reply and right after `/compact`, when the host sends `null`s (older versions)
+/// or zeros (2.1.332): a context is never empty once a reply was made.
 pub fn figure_from_statusline(input: &StatuslineInput, now: i64) -> Option<Figure> {
     let window = input.context_window.as_ref()?;
     let window_tokens = window.context_window_size.filter(|w| *w >= 1.0).map(|w| w.round() as u64);
@@ -17,6 +18,10 @@ pub fn figure_from_statusline(input: &StatuslineInput, now: i64) -> Option<Figur
         }
         Some(parts.iter().map(|p| p.unwrap_or(0.0).max(0.0)).sum::<f64>().round() as u64)
     });
+    let says_empty = used_tokens == Some(0) || (used_tokens.is_none() && window.used_percentage == Some(0.0));
+    if says_empty {
+        return None;
+    }
     let remaining = window
         .remaining_percentage
         .or_else(|| window.used_percentage.map(|used| 100.0 - used))
@@ -30,6 +35,8 @@ pub fn figure_from_statusline(input: &StatuslineInput, now: i64) -> Option<Figur
         window_tokens,
         origin: Origin::Statusline,
         taken_at: now,
+        window_source: WindowSource::Statusline,
+        estimate: false,
     })
 }
 
@@ -71,5 +78,20 @@ mod tests {
         );
         assert!(figure_from_statusline(&input, 5).is_none());
         assert!(figure_from_statusline(&parse("{}"), 5).is_none());
+    }
+
+    #[test]
+    fn zeros_after_compact_give_no_figure() {
+        let input = parse(
+            r#"{"context_window": {"context_window_size": 200000, "used_percentage": 0, "remaining_percentage": 100, "current_usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}}"#,
+        );
+        assert!(figure_from_statusline(&input, 5).is_none());
+        let percent_only =
+            parse(r#"{"context_window": {"used_percentage": 0, "remaining_percentage": 100}}"#);
+        assert!(figure_from_statusline(&percent_only, 5).is_none());
+        let small = parse(
+            r#"{"context_window": {"used_percentage": 0, "remaining_percentage": 100, "current_usage": {"input_tokens": 300}}}"#,
+        );
+        assert!(figure_from_statusline(&small, 5).is_some(), "a real reading that rounds to 0% stays");
     }
 }

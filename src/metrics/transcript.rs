@@ -1,41 +1,34 @@
-//! The figure read from a transcript, for when no statusline bridge is there.
+//! The figure made from a token count a host recorded (Claude Code's transcript, Codex's
+//! rollout, Gemini CLI's chat recording), for when no statusline bridge is there or the
+//! record is newer than the bridge.
 
+use super::windows::{WindowFacts, WindowSource, choose_window};
 use super::{Figure, Origin};
-use crate::transcript::ContextReading;
 
-/// Window sizes hosts use, smallest first.
-pub const KNOWN_WINDOWS: &[u64] = &[200_000, 1_000_000];
 /// The window assumed when nothing says otherwise.
 pub const DEFAULT_WINDOW: u64 = 200_000;
 
-/// The window for a reading: the hint (the statusline's figure), else `[1m]` in the
-/// model id, else `default`; if the tokens already exceed it, the next larger one.
+/// The window for `tokens` of `model` when only a hint and the table are known (for
+/// `baton report`): the hint, else the table, else `default`; if the tokens already
+/// exceed it, the next larger known one.
 pub fn window_for(tokens: u64, model: Option<&str>, hint: Option<u64>, default: u64) -> u64 {
-    let base = hint
-        .filter(|w| *w > 0)
-        .or_else(|| model.filter(|m| m.to_ascii_lowercase().contains("[1m]")).map(|_| 1_000_000))
-        .unwrap_or(default);
-    if tokens <= base {
-        return base;
-    }
-    KNOWN_WINDOWS.iter().copied().find(|w| *w >= tokens).unwrap_or(tokens)
+    let facts = WindowFacts { model, statusline: hint, default, ..WindowFacts::default() };
+    choose_window(&facts, Some(tokens)).0
 }
 
-/// A figure from a transcript reading taken at `now`.
-pub fn figure_from_reading(
-    reading: &ContextReading,
-    window_hint: Option<u64>,
-    default_window: u64,
-    now: i64,
-) -> Figure {
-    let window = window_for(reading.tokens, reading.model.as_deref(), window_hint, default_window);
-    let remaining = 100.0 - reading.tokens as f64 * 100.0 / window as f64;
+/// A figure of `tokens` in a `window`-token window.
+pub fn figure_from_tokens(tokens: u64, window: (u64, WindowSource), taken_at: i64) -> Figure {
+    let (window, window_source) = window;
+    let window = window.max(1);
+    let remaining = 100.0 - tokens as f64 * 100.0 / window as f64;
     Figure {
         remaining_pct: remaining.clamp(0.0, 100.0),
-        used_tokens: Some(reading.tokens),
+        used_tokens: Some(tokens),
         window_tokens: Some(window),
         origin: Origin::Transcript,
-        taken_at: now,
+        taken_at,
+        window_source,
+        estimate: false,
     }
 }
 
@@ -50,5 +43,13 @@ mod tests {
         assert_eq!(window_for(250_000, None, None, DEFAULT_WINDOW), 1_000_000);
         assert_eq!(window_for(10, None, Some(500_000), DEFAULT_WINDOW), 500_000);
         assert_eq!(window_for(10, None, None, 400_000), 400_000);
+        assert_eq!(window_for(132_000, Some("claude-opus-5-5"), None, DEFAULT_WINDOW), 1_000_000);
+    }
+
+    #[test]
+    fn figures_from_tokens() {
+        let f = figure_from_tokens(135_000, (190_000, WindowSource::Host), 7);
+        assert_eq!(f.used_pct(), 71);
+        assert_eq!(f.window_source, WindowSource::Host);
     }
 }

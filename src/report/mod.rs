@@ -199,6 +199,7 @@ impl Report {
                 window_tokens: Some(window),
                 origin: Origin::Transcript,
                 taken_at: 0,
+                ..Figure::default()
             };
             ContextNow {
                 tokens,

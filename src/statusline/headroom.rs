@@ -14,7 +14,7 @@ pub fn segment(ctx: &Context) -> Option<Segment> {
     let headroom = metrics::assess(figure, &limits, model, pace).headroom?;
     let calls = headroom.calls.map(|c| format!(" ~{c} calls")).unwrap_or_default();
     let to = match headroom.end {
-        HeadroomEnd::AutoCompaction => "to compact",
+        HeadroomEnd::AutoCompaction | HeadroomEnd::Compression => "to compact",
         HeadroomEnd::WindowEnd => "left",
     };
     let text = format!("{} {to}{calls}", metrics::short_tokens(headroom.tokens));

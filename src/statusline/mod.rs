@@ -283,9 +283,21 @@ pub fn run_parts(input: &StatuslineInput, config: &Config, now: i64) -> (String,
         .map(|d| d.as_millis().min(u128::from(u64::MAX)) as u64)
         .unwrap_or(ctx.now_ms);
     if let (Some(figure), Some(session)) = (&ctx.figure, input.session_id.as_deref()) {
-        let bridge = metrics::Bridge::from_figure(session, figure, input.model_id());
+        let mut bridge = metrics::Bridge::from_figure(session, figure, input.model_id());
+        // Where the transcript ends now: the monitor reads only what comes after.
+        bridge.transcript_offset = input
+            .transcript_path
+            .as_deref()
+            .map(Path::new)
+            .filter(|p| p.is_absolute())
+            .and_then(crate::host::claude::transcript_len);
         // A statusline never fails because the bridge could not be written.
         let _ = metrics::write_bridge(&bridge);
+    }
+    // The window of this model, for the hook in runs with no statusline (`claude -p`).
+    let window = input.context_window.as_ref().and_then(|w| w.context_window_size).filter(|w| *w >= 1.0);
+    if let (Some(model), Some(window)) = (input.model_id(), window) {
+        metrics::windows::remember(model, window.round() as u64);
     }
     let meter = meter::segment(&ctx).map(|s| style::paint(&s.text, s.style, ctx.colour));
     (render(&ctx), meter)

@@ -143,6 +143,11 @@ impl ContextScanner {
         ));
     }
 
+    /// A figure was found (or a compaction with no size blocks older ones).
+    pub fn settled(&self) -> bool {
+        self.found.is_some() || self.blocked
+    }
+
     pub fn finish(self, stats: TailStats) -> Option<ContextReading> {
         let (tokens, source, model, timestamp) = self.found?;
         Some(ContextReading {

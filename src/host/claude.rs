@@ -1,0 +1,269 @@
+//! Claude Code: its figure lives in the statusline payload (and the bridge the statusline
+//! writes) and in the transcript at `transcript_path`; its windows are 200,000 or
+//! 1,000,000 tokens; it compacts some tokens short of the window (the rule in
+//! `metrics::headroom`); a failed tool call is `PostToolUseFailure`, answered with an
+//! envelope of that name.
+//!
+//! The transcript is written through a queue flushed every 100 ms (Claude Code 2.1.332's
+//! session storage: `FLUSH_INTERVAL_MS=100`), so at PostToolUse time in `claude -p` the
+//! assistant line that issued the tool call is often not in the file yet. Observed with
+//! the real 2.1.332 against a stand-in server (a probe hook polling every 10 ms, 16 tool
+//! calls): the line was there at the probe's first look in 13, and arrived at most
+//! 91 ms after the hook started in all 16. So a wait of at most 250 ms catches it;
+//! [`plan_wait`] decides whether the wait is worth it, [`read_since`] is the bounded read,
+//! and [`project_tokens`] is the estimate when the wait runs out.
+
+use std::io;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::transcript::{
+    self, COMPACTION_LOOKBACK, CONTEXT_BUDGET, ContextReading, ContextScanner, TailReader, open_transcript,
+};
+
+/// The windows Claude Code's models use, smallest first.
+pub const WINDOWS: &[u64] = crate::metrics::windows::CLAUDE_WINDOWS;
+
+/// The longest the hook waits for the transcript to catch up with the tool call.
+pub const WAIT_MAX: Duration = Duration::from_millis(250);
+/// How often the transcript is looked at while waiting.
+pub const WAIT_STEP: Duration = Duration::from_millis(25);
+/// Only a figure this close (in points of used %) below a threshold is worth a wait.
+pub const WAIT_NEAR_POINTS: f64 = 10.0;
+
+/// What the end of the transcript says, read from a known point on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TranscriptTail {
+    /// The newest main-chain figure in the part read (None: nothing newer there).
+    pub reading: Option<ContextReading>,
+    /// The tool call's `tool_use_id` appears in the part read, at or after the figure.
+    pub tool_use_seen: bool,
+    /// Bytes of tool results written after the figure's line: what the next reply reads.
+    pub bytes_after_figure: u64,
+    /// The file's size when it was read.
+    pub len: u64,
+}
+
+/// Reads the transcript backwards from its end down to byte `from` at most (and never
+/// more than the context budget): the newest figure, whether `tool_use_id` is written,
+/// and how much came after the figure.
+pub fn read_since(path: &Path, from: u64, tool_use_id: Option<&str>) -> io::Result<TranscriptTail> {
+    read_with(path, from, tool_use_id, COMPACTION_LOOKBACK)
+}
+
+/// [`read_since`], looking `lookback` bytes past the figure for earlier compactions (to
+/// learn where the host compacts); 0 when only the figure matters.
+pub fn read_with(
+    path: &Path,
+    from: u64,
+    tool_use_id: Option<&str>,
+    lookback: u64,
+) -> io::Result<TranscriptTail> {
+    let file = open_transcript(path)?;
+    let len = file.metadata()?.len();
+    // One byte more than what came after `from`: the newline before it, which tells the
+    // reader that the first line after `from` is whole.
+    let budget = (len.saturating_sub(from) + u64::from(from > 0 && from <= len)).min(CONTEXT_BUDGET);
+    let mut tail = TailReader::new(&file, budget)?;
+    let mut scanner = ContextScanner::new(lookback);
+    let needle = tool_use_id.filter(|id| !id.is_empty()).map(str::as_bytes);
+    let mut tool_use_seen = false;
+    let mut bytes_after_figure = 0u64;
+    while let Some(line) = tail.next_line()? {
+        let before = scanner.settled();
+        if !before && needle.is_some_and(|n| memchr::memmem::find(&line, n).is_some()) {
+            tool_use_seen = true;
+        }
+        if !scanner.feed(&line) {
+            break;
+        }
+        if !before && !scanner.settled() {
+            bytes_after_figure += tool_result_bytes(&line);
+        }
+    }
+    Ok(TranscriptTail { reading: scanner.finish(tail.stats()), tool_use_seen, bytes_after_figure, len })
+}
+
+/// The bytes of the tool results a transcript line carries (text and image data as sent).
+fn tool_result_bytes(line: &[u8]) -> u64 {
+    if memchr::memmem::find(line, b"tool_result").is_none() {
+        return 0;
+    }
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(line.trim_ascii()) else { return 0 };
+    let Some(blocks) = value.pointer("/message/content").and_then(|c| c.as_array()) else { return 0 };
+    let text_len = |v: &serde_json::Value| v.as_str().map_or(0, str::len) as u64;
+    blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("tool_result"))
+        .map(|b| match b.get("content") {
+            Some(serde_json::Value::Array(parts)) => parts
+                .iter()
+                .map(|p| {
+                    text_len(p.get("text").unwrap_or(&serde_json::Value::Null))
+                        + p.pointer("/source/data").map_or(0, text_len)
+                })
+                .sum(),
+            Some(other) => text_len(other),
+            None => 0,
+        })
+        .sum()
+}
+
+/// The whole-tail reading (no bridge to start from).
+pub fn read(path: &Path, tool_use_id: Option<&str>) -> io::Result<TranscriptTail> {
+    read_since(path, 0, tool_use_id)
+}
+
+/// The transcript's size now.
+pub fn transcript_len(path: &Path) -> Option<u64> {
+    open_transcript(path).and_then(|f| f.metadata()).map(|m| m.len()).ok()
+}
+
+/// When the transcript was last written (Unix seconds).
+pub fn modified_at(path: &Path) -> Option<i64> {
+    let modified = open_transcript(path).and_then(|f| f.metadata()).and_then(|m| m.modified()).ok()?;
+    modified.duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_secs() as i64)
+}
+
+/// What to do when the tool call's own reply may not be in the transcript yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitPlan {
+    /// The figure is current, or nothing hangs on it: use it as it is.
+    UseAsIs,
+    /// Wait (at most [`WAIT_MAX`]) for the reply to be written.
+    Wait,
+}
+
+/// Decides whether to wait for the transcript (pure). Only when the tool call's
+/// `tool_use_id` is known and missing from the transcript, tool results came after the
+/// last figure (else the figure's reply is the current one, its other blocks still to be
+/// written), and the figure is within [`WAIT_NEAR_POINTS`] below a threshold: elsewhere
+/// one reply cannot change the level.
+pub fn plan_wait(
+    tool_use_id_known: bool,
+    tool_use_seen: bool,
+    results_after_figure: bool,
+    used_pct: f64,
+    thresholds_used: &[f64],
+) -> WaitPlan {
+    if !tool_use_id_known || tool_use_seen || !results_after_figure {
+        return WaitPlan::UseAsIs;
+    }
+    let near = thresholds_used.iter().any(|t| *t > used_pct && *t - used_pct <= WAIT_NEAR_POINTS);
+    if near { WaitPlan::Wait } else { WaitPlan::UseAsIs }
+}
+
+/// The tokens a missing reply will hold, projected (pure): the last figure plus what was
+/// written after it (the tool results it will read), at about four bytes a token.
+pub fn project_tokens(last_tokens: u64, bytes_after_figure: u64) -> u64 {
+    last_tokens.saturating_add(bytes_after_figure / 4)
+}
+
+/// Waits (at most [`WAIT_MAX`]) for `tool_use_id` to be written after `from`, looking
+/// again only when the file grew. Returns the tail that holds it, if it came in time.
+pub fn wait_for_tool_use(path: &Path, from: u64, tool_use_id: &str, mut len: u64) -> Option<TranscriptTail> {
+    let start = Instant::now();
+    while start.elapsed() + WAIT_STEP <= WAIT_MAX {
+        std::thread::sleep(WAIT_STEP);
+        let now_len = transcript_len(path)?;
+        if now_len == len {
+            continue;
+        }
+        len = now_len;
+        let tail = read_since(path, from, Some(tool_use_id)).ok()?;
+        if tail.tool_use_seen {
+            return Some(tail);
+        }
+    }
+    None
+}
+
+/// Records an automatic compaction the transcript shows, for learning where the host
+/// compacts this model.
+pub fn learn_compaction(reading: &ContextReading) {
+    if let (Some(model), Some(compaction)) = (reading.model.as_deref(), reading.last_compaction.as_ref()) {
+        crate::metrics::learned::record(model, compaction);
+    }
+}
+
+/// Reads a reading's time as Unix seconds.
+pub fn written_at(reading: &ContextReading) -> Option<i64> {
+    reading.timestamp.as_deref().and_then(transcript::unix_seconds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_only_when_missing_and_near_a_threshold() {
+        let thresholds = [65.0, 75.0];
+        assert_eq!(plan_wait(true, false, true, 60.0, &thresholds), WaitPlan::Wait);
+        assert_eq!(
+            plan_wait(true, false, true, 70.0, &thresholds),
+            WaitPlan::Wait,
+            "10 points below CRITICAL"
+        );
+        assert_eq!(plan_wait(true, true, true, 60.0, &thresholds), WaitPlan::UseAsIs, "the reply is written");
+        assert_eq!(plan_wait(false, false, true, 60.0, &thresholds), WaitPlan::UseAsIs, "no id to look for");
+        assert_eq!(
+            plan_wait(true, false, false, 60.0, &thresholds),
+            WaitPlan::UseAsIs,
+            "the figure is current"
+        );
+        assert_eq!(
+            plan_wait(true, false, true, 40.0, &thresholds),
+            WaitPlan::UseAsIs,
+            "far from any threshold"
+        );
+        assert_eq!(
+            plan_wait(true, false, true, 80.0, &thresholds),
+            WaitPlan::UseAsIs,
+            "past every threshold"
+        );
+        assert_eq!(plan_wait(true, false, true, 55.0, &thresholds), WaitPlan::Wait, "exactly 10 points");
+    }
+
+    #[test]
+    fn projection_adds_what_was_written_since() {
+        assert_eq!(project_tokens(120_000, 40_000), 130_000);
+        assert_eq!(project_tokens(u64::MAX, 8), u64::MAX);
+    }
+
+    fn line(id: &str, tokens: u64, tool: Option<&str>) -> String {
+        let content = match tool {
+            Some(t) => serde_json::json!([{"type": "tool_use", "id": t, "name": "Bash", "input": {}}]),
+            None => serde_json::json!([{"type": "text", "text": "ok"}]),
+        };
+        serde_json::json!({"type": "assistant", "timestamp": "2026-11-30T10:00:00.000Z",
+            "message": {"id": id, "model": "claude-sonnet-4-5-20250929", "content": content,
+                "usage": {"input_tokens": tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1}}})
+        .to_string()
+    }
+
+    #[test]
+    fn reads_only_what_came_after_the_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let first = format!("{}\n", line("m1", 100_000, Some("toolu_1")));
+        let result = "{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\",\"content\":\"xxxxxxxx\"}]}}\n";
+        std::fs::write(&path, format!("{first}{result}")).unwrap();
+        let offset = first.len() as u64;
+        let after = read_since(&path, offset, Some("toolu_2")).unwrap();
+        assert!(after.reading.is_none(), "nothing newer than the offset");
+        let whole = read(&path, Some("toolu_2")).unwrap();
+        assert_eq!(whole.reading.as_ref().unwrap().tokens, 100_000);
+        assert!(!whole.tool_use_seen);
+        assert_eq!(whole.bytes_after_figure, 8, "the tool result's text");
+        let seen = read(&path, Some("toolu_1")).unwrap();
+        assert!(seen.tool_use_seen);
+        std::fs::write(&path, format!("{first}{result}{}\n", line("m2", 140_000, Some("toolu_2")))).unwrap();
+        let newer = read_since(&path, offset, Some("toolu_2")).unwrap();
+        assert_eq!(newer.reading.unwrap().tokens, 140_000);
+        assert!(newer.tool_use_seen);
+        // A reply right at the offset is whole, and is read.
+        let at = (first.len() + result.len()) as u64;
+        let right_after = read_since(&path, at, None).unwrap();
+        assert_eq!(right_after.reading.unwrap().tokens, 140_000);
+    }
+}

@@ -1,0 +1,125 @@
+//! Gemini CLI: no hook payload carries a figure; the chat recording at `transcript_path`
+//! (JSONL) does, one `{"type": "gemini", "tokens": {"input": N, …}, "model": …}` line per
+//! reply, where `input` is the whole prompt. Its models have 1,048,576-token windows. It
+//! compresses the history once the prompt reaches `model.compressionThreshold` (settings:
+//! `~/.gemini/settings.json`, then the project's `.gemini/settings.json`; default 0.5) of
+//! the window. It fires `PreCompress` before every model call, compressing or not: only a
+//! PreCompress at or past that point is a compaction.
+
+use std::io;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::metrics::{CompactionAt, HeadroomEnd};
+use crate::transcript::{TailReader, open_transcript, unix_seconds};
+use crate::{fsx, places};
+
+/// Windows of Gemini models, smallest first.
+pub const WINDOWS: &[u64] = &[1_048_576, 2_097_152];
+/// Gemini CLI compresses at this fraction of the window unless its settings say otherwise.
+pub const DEFAULT_COMPRESSION_THRESHOLD: f64 = 0.5;
+/// Most bytes read from the end of a chat recording.
+pub const RECORDING_BUDGET: u64 = 8 * 1024 * 1024;
+const SETTINGS_LIMIT: u64 = 1024 * 1024;
+
+/// What the chat recording says about the context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordingReading {
+    pub tokens: u64,
+    pub model: Option<String>,
+    pub written_at: Option<i64>,
+}
+
+/// The newest reply's figure from one recording line, if it has one (pure).
+pub fn reading_from_line(line: &[u8]) -> Option<RecordingReading> {
+    // Most lines are not replies: skip the parse where the word is not.
+    memchr::memmem::find(line, b"\"gemini\"")?;
+    let value = serde_json::from_slice::<Value>(line.trim_ascii()).ok()?;
+    if value.get("type").and_then(Value::as_str) != Some("gemini") {
+        return None;
+    }
+    let tokens = value.pointer("/tokens/input").and_then(Value::as_u64).filter(|t| *t > 0)?;
+    let model = value.get("model").and_then(Value::as_str).map(|m| crate::transcript::clip(m, 200));
+    let written_at = value.get("timestamp").and_then(Value::as_str).and_then(unix_seconds);
+    Some(RecordingReading { tokens, model, written_at })
+}
+
+/// Reads the chat recording at `path` from its end, within [`RECORDING_BUDGET`].
+pub fn read(path: &Path) -> io::Result<Option<RecordingReading>> {
+    let file = open_transcript(path)?;
+    let mut tail = TailReader::new(&file, RECORDING_BUDGET)?;
+    while let Some(line) = tail.next_line()? {
+        if let Some(reading) = reading_from_line(&line) {
+            return Ok(Some(reading));
+        }
+    }
+    Ok(None)
+}
+
+/// `model.compressionThreshold` from a settings file's text, when valid (pure).
+pub fn threshold_from_settings(bytes: &[u8]) -> Option<f64> {
+    let value = serde_json::from_slice::<Value>(bytes).ok()?;
+    value.pointer("/model/compressionThreshold").and_then(Value::as_f64).filter(|t| *t > 0.0 && *t <= 1.0)
+}
+
+/// The compression threshold in force: the project's settings over the user's, else the
+/// default.
+pub fn compression_threshold(project: Option<&Path>) -> f64 {
+    let read =
+        |path: &Path| fsx::read_limited(path, SETTINGS_LIMIT).ok().and_then(|b| threshold_from_settings(&b));
+    let project = project.and_then(|p| read(&p.join(".gemini").join("settings.json")));
+    let user = || places::home_dir().and_then(|h| read(&h.join(".gemini").join("settings.json")));
+    project.or_else(user).unwrap_or(DEFAULT_COMPRESSION_THRESHOLD)
+}
+
+/// The token count where Gemini CLI compresses a `window`-token conversation.
+pub fn compression_point(window: u64, threshold: f64) -> u64 {
+    (window as f64 * threshold).round() as u64
+}
+
+/// Where Gemini CLI compresses.
+pub fn compaction(window: u64, threshold: f64) -> CompactionAt {
+    CompactionAt::Tokens(compression_point(window, threshold), HeadroomEnd::Compression)
+}
+
+/// Whether a PreCompress is a real compression (pure): a manual `/compress` always is;
+/// an automatic one only when the prompt has reached the compression point. With no
+/// figure there is nothing to compress.
+pub fn is_real_compression(trigger: Option<&str>, tokens: Option<u64>, point: u64) -> bool {
+    trigger == Some("manual") || tokens.is_some_and(|t| t >= point)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RECORDING: &[u8] = include_bytes!("../../tests/fixtures/real/gemini/chat-at-AfterTool-1.jsonl");
+
+    #[test]
+    fn the_newest_reply_gives_the_figure() {
+        let reading = RECORDING.split(|b| *b == b'\n').rev().find_map(reading_from_line).unwrap();
+        assert_eq!(reading.tokens, 100_000);
+        assert_eq!(reading.model.as_deref(), Some("gemini-2.5-flash"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chat.jsonl");
+        std::fs::write(&path, RECORDING).unwrap();
+        assert_eq!(read(&path).unwrap(), Some(reading));
+    }
+
+    #[test]
+    fn thresholds_and_points() {
+        assert_eq!(threshold_from_settings(br#"{"model": {"compressionThreshold": 0.7}}"#), Some(0.7));
+        assert_eq!(threshold_from_settings(br#"{"model": {"compressionThreshold": 7}}"#), None);
+        assert_eq!(threshold_from_settings(b"{}"), None);
+        assert_eq!(compression_point(1_048_576, 0.5), 524_288);
+    }
+
+    #[test]
+    fn only_a_prompt_at_the_point_is_compressed() {
+        assert!(!is_real_compression(Some("auto"), Some(100_000), 524_288));
+        assert!(!is_real_compression(Some("auto"), None, 524_288));
+        assert!(is_real_compression(Some("auto"), Some(524_288), 524_288));
+        assert!(is_real_compression(Some("manual"), Some(10), 524_288));
+    }
+}

@@ -1,0 +1,220 @@
+//! The newest trustworthy figure for a session, with its source and age: the one
+//! question the monitor (and `baton pause`) asks.
+//!
+//! - Claude Code: the bridge the statusline wrote and the transcript's latest main-chain
+//!   usage, whichever was written last. The bridge records where the transcript ended
+//!   when it rendered, so only what came after is read; an unchanged transcript costs a
+//!   `stat`. In `claude -p`, when the tool call's own reply is not written yet and the
+//!   figure is near a threshold, the hook waits a little for it, else projects it.
+//! - Codex: the rollout (newest `token_usage_record`, window from `token_count`).
+//! - Gemini CLI: the chat recording (newest `gemini` reply).
+//!
+//! The window comes from facts first ([`super::windows`]); an assumed one is marked.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::windows::{self, WindowFacts, WindowSource, choose_window};
+use super::{Bridge, CompactionAt, Figure, Origin, figure_from_tokens, is_fresh, read_any_bridge};
+use crate::host::{Dialect, claude, codex, gemini};
+
+/// What the caller knows about the session.
+#[derive(Debug, Clone)]
+pub struct FigureQuery<'a> {
+    pub session_id: &'a str,
+    pub dialect: Dialect,
+    /// The host's record of the session (`transcript_path`).
+    pub transcript: Option<&'a Path>,
+    /// The model id the event named (Codex sends one).
+    pub model: Option<&'a str>,
+    /// The tool call the event is about.
+    pub tool_use_id: Option<&'a str>,
+    /// The event came from a subagent: its replies are not in the main transcript.
+    pub in_subagent: bool,
+    pub stale_seconds: u64,
+    pub default_window: u64,
+    /// `models.<id>.window` from the configuration.
+    pub configured_windows: &'a BTreeMap<String, u64>,
+    /// The used % at which a level starts (WARNING, CRITICAL): a figure just below one
+    /// is worth waiting for.
+    pub thresholds_used: [f64; 2],
+    pub now: i64,
+}
+
+/// A figure and what it is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionFigure {
+    pub figure: Figure,
+    /// The model the figure is about, when known.
+    pub model: Option<String>,
+}
+
+impl SessionFigure {
+    /// Seconds since the figure was taken.
+    pub fn age(&self, now: i64) -> i64 {
+        (now - self.figure.taken_at).max(0)
+    }
+}
+
+/// The newest trustworthy figure for the session, or `None` when nothing says.
+pub fn session_figure(query: &FigureQuery) -> Option<SessionFigure> {
+    match query.dialect {
+        Dialect::Claude => claude_figure(query),
+        Dialect::Codex => codex_figure(query),
+        Dialect::Gemini => gemini_figure(query),
+    }
+}
+
+fn facts<'a>(query: &'a FigureQuery, model: Option<&'a str>) -> WindowFacts<'a> {
+    WindowFacts {
+        model,
+        configured: model.and_then(|m| query.configured_windows.get(m).copied()),
+        default: query.default_window,
+        host_windows: query.dialect.windows(),
+        ..WindowFacts::default()
+    }
+}
+
+fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
+    let bridge = read_any_bridge(query.session_id);
+    let fresh = bridge.as_ref().filter(|b| is_fresh(b, query.now, query.stale_seconds));
+    let from_bridge = |b: &Bridge| SessionFigure { figure: b.figure(), model: b.model_id.clone() };
+    let Some(transcript) = query.transcript else {
+        return fresh.map(from_bridge);
+    };
+    let (from, tail) = match fresh {
+        Some(b) => match b.transcript_offset {
+            // Nothing written since the render: the bridge is the newest figure.
+            Some(offset) if claude::transcript_len(transcript).is_none_or(|len| len <= offset) => {
+                return Some(from_bridge(b));
+            }
+            Some(offset) => (offset, claude::read_since(transcript, offset, query.tool_use_id).ok()),
+            // A bridge without an offset (GSD's statusline): the transcript is read only
+            // when it was written after the bridge, and only up to its newest figure.
+            None if claude::modified_at(transcript).is_none_or(|at| at < b.timestamp) => {
+                return Some(from_bridge(b));
+            }
+            None => (0, claude::read_with(transcript, 0, query.tool_use_id, 0).ok()),
+        },
+        None => (0, claude::read(transcript, query.tool_use_id).ok()),
+    };
+    let Some(mut tail) = tail else { return fresh.map(from_bridge) };
+    let Some(reading) = tail.reading.as_ref() else { return fresh.map(from_bridge) };
+    claude::learn_compaction(reading);
+    let written_at = claude::written_at(reading);
+    // Without an offset (GSD's bridge) the two are compared by when each was written.
+    if let Some(b) = fresh.filter(|b| b.transcript_offset.is_none()) {
+        if written_at.is_none_or(|at| at <= b.timestamp) {
+            return Some(from_bridge(b));
+        }
+    }
+    let model = reading.model.clone().or_else(|| bridge.as_ref().and_then(|b| b.model_id.clone()));
+    let window = |tokens: u64| {
+        let mut facts = facts(query, model.as_deref());
+        facts.statusline = bridge.as_ref().and_then(|b| b.context_window_size);
+        if facts.statusline.is_none() {
+            facts.remembered = model.as_deref().and_then(windows::remembered_window);
+        }
+        choose_window(&facts, Some(tokens))
+    };
+    let mut tokens = reading.tokens;
+    let mut estimate = false;
+    let used_pct = tokens as f64 * 100.0 / window(tokens).0 as f64;
+    let wait = claude::plan_wait(
+        query.tool_use_id.is_some() && !query.in_subagent,
+        tail.tool_use_seen,
+        tail.bytes_after_figure > 0,
+        used_pct,
+        &query.thresholds_used,
+    );
+    if wait == claude::WaitPlan::Wait {
+        let id = query.tool_use_id.unwrap_or_default();
+        match claude::wait_for_tool_use(transcript, from, id, tail.len) {
+            Some(newer) if newer.reading.is_some() => tail = newer,
+            _ => {
+                tokens = claude::project_tokens(tokens, tail.bytes_after_figure);
+                estimate = true;
+            }
+        }
+    }
+    let reading = tail.reading.as_ref()?;
+    if !estimate {
+        tokens = reading.tokens;
+    }
+    let taken_at = claude::written_at(reading).unwrap_or(query.now);
+    let mut figure = figure_from_tokens(tokens, window(tokens), taken_at);
+    figure.estimate = estimate;
+    if estimate {
+        figure.taken_at = query.now;
+    }
+    Some(SessionFigure { figure, model })
+}
+
+fn codex_figure(query: &FigureQuery) -> Option<SessionFigure> {
+    let recorded = query.transcript.and_then(|path| codex::read(path).ok().flatten()).map(|reading| {
+        let mut facts = facts(query, query.model);
+        facts.host = reading.window.or_else(|| codex::settings().context_window);
+        let window = choose_window(&facts, Some(reading.tokens));
+        let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
+        SessionFigure { figure, model: query.model.map(str::to_string) }
+    });
+    newest(recorded, query)
+}
+
+fn gemini_figure(query: &FigureQuery) -> Option<SessionFigure> {
+    let recorded = query.transcript.and_then(|path| gemini::read(path).ok().flatten()).map(|reading| {
+        let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
+        let facts = facts(query, model.as_deref());
+        let window = choose_window(&facts, Some(reading.tokens));
+        let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
+        SessionFigure { figure, model }
+    });
+    newest(recorded, query)
+}
+
+/// The host's record, or a fresh bridge (a GSD-style setup may write one) when that is
+/// newer: whichever was written last.
+fn newest(recorded: Option<SessionFigure>, query: &FigureQuery) -> Option<SessionFigure> {
+    let bridge = read_any_bridge(query.session_id)
+        .filter(|b| is_fresh(b, query.now, query.stale_seconds))
+        .map(|b| SessionFigure { figure: b.figure(), model: b.model_id.clone() });
+    match (recorded, bridge) {
+        (Some(r), Some(b)) if b.figure.taken_at > r.figure.taken_at => Some(b),
+        (Some(r), _) => Some(r),
+        (None, b) => b,
+    }
+}
+
+/// Where the session's host compacts, for headroom. Claude Code's rule needs no read;
+/// Codex's limit and Gemini CLI's threshold come from their settings files, read only
+/// when a headroom is worded.
+pub fn compaction_for(dialect: Dialect, figure: &Figure, project: Option<&Path>) -> CompactionAt {
+    match dialect {
+        Dialect::Claude => CompactionAt::ClaudeRule,
+        Dialect::Codex => codex::compaction(&codex::settings()),
+        Dialect::Gemini => match figure.window_tokens {
+            Some(window) => gemini::compaction(window, gemini::compression_threshold(project)),
+            None => CompactionAt::Unknown,
+        },
+    }
+}
+
+/// A figure's origin in words, for `baton pause` and the handoff.
+pub fn describe_origin(figure: &Figure) -> &'static str {
+    match figure.origin {
+        Origin::Statusline => "the status line",
+        Origin::Bridge => "the status line's bridge",
+        Origin::Transcript => "the session's transcript",
+    }
+}
+
+/// The window in words: "a 200k-token window (assumed: this model's window is not known)".
+pub fn describe_window(figure: &Figure) -> Option<String> {
+    let window = figure.window_tokens?;
+    let size = super::short_tokens(window);
+    Some(match figure.window_source {
+        WindowSource::Default => format!("an assumed {size}-token window"),
+        WindowSource::Proven => format!("a window of at least {size} tokens"),
+        _ => format!("a {size}-token window"),
+    })
+}

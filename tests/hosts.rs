@@ -1,0 +1,322 @@
+//! The true figure on each real host, black-box: Claude Code's default 1M model, a bridge
+//! one reply behind the transcript, failed tool calls, zeros after /compact, an assumed
+//! window, the session's end; Codex's rollout; Gemini CLI's chat recording and its
+//! every-turn PreCompress. Events and records are the ones the real hosts sent
+//! (tests/fixtures/real/), pointed at the sandbox.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{Sandbox, TestRepo, envelope_event, fixture, fixture_json, read_json, told};
+use serde_json::{Value, json};
+
+const CLAUDE_SESSION: &str = "b766a0e1-f5f8-4318-884c-1cffbaf17511";
+
+/// One main-chain reply of `model` with `tokens` in its context, issuing `tool_use_id`.
+fn reply(id: &str, model: &str, tokens: u64, tool_use_id: &str) -> String {
+    json!({"type": "assistant", "isSidechain": false, "timestamp": chrono_now(),
+        "message": {"id": id, "model": model, "content": [{"type": "tool_use", "id": tool_use_id, "name": "Bash", "input": {"command": "echo"}}],
+            "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": tokens - 10, "output_tokens": 5}}})
+    .to_string()
+}
+
+fn tool_result(tool_use_id: &str, bytes: usize) -> String {
+    json!({"type": "user", "message": {"content": [{"type": "tool_result", "tool_use_id": tool_use_id, "content": "x".repeat(bytes)}]}})
+        .to_string()
+}
+
+fn chrono_now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn write_lines(path: &Path, lines: &[String]) {
+    std::fs::write(path, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+}
+
+fn append(path: &Path, line: &str) {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    writeln!(file, "{line}").unwrap();
+}
+
+/// The real PostToolUse (Bash) event, in the sandbox, on `transcript`.
+fn claude_event(sandbox: &Sandbox, name: &str, transcript: &Path) -> Value {
+    let mut event = fixture_json(&format!("real/claude/{name}"));
+    event["cwd"] = json!(sandbox.project());
+    event["transcript_path"] = json!(transcript);
+    event
+}
+
+fn handoff_json(sandbox: &Sandbox) -> PathBuf {
+    sandbox.project().join(".planning").join("HANDOFF.json")
+}
+
+#[test]
+fn the_default_1m_model_is_not_warned_at_13_percent_nor_handed_off_at_15() {
+    let sandbox = Sandbox::new();
+    let transcript = sandbox.home().join("t.jsonl");
+    write_lines(&transcript, &[reply("m1", "claude-opus-5-5", 132_000, "toolu_mock_01_33539")]);
+    let event = claude_event(&sandbox, "PostToolUse-Bash.json", &transcript);
+    assert_eq!(told(&sandbox.hook(&event)), None, "13% of 1,000,000 is no warning");
+    write_lines(&transcript, &[reply("m2", "claude-opus-5-5", 152_000, "toolu_mock_01_33539")]);
+    assert_eq!(told(&sandbox.hook(&event)), None);
+    assert!(!handoff_json(&sandbox).exists(), "no CRITICAL handoff at 15%");
+}
+
+#[test]
+fn a_window_the_statusline_gave_is_remembered_for_the_hook() {
+    let sandbox = Sandbox::new();
+    // A model id baton's table does not know, with a 1M window in the payload.
+    let mut payload = fixture_json("real/claude/statusline.json");
+    payload["model"]["id"] = json!("claude-next-9");
+    payload["context_window"]["context_window_size"] = json!(1_000_000);
+    payload["session_id"] = json!("11111111-2222-4333-8444-555555555555");
+    assert!(sandbox.run(&["statusline"], payload.to_string().as_bytes()).status.success());
+    let remembered = read_json(&sandbox.state_dir().join("windows.json"));
+    assert_eq!(remembered, json!({"version": 1, "models": {"claude-next-9": 1_000_000}}));
+    // A `claude -p` session of that model (no statusline): 700k of 1M is 70%, not 350%.
+    let transcript = sandbox.home().join("t.jsonl");
+    write_lines(&transcript, &[reply("m1", "claude-next-9", 700_000, "toolu_mock_01_33539")]);
+    let text = told(&sandbox.hook(&claude_event(&sandbox, "PostToolUse-Bash.json", &transcript))).unwrap();
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 70%. Remaining: 30%."), "{text}");
+    assert!(!text.contains("assumed"), "{text}");
+    let config = sandbox.run(&["config"], b"");
+    let shown = String::from_utf8_lossy(&config.stdout);
+    assert!(shown.contains("claude-next-9") && shown.contains("remembered from the status line"), "{shown}");
+}
+
+#[test]
+fn a_bridge_one_reply_behind_the_transcript_does_not_hide_the_crossing() {
+    let sandbox = Sandbox::new();
+    let transcript = sandbox.home().join("t.jsonl");
+    let model = "claude-sonnet-4-5-20250929";
+    write_lines(&transcript, &[reply("m1", model, 120_000, "toolu_a"), tool_result("toolu_a", 100)]);
+    // The statusline renders at 60 % and records where the transcript ended.
+    let mut payload = fixture_json("real/claude/statusline.json");
+    payload["session_id"] = json!(CLAUDE_SESSION);
+    payload["transcript_path"] = json!(transcript);
+    assert!(sandbox.run(&["statusline"], payload.to_string().as_bytes()).status.success());
+    let bridge = read_json(&sandbox.bridge_path(CLAUDE_SESSION));
+    assert_eq!(bridge["used_pct"], 60);
+    assert_eq!(bridge["transcript_offset"], std::fs::metadata(&transcript).unwrap().len());
+    let mut event = claude_event(&sandbox, "PostToolUse-Bash.json", &transcript);
+    event["tool_use_id"] = json!("toolu_a");
+    assert_eq!(told(&sandbox.hook(&event)), None, "60 %: nothing to say");
+    // A reply is written, the statusline is not redrawn, a fast tool call follows.
+    append(&transcript, &reply("m2", model, 140_000, "toolu_b"));
+    event["tool_use_id"] = json!("toolu_b");
+    let text = told(&sandbox.hook(&event)).expect("the crossing call is warned");
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 70%. Remaining: 30%."), "{text}");
+    assert!(text.contains("newer than the status line's"), "{text}");
+}
+
+#[test]
+fn a_failed_tool_call_is_warned_with_its_own_event_name() {
+    let sandbox = Sandbox::new();
+    let transcript = sandbox.home().join("t.jsonl");
+    write_lines(&transcript, &[reply("m1", "claude-sonnet-4-5-20250929", 140_000, "toolu_mock_fail_49125")]);
+    let event = claude_event(&sandbox, "PostToolUseFailure.json", &transcript);
+    let output = sandbox.hook(&event);
+    let text = told(&output).expect("warned");
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 70%."), "{text}");
+    assert_eq!(envelope_event(&output).as_deref(), Some("PostToolUseFailure"));
+}
+
+#[test]
+fn zeros_after_compact_are_no_figure_and_leave_the_bridge_alone() {
+    let sandbox = Sandbox::plain();
+    let session = "61889f96-ee4e-418c-9a50-870b22d48bc9";
+    sandbox.write_bridge(session, 40.0, 0);
+    let before = std::fs::read(sandbox.bridge_path(session)).unwrap();
+    let mut payload = fixture_json("real/claude/statusline-after-compact.json");
+    payload["cwd"] = json!(sandbox.project());
+    payload["workspace"] = json!({"current_dir": sandbox.project(), "project_dir": sandbox.project()});
+    let output = sandbox.run(&["statusline"], payload.to_string().as_bytes());
+    let line = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(line.contains("--") && !line.contains("0%"), "{line}");
+    assert_eq!(std::fs::read(sandbox.bridge_path(session)).unwrap(), before, "bridge untouched");
+}
+
+#[test]
+fn an_assumed_window_is_said_and_takes_no_critical_action() {
+    let sandbox = Sandbox::new();
+    let _repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a")]);
+    let transcript = sandbox.home().join("t.jsonl");
+    write_lines(&transcript, &[reply("m1", "mock-model", 160_000, "toolu_mock_01_33539")]);
+    let text = told(&sandbox.hook(&claude_event(&sandbox, "PostToolUse-Bash.json", &transcript))).unwrap();
+    assert!(text.starts_with("CONTEXT CRITICAL: Usage at 80%."), "{text}");
+    assert!(text.contains("an assumed 200k-token window"), "{text}");
+    assert!(text.contains("has not written a handoff"), "{text}");
+    assert!(!handoff_json(&sandbox).exists());
+    assert!(_repo.refs().iter().all(|(name, _)| !name.starts_with("refs/baton")), "no checkpoint");
+    // Configured, the same window is a fact: the handoff is written.
+    common::write(&sandbox.user_config(), r#"{"models": {"mock-model": {"window": 200000}}}"#);
+    let state = sandbox.state_path(CLAUDE_SESSION);
+    let _ = std::fs::remove_file(state);
+    let text = told(&sandbox.hook(&claude_event(&sandbox, "PostToolUse-Bash.json", &transcript))).unwrap();
+    assert!(!text.contains("assumed"), "{text}");
+    assert!(handoff_json(&sandbox).exists(), "{text}");
+}
+
+#[test]
+fn claude_p_waits_for_the_reply_or_marks_an_estimate() {
+    let sandbox = Sandbox::new();
+    let transcript = sandbox.home().join("t.jsonl");
+    let model = "claude-sonnet-4-5-20250929";
+    // The last reply written is at 60 %; its tool result follows; the reply that issued
+    // this tool call is not written yet.
+    write_lines(&transcript, &[reply("m1", model, 120_000, "toolu_a"), tool_result("toolu_a", 40_000)]);
+    let mut event = claude_event(&sandbox, "PostToolUse-Bash.json", &transcript);
+    event["tool_use_id"] = json!("toolu_b");
+    // It never comes: the figure is projected (120,000 + 40,000 / 4 = 130,000: 65 %).
+    let start = Instant::now();
+    let text = told(&sandbox.hook(&event)).expect("the projection crosses 65 %");
+    assert!(start.elapsed() >= Duration::from_millis(200), "{:?}", start.elapsed());
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 65% (estimated)."), "{text}");
+    assert!(text.contains("This figure is an estimate"), "{text}");
+
+    // It comes 60 ms after the hook started: the hook waits for it and reads it.
+    let other = "22222222-2222-4333-8444-555555555555";
+    let transcript = sandbox.home().join("t2.jsonl");
+    write_lines(&transcript, &[reply("m1", model, 120_000, "toolu_a"), tool_result("toolu_a", 100)]);
+    let mut event = claude_event(&sandbox, "PostToolUse-Bash.json", &transcript);
+    event["session_id"] = json!(other);
+    event["tool_use_id"] = json!("toolu_b");
+    let late = transcript.clone();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(60));
+        append(&late, &reply("m2", "claude-sonnet-4-5-20250929", 142_000, "toolu_b"));
+    });
+    let text = told(&sandbox.hook(&event)).expect("the reply that came in time crosses 65 %");
+    writer.join().unwrap();
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 71%. Remaining: 29%."), "{text}");
+    assert!(!text.contains("estimate"), "{text}");
+}
+
+#[test]
+fn session_end_marks_the_session_ended() {
+    let sandbox = Sandbox::new();
+    let event = json!({"session_id": CLAUDE_SESSION, "cwd": sandbox.project(), "hook_event_name": "SessionEnd", "reason": "other"});
+    let output = sandbox.hook(&event);
+    assert!(output.status.success() && output.stdout.is_empty());
+    let state = read_json(&sandbox.state_path(CLAUDE_SESSION));
+    assert!(state["endedAt"].as_i64().is_some(), "{state}");
+}
+
+fn codex_event(sandbox: &Sandbox, rollout: &Path) -> Value {
+    let mut event = fixture_json("real/codex/PostToolUse.json");
+    event["cwd"] = json!(sandbox.project());
+    event["transcript_path"] = json!(rollout);
+    event
+}
+
+#[test]
+fn codex_is_warned_from_its_rollout() {
+    let sandbox = Sandbox::new();
+    let rollout = sandbox.home().join("rollout.jsonl");
+    std::fs::write(&rollout, fixture("real/codex/rollout-at-PostToolUse-3.jsonl")).unwrap();
+    let output = sandbox.hook(&codex_event(&sandbox, &rollout));
+    let text = told(&output).expect("135,000 of 190,000 warns");
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 71%. Remaining: 28.9%. Context"), "{text}");
+    assert!(!text.contains("before"), "no headroom claim without Codex's limit: {text}");
+    assert!(text.contains("Codex's rollout"), "{text}");
+    assert_eq!(envelope_event(&output).as_deref(), Some("PostToolUse"));
+}
+
+#[test]
+fn codex_headroom_runs_to_its_own_auto_compaction_limit() {
+    let sandbox = Sandbox::new();
+    let codex_home = sandbox.root().join("codex-home");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::write(codex_home.join("config.toml"), "model_auto_compact_token_limit = 170000\n").unwrap();
+    let rollout = sandbox.home().join("rollout.jsonl");
+    std::fs::write(&rollout, fixture("real/codex/rollout-at-PostToolUse-3.jsonl")).unwrap();
+    let event = codex_event(&sandbox, &rollout);
+    let output = sandbox.run_with(
+        &["hook"],
+        event.to_string().as_bytes(),
+        &[("CODEX_HOME", codex_home.to_str().unwrap())],
+    );
+    let text = told(&output).unwrap();
+    assert!(text.contains("About 35k tokens before auto-compaction."), "{text}");
+}
+
+fn gemini_recording(sandbox: &Sandbox, tokens: u64) -> PathBuf {
+    let path = sandbox.home().join("chat.jsonl");
+    let text = String::from_utf8(fixture("real/gemini/chat-at-AfterTool-1.jsonl")).unwrap();
+    std::fs::write(&path, text.replace("\"input\":100000", &format!("\"input\":{tokens}"))).unwrap();
+    path
+}
+
+fn gemini_event(sandbox: &Sandbox, name: &str, recording: &Path) -> Value {
+    let mut event = fixture_json(&format!("real/gemini/{name}"));
+    event["cwd"] = json!(sandbox.project());
+    event["transcript_path"] = json!(recording);
+    event
+}
+
+#[test]
+fn gemini_is_read_from_its_chat_recording() {
+    let sandbox = Sandbox::new();
+    let recording = gemini_recording(&sandbox, 100_000);
+    assert_eq!(told(&sandbox.hook(&gemini_event(&sandbox, "AfterTool.json", &recording))), None, "9.5 %");
+    let recording = gemini_recording(&sandbox, 700_000);
+    common::write(
+        &sandbox.project().join(".gemini").join("settings.json"),
+        r#"{"model": {"compressionThreshold": 0.9}}"#,
+    );
+    let output = sandbox.hook(&gemini_event(&sandbox, "AfterTool.json", &recording));
+    let text = told(&output).expect("700,000 of 1,048,576 warns");
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 67%."), "{text}");
+    assert!(text.contains("About 244k tokens before the host compresses the conversation."), "{text}");
+    assert!(text.contains("Gemini CLI's chat recording"), "{text}");
+    assert_eq!(envelope_event(&output).as_deref(), Some("AfterTool"));
+}
+
+#[test]
+fn gemini_every_turn_precompress_is_not_a_compaction() {
+    let sandbox = Sandbox::new();
+    let repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a")]);
+    common::write(
+        &sandbox.project().join(".gemini").join("settings.json"),
+        r#"{"model": {"compressionThreshold": 0.9}}"#,
+    );
+    let recording = gemini_recording(&sandbox, 700_000);
+    let session = "cf62ddc3-a417-4ffd-a702-32fb2f83c3b4";
+    let after_tool = gemini_event(&sandbox, "AfterTool.json", &recording);
+    assert!(told(&sandbox.hook(&after_tool)).is_some(), "first warning");
+    let state = std::fs::read(sandbox.state_path(session)).unwrap();
+    let output = sandbox.hook(&gemini_event(&sandbox, "PreCompress-auto-every-turn.json", &recording));
+    assert!(output.status.success() && output.stdout.is_empty());
+    assert!(!handoff_json(&sandbox).exists(), "no handoff");
+    assert!(repo.refs().iter().all(|(name, _)| !name.starts_with("refs/baton")), "no ref");
+    assert_eq!(std::fs::read(sandbox.state_path(session)).unwrap(), state, "debounce not reset");
+    assert_eq!(told(&sandbox.hook(&after_tool)), None, "still debounced");
+    // At the compression point the same event is a compaction.
+    let recording = gemini_recording(&sandbox, 950_000);
+    let output = sandbox.hook(&gemini_event(&sandbox, "PreCompress-auto-every-turn.json", &recording));
+    assert!(output.status.success() && output.stdout.is_empty());
+    assert!(handoff_json(&sandbox).exists(), "a real compression refreshes the handoff");
+    assert!(read_json(&sandbox.state_path(session))["compactedAt"].as_i64().is_some());
+}
+
+#[test]
+fn a_gsd_bridge_without_an_offset_is_compared_by_time() {
+    let sandbox = Sandbox::new();
+    let transcript = sandbox.home().join("t.jsonl");
+    let model = "claude-sonnet-4-5-20250929";
+    // GSD's statusline wrote 60 % five seconds ago; a reply at 70 % came after it.
+    sandbox.write_bridge(CLAUDE_SESSION, 40.0, 5);
+    write_lines(&transcript, &[reply("m2", model, 140_000, "toolu_mock_01_33539")]);
+    let text = told(&sandbox.hook(&claude_event(&sandbox, "PostToolUse-Bash.json", &transcript))).unwrap();
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 70%."), "{text}");
+    // A bridge newer than the transcript's last write wins without a read.
+    let other = "33333333-2222-4333-8444-555555555555";
+    let mut event = claude_event(&sandbox, "PostToolUse-Bash.json", &transcript);
+    event["session_id"] = json!(other);
+    std::thread::sleep(Duration::from_millis(1100));
+    sandbox.write_bridge(other, 40.0, 0);
+    assert_eq!(told(&sandbox.hook(&event)), None);
+}
