@@ -132,6 +132,9 @@ impl Bench {
         for name in [format!("claude-ctx-{SESSION}.json"), format!("claude-ctx-{SESSION}-warned.json")] {
             let _ = std::fs::remove_file(self.tmp().join(name));
         }
+        // baton's own debounce state is private (GSD's stays in the temp dir).
+        let sessions = self.scratch.join("home/.local/state/baton/sessions");
+        let _ = std::fs::remove_file(sessions.join(format!("claude-ctx-{SESSION}-warned.json")));
     }
 }
 

@@ -58,6 +58,54 @@ impl Default {
     }
 }
 
+/// Who may set a key's value (TRUST.md): a repository file (`.claude/baton.json`,
+/// `.planning/config.json`) is written by whoever can push, or by the author of a
+/// repository the user cloned, so it may make baton quieter or stricter, never looser.
+#[derive(Debug, Clone, Copy)]
+pub enum Trust {
+    /// Every layer may set every value.
+    Anyone,
+    /// A value for which the test holds loosens safety: it is honoured only from the
+    /// user's config file and the environment; from a repository file it is ignored and
+    /// reported, with where to set it instead.
+    UserOnlyWhen(fn(&Value) -> bool),
+}
+
+impl Trust {
+    /// Whether `value` of this key may come from a repository file.
+    pub fn allows_repository(self, value: &Value) -> bool {
+        match self {
+            Trust::Anyone => true,
+            Trust::UserOnlyWhen(loosens) => !loosens(value),
+        }
+    }
+}
+
+fn is_true(value: &Value) -> bool {
+    value.as_bool() == Some(true)
+}
+
+fn commits_on_the_branch(value: &Value) -> bool {
+    value.as_str() == Some("branch")
+}
+
+/// The folders a repository file may send the handoff to: `.planning` and folders
+/// under it (GSD's), or `.baton`. Anything else (the project's sources, `.git`, a host's
+/// config folder) loosens safety.
+pub const REPOSITORY_HANDOFF_DIRS: &[&str] = &[".planning", ".baton"];
+
+fn leaves_planning_folders(value: &Value) -> bool {
+    let Some(text) = value.as_str() else { return true };
+    let path = Path::new(text.trim());
+    let mut parts = path.components().filter(|c| !matches!(c, std::path::Component::CurDir));
+    let first_allowed = parts
+        .next()
+        .and_then(|c| c.as_os_str().to_str())
+        .is_some_and(|first| REPOSITORY_HANDOFF_DIRS.contains(&first));
+    let names_git = path.components().any(|c| c.as_os_str().to_string_lossy().eq_ignore_ascii_case(".git"));
+    !first_allowed || names_git
+}
+
 /// One configuration key.
 #[derive(Debug, Clone, Copy)]
 pub struct KeySpec {
@@ -66,6 +114,8 @@ pub struct KeySpec {
     pub env: Option<&'static str>,
     pub kind: Kind,
     pub default: Default,
+    /// Which layers may set which values.
+    pub trust: Trust,
     pub about: &'static str,
 }
 
@@ -76,6 +126,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_WARN_REMAINING"),
         kind: Kind::Percent,
         default: Default::Number(35.0),
+        trust: Trust::Anyone,
         about: "WARNING when remaining context is at or below this %",
     },
     KeySpec {
@@ -83,6 +134,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_CRITICAL_REMAINING"),
         kind: Kind::Percent,
         default: Default::Number(25.0),
+        trust: Trust::Anyone,
         about: "CRITICAL when remaining context is at or below this %",
     },
     KeySpec {
@@ -90,6 +142,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_WARN_HEADROOM_TOKENS"),
         kind: Kind::Integer { min: 0, max: 100_000_000 },
         default: Default::Integer(0),
+        trust: Trust::Anyone,
         about: "WARNING when this many tokens or fewer are left before auto-compaction (0: use %)",
     },
     KeySpec {
@@ -97,6 +150,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_CRITICAL_HEADROOM_TOKENS"),
         kind: Kind::Integer { min: 0, max: 100_000_000 },
         default: Default::Integer(0),
+        trust: Trust::Anyone,
         about: "CRITICAL when this many tokens or fewer are left before auto-compaction",
     },
     KeySpec {
@@ -104,6 +158,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_DEFAULT_WINDOW_TOKENS"),
         kind: Kind::Integer { min: 1000, max: 100_000_000 },
         default: Default::Integer(200_000),
+        trust: Trust::Anyone,
         about: "context window assumed when neither the statusline nor the model id tells",
     },
     KeySpec {
@@ -111,6 +166,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_COMPACT_BUFFER_TOKENS"),
         kind: Kind::Integer { min: 0, max: 100_000_000 },
         default: Default::Integer(33_000),
+        trust: Trust::Anyone,
         about: "auto-compaction fires this many tokens short of the window (until one is observed)",
     },
     KeySpec {
@@ -118,6 +174,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("CLAUDE_CODE_AUTO_COMPACT_WINDOW"),
         kind: Kind::Integer { min: 0, max: 100_000_000 },
         default: Default::Integer(0),
+        trust: Trust::Anyone,
         about: "Claude Code's window for auto-compaction, when set (0: the model's window)",
     },
     KeySpec {
@@ -125,6 +182,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"),
         kind: Kind::Integer { min: 0, max: 100 },
         default: Default::Integer(0),
+        trust: Trust::Anyone,
         about: "Claude Code compacts at this % of the window when lower (0: not set)",
     },
     KeySpec {
@@ -132,6 +190,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("DISABLE_AUTO_COMPACT"),
         kind: Kind::Bool,
         default: Default::Bool(false),
+        trust: Trust::Anyone,
         about: "Claude Code's auto-compaction is off: headroom runs to the window's end",
     },
     KeySpec {
@@ -139,6 +198,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_DEBOUNCE_CALLS"),
         kind: Kind::Integer { min: 1, max: 1000 },
         default: Default::Integer(5),
+        trust: Trust::Anyone,
         about: "tool calls between repeated warnings of the same level",
     },
     KeySpec {
@@ -146,6 +206,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_STALE_SECONDS"),
         kind: Kind::Integer { min: 1, max: 86_400 },
         default: Default::Integer(60),
+        trust: Trust::Anyone,
         about: "a context figure older than this is ignored",
     },
     KeySpec {
@@ -153,6 +214,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_DISABLE"),
         kind: Kind::Bool,
         default: Default::Bool(false),
+        trust: Trust::Anyone,
         about: "turn every hook off (the statusline still renders)",
     },
     KeySpec {
@@ -160,6 +222,7 @@ pub const KEYS: &[KeySpec] = &[
         env: None,
         kind: Kind::Bool,
         default: Default::Bool(true),
+        trust: Trust::Anyone,
         about: "inject context warnings (GSD: .planning/config.json hooks.context_warnings)",
     },
     KeySpec {
@@ -167,6 +230,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_HANDOFF_AUTO"),
         kind: Kind::Bool,
         default: Default::Bool(true),
+        trust: Trust::Anyone,
         about: "write the handoff automatically when a CRITICAL warning fires",
     },
     KeySpec {
@@ -174,6 +238,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_HANDOFF_AUTO_CHECKPOINT"),
         kind: Kind::Choice(CHECKPOINT_MODES),
         default: Default::Word("ref"),
+        trust: Trust::UserOnlyWhen(commits_on_the_branch),
         about: "checkpoint of the automatic handoff: ref (private ref), branch (wip commit), off",
     },
     KeySpec {
@@ -181,6 +246,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_HANDOFF_PAUSE_CHECKPOINT"),
         kind: Kind::Choice(CHECKPOINT_MODES),
         default: Default::Word("branch"),
+        trust: Trust::Anyone,
         about: "checkpoint of `baton pause`: branch (GSD's wip commit), ref, off",
     },
     KeySpec {
@@ -188,6 +254,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_HANDOFF_DIR"),
         kind: Kind::Folder,
         default: Default::Word(".planning"),
+        trust: Trust::UserOnlyWhen(leaves_planning_folders),
         about: "folder of HANDOFF.json and its archive, relative to the project root",
     },
     KeySpec {
@@ -195,6 +262,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_RESUME_TRUST_FOREIGN"),
         kind: Kind::Bool,
         default: Default::Bool(false),
+        trust: Trust::UserOnlyWhen(is_true),
         about: "inject handoffs this machine did not write (cloned, copied, GSD's) as if trusted",
     },
     KeySpec {
@@ -202,6 +270,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_RESUME_STALE_DAYS"),
         kind: Kind::Integer { min: 1, max: 3650 },
         default: Default::Integer(7),
+        trust: Trust::Anyone,
         about: "a handoff older than this many days is flagged as doubtful in the brief",
     },
     KeySpec {
@@ -209,6 +278,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_WRAP_TIMEOUT_MS"),
         kind: Kind::Integer { min: 100, max: 10_000 },
         default: Default::Integer(1000),
+        trust: Trust::Anyone,
         about: "a wrapped statusline command taking longer is killed; baton's own line shows",
     },
     KeySpec {
@@ -216,6 +286,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_WRAP_APPEND"),
         kind: Kind::Bool,
         default: Default::Bool(false),
+        trust: Trust::Anyone,
         about: "append baton's context meter to a wrapped statusline's output",
     },
     KeySpec {
@@ -223,6 +294,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_CHECKPOINT_GITHUB_AUTO"),
         kind: Kind::Bool,
         default: Default::Bool(false),
+        trust: Trust::UserOnlyWhen(is_true),
         about: "after an automatic handoff, push it to the GitHub issue (`baton checkpoint push`) in the background",
     },
     KeySpec {
@@ -230,6 +302,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_STATUSLINE_SEGMENTS"),
         kind: Kind::Words(crate::statusline::SEGMENT_NAMES),
         default: Default::Words(crate::statusline::DEFAULT_SEGMENTS),
+        trust: Trust::Anyone,
         about: "the status line's segments, in order (unknown names are skipped)",
     },
     KeySpec {
@@ -237,6 +310,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_STATUSLINE_GIT_CACHE_SECONDS"),
         kind: Kind::Integer { min: 0, max: 3600 },
         default: Default::Integer(5),
+        trust: Trust::Anyone,
         about: "how long the git markers of a repository are reused before a new status scan",
     },
     KeySpec {
@@ -244,6 +318,7 @@ pub const KEYS: &[KeySpec] = &[
         env: Some("BATON_STATUSLINE_GIT_BUDGET_MS"),
         kind: Kind::Integer { min: 1, max: 60_000 },
         default: Default::Integer(100),
+        trust: Trust::Anyone,
         about: "a status scan that takes longer is given up: the branch is shown without markers",
     },
 ];
@@ -274,6 +349,11 @@ impl fmt::Display for Source {
 }
 
 impl Source {
+    /// A file in the repository (anyone who can push wrote it).
+    pub fn is_repository(&self) -> bool {
+        matches!(self, Source::ProjectFile(_) | Source::GsdPlanning(_))
+    }
+
     fn kind_name(&self) -> &'static str {
         match self {
             Source::Default => "default",
@@ -312,6 +392,8 @@ pub struct Config {
     settings: BTreeMap<&'static str, Setting>,
     /// Problems found: unparsable files, bad values, unknown keys.
     pub errors: Vec<String>,
+    /// Values a repository file set that loosen safety, ignored, with where to set them.
+    pub ignored: Vec<String>,
     /// The files that were looked at, and whether they existed.
     pub files: Vec<(PathBuf, bool)>,
     /// `models.<id>.window`, by model id.
@@ -424,8 +506,35 @@ fn reset_to_defaults(settings: &mut BTreeMap<&'static str, Setting>, keys: &[&st
 
 /// Resolves every key from `layers` (lowest precedence first). Pure.
 pub fn resolve(layers: &[Layer]) -> (BTreeMap<&'static str, Setting>, Vec<String>) {
+    let resolved = resolve_all(layers);
+    (resolved.settings, resolved.errors)
+}
+
+/// Every key resolved, with the problems found and the repository values ignored.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub settings: BTreeMap<&'static str, Setting>,
+    pub errors: Vec<String>,
+    pub ignored: Vec<String>,
+}
+
+/// Why a repository file's value was ignored, and where it may be set instead.
+fn ignored_message(source: &Source, spec: &KeySpec, value: &Value) -> String {
+    let env = spec.env.map(|var| format!(" or the environment ({var})")).unwrap_or_default();
+    format!(
+        "{source}: `{}`: {} loosens safety and is ignored in a repository file; if you mean it, set it in your user config (~/.config/baton/config.json){env}",
+        spec.key,
+        show_value(value)
+    )
+}
+
+/// Resolves every key from `layers` (lowest precedence first), honouring each key's
+/// [`Trust`]: a loosening value from a repository file is skipped (the layer below
+/// decides) and reported. Pure.
+pub fn resolve_all(layers: &[Layer]) -> Resolved {
     let mut settings = BTreeMap::new();
     let mut errors = Vec::new();
+    let mut ignored = Vec::new();
     for layer in layers {
         for key in layer.values.keys() {
             if spec(key).is_none() && model_window_key(key).is_none() {
@@ -443,6 +552,9 @@ pub fn resolve(layers: &[Layer]) -> (BTreeMap<&'static str, Setting>, Vec<String
                 (other, _) => other.clone(),
             };
             match validate(spec.kind, raw) {
+                Some(value) if source.is_repository() && !spec.trust.allows_repository(&value) => {
+                    ignored.push(ignored_message(&source, spec, &value));
+                }
                 Some(value) => {
                     for word in unknown_words(spec.kind, raw) {
                         errors
@@ -481,7 +593,7 @@ pub fn resolve(layers: &[Layer]) -> (BTreeMap<&'static str, Setting>, Vec<String
         ));
         reset_to_defaults(&mut settings, &["warn_headroom_tokens", "critical_headroom_tokens"]);
     }
-    (settings, errors)
+    Resolved { settings, errors, ignored }
 }
 
 /// The model id of a `models.<id>.window` key (ids may hold dots: `gemini-2.5-flash`).
@@ -572,21 +684,27 @@ impl Config {
         let mut layers = vec![];
         let mut errors = vec![];
         let mut files = vec![];
-        let mut read_layer = |path: PathBuf, source: Source, parse: LayerParser| match fsx::read_limited(
-            &path,
-            CONFIG_FILE_LIMIT,
-        ) {
-            Ok(bytes) => {
-                files.push((path.clone(), true));
-                match parse(&bytes) {
-                    Ok(values) => layers.push(Layer { source, values }),
-                    Err(why) => errors.push(format!("{}: {why}; file ignored", path.display())),
+        // The user's own file may be a link into a dotfiles repository; a repository's
+        // files are never followed out of it. Either way: regular, non-blocking, capped.
+        let mut read_layer = |path: PathBuf, source: Source, parse: LayerParser| {
+            let read = if matches!(source, Source::UserFile(_)) {
+                fsx::read_through_symlink
+            } else {
+                fsx::read_limited
+            };
+            match read(&path, CONFIG_FILE_LIMIT) {
+                Ok(bytes) => {
+                    files.push((path.clone(), true));
+                    match parse(&bytes) {
+                        Ok(values) => layers.push(Layer { source, values }),
+                        Err(why) => errors.push(format!("{}: {why}; file ignored", path.display())),
+                    }
                 }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => files.push((path, false)),
-            Err(e) => {
-                files.push((path.clone(), true));
-                errors.push(format!("{}: cannot be read ({e}); file ignored", path.display()))
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => files.push((path, false)),
+                Err(e) => {
+                    files.push((path.clone(), true));
+                    errors.push(format!("{}: cannot be read ({e}); file ignored", path.display()))
+                }
             }
         };
         if let Some(path) = places::user_config_path() {
@@ -599,17 +717,17 @@ impl Config {
             read_layer(path.clone(), Source::ProjectFile(path), parse_file);
         }
         layers.push(env_layer(|name| std::env::var(name).ok()));
-        let (settings, mut resolve_errors) = resolve(&layers);
-        errors.append(&mut resolve_errors);
+        let resolved = resolve_all(&layers);
+        errors.extend(resolved.errors);
         let (model_windows, mut window_errors) = resolve_model_windows(&layers);
         errors.append(&mut window_errors);
-        Config { settings, errors, files, model_windows }
+        Config { settings: resolved.settings, errors, ignored: resolved.ignored, files, model_windows }
     }
 
     /// Defaults only, with no file or environment read (the demo, tests).
     pub fn defaults() -> Config {
         let (settings, errors) = resolve(&[]);
-        Config { settings, errors, files: vec![], model_windows: BTreeMap::new() }
+        Config { settings, errors, ignored: vec![], files: vec![], model_windows: BTreeMap::new() }
     }
 
     /// Every key with its value and source, in declaration order.
@@ -806,7 +924,14 @@ impl Config {
                 (id.clone(), serde_json::json!({"window": w.tokens, "source": w.source.kind_name()}))
             })
             .collect();
-        serde_json::json!({"values": values, "models": models, "thresholds": self.threshold_mode(), "files": files, "errors": self.errors})
+        serde_json::json!({
+            "values": values,
+            "models": models,
+            "thresholds": self.threshold_mode(),
+            "files": files,
+            "errors": self.errors,
+            "ignored": self.ignored,
+        })
     }
 }
 
@@ -847,6 +972,15 @@ pub fn describe_config(config: &Config) -> String {
     }
     if config.files.is_empty() {
         out.push_str("  (none)\n");
+    }
+    if !config.ignored.is_empty() {
+        out.push_str(&format!(
+            "\n{} value(s) ignored (a repository file may make baton quieter or stricter, never looser):\n",
+            config.ignored.len()
+        ));
+        for ignored in &config.ignored {
+            out.push_str(&format!("  {ignored}\n"));
+        }
     }
     if config.errors.is_empty() {
         out.push_str("\nno errors\n");
@@ -1003,6 +1137,59 @@ mod tests {
         assert_eq!(config.statusline_segments(), crate::statusline::DEFAULT_SEGMENTS);
         assert_eq!(config.git_cache_seconds(), 5);
         assert_eq!(config.git_budget_ms(), 100);
+    }
+
+    #[test]
+    fn repository_files_cannot_loosen_safety() {
+        let loosening = r#"{"resume": {"trust_foreign": true}, "checkpoint": {"github": {"auto": true}},
+            "handoff": {"auto_checkpoint": "branch", "dir": ".git/hooks"}, "warn_remaining": 50}"#;
+        let project = file_layer(Source::ProjectFile("p".into()), loosening);
+        let resolved = resolve_all(&[project]);
+        assert!(resolved.errors.is_empty(), "{:?}", resolved.errors);
+        for key in
+            ["resume.trust_foreign", "checkpoint.github.auto", "handoff.auto_checkpoint", "handoff.dir"]
+        {
+            assert_eq!(resolved.settings[key].source, Source::Default, "{key}");
+            assert!(
+                resolved.ignored.iter().any(|i| i.contains(&format!("`{key}`"))),
+                "{key}: {:?}",
+                resolved.ignored
+            );
+        }
+        assert_eq!(resolved.ignored.len(), 4);
+        assert!(resolved.ignored[0].contains("user config"), "{:?}", resolved.ignored);
+        // Stricter or quieter values from the repository still apply.
+        assert_eq!(resolved.settings["warn_remaining"].value, Value::from(50.0));
+
+        // The same values from the user's file or the environment are honoured.
+        let user = file_layer(Source::UserFile("u".into()), loosening);
+        let resolved = resolve_all(&[user]);
+        assert!(resolved.ignored.is_empty());
+        assert_eq!(resolved.settings["resume.trust_foreign"].value, Value::from(true));
+        assert_eq!(resolved.settings["handoff.dir"].value, Value::from(".git/hooks"));
+        let env = env_layer(|v| (v == "BATON_CHECKPOINT_GITHUB_AUTO").then(|| "1".to_string()));
+        assert_eq!(resolve_all(&[env]).settings["checkpoint.github.auto"].value, Value::from(true));
+
+        // A repository value below the user's does not override it either way.
+        let user = file_layer(Source::UserFile("u".into()), r#"{"handoff": {"auto_checkpoint": "branch"}}"#);
+        let project =
+            file_layer(Source::ProjectFile("p".into()), r#"{"handoff": {"auto_checkpoint": "off"}}"#);
+        let resolved = resolve_all(&[user.clone(), project]);
+        assert_eq!(resolved.settings["handoff.auto_checkpoint"].value, Value::from("off"), "stricter wins");
+        let project = file_layer(Source::ProjectFile("p".into()), r#"{"resume": {"trust_foreign": false}}"#);
+        assert!(resolve_all(&[user, project]).ignored.is_empty());
+    }
+
+    #[test]
+    fn handoff_folders_a_repository_may_choose() {
+        for ok in [".planning", ".planning/handoffs", "./.planning", ".baton"] {
+            assert!(!leaves_planning_folders(&Value::from(ok)), "{ok}");
+        }
+        for loose in
+            ["src", ".git", ".git/hooks", ".planning/.git", ".GIT/x", ".claude", "docs/.planning", "."]
+        {
+            assert!(leaves_planning_folders(&Value::from(loose)), "{loose}");
+        }
     }
 
     #[test]

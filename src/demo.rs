@@ -265,7 +265,7 @@ pub fn run(out: &mut impl Write) -> io::Result<()> {
          5 more calls, CRITICAL at once at 25%.\nIn a real session the hook runs after every tool \
          call; see README.md for setting it up."
     )?;
-    print_state(out, &demo.tmp())?;
+    print_state(out, &demo.tmp(), &demo.home().join(".local/state/baton/sessions"))?;
     print_handoff(out, &demo)?;
     print_next_session(out, &demo)?;
     Ok(())
@@ -358,10 +358,16 @@ fn changed_files(repo: &git2::Repository, commit: &git2::Commit) -> Vec<String> 
         .unwrap_or_default()
 }
 
-fn print_state(out: &mut impl Write, tmp: &Path) -> io::Result<()> {
-    let state =
-        std::fs::read_to_string(tmp.join(format!("claude-ctx-{SESSION}-warned.json"))).unwrap_or_default();
-    let bridge = std::fs::read_to_string(tmp.join(format!("claude-ctx-{SESSION}.json"))).unwrap_or_default();
+fn print_state(out: &mut impl Write, tmp: &Path, sessions: &Path) -> io::Result<()> {
+    let read = |path: PathBuf| {
+        fsx::read_limited(&path, 64 * 1024)
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+            .unwrap_or_default()
+    };
+    // The state is pretty-printed JSON: one line reads better here.
+    let state = read(sessions.join(format!("claude-ctx-{SESSION}-warned.json")));
+    let state = serde_json::from_str::<serde_json::Value>(&state).map(|v| v.to_string()).unwrap_or(state);
+    let bridge = read(tmp.join(format!("claude-ctx-{SESSION}.json")));
     writeln!(out, "\nbridge file (GSD format): {bridge}")?;
     writeln!(out, "debounce state:           {state}")?;
     Ok(())

@@ -526,10 +526,8 @@ fn read_settings(places: &Places) -> Vec<SettingsFile> {
                 continue;
             }
             seen.push(key);
-            let state = match fsx::read_limited(&path, 16 * 1024 * 1024).or_else(|e| {
-                // A settings file may be a symlink into a dotfiles repository.
-                if fsx::is_symlink(&path) { fs::read(&path) } else { Err(e) }
-            }) {
+            // A settings file may be a symlink into a dotfiles repository.
+            let state = match fsx::read_through_symlink(&path, 16 * 1024 * 1024) {
                 Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => FileState::Parsed(json!({})),
                 Ok(bytes) => match serde_json::from_slice(&bytes) {
                     Ok(value) => FileState::Parsed(value),
@@ -622,19 +620,83 @@ fn config_check(project: Option<&Path>) -> Check {
     let config = Config::load(project);
     let read: Vec<String> =
         config.files.iter().filter(|(_, e)| *e).map(|(p, _)| p.display().to_string()).collect();
-    if config.errors.is_empty() {
+    if !config.errors.is_empty() {
+        Check::new(
+            Status::Fail,
+            "config",
+            config.errors.join("; "),
+            Some("edit the file named (`baton config` shows every value and where it comes from)".into()),
+        )
+    } else if !config.ignored.is_empty() {
+        Check::new(
+            Status::Warn,
+            "config",
+            config.ignored.join("; "),
+            Some("a repository file may make baton quieter or stricter, never looser: set such keys in ~/.config/baton/config.json or the environment, or remove them from the repository file".into()),
+        )
+    } else {
         let message = if read.is_empty() {
             "no config files; defaults apply".to_string()
         } else {
             format!("{} parse", read.join(", "))
         };
         Check::new(Status::Ok, "config", message, None)
+    }
+}
+
+/// Why files named `prefix…` in `dir` would not be read, for those that are not plain
+/// files (a FIFO, a symlink, a device: planted, not written by baton). At most three
+/// are named.
+fn planted(dir: Option<&Path>, prefix: &str) -> Vec<String> {
+    let Some(dir) = dir else { return vec![] };
+    let mut reasons: Vec<String> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_file()))
+        .filter_map(|e| fsx::refusal(&e.path(), 1024 * 1024, false))
+        .collect();
+    reasons.sort();
+    let more = reasons.len().saturating_sub(3);
+    reasons.truncate(3);
+    if more > 0 {
+        reasons.push(format!("and {more} more"));
+    }
+    reasons
+}
+
+/// Files in the shared temp dir under baton's (GSD's) names that are not plain files:
+/// baton ignores them (they cannot hang or redirect it), but someone put them there.
+fn temp_dir_planted_check() -> Option<Check> {
+    let reasons = planted(Some(&places::temp_dir()), "claude-ctx-");
+    (!reasons.is_empty()).then(|| {
+        Check::new(
+            Status::Warn,
+            "temp dir files",
+            format!("ignored: {}", reasons.join("; ")),
+            Some(
+                "remove them if they are yours; if another user planted them, baton already ignores them"
+                    .into(),
+            ),
+        )
+    })
+}
+
+/// baton's versioned state files: one written by a newer baton is left alone (and
+/// said here), as is one that cannot be read (a FIFO, a symlink, too large, broken).
+fn state_files_check() -> Check {
+    let files = [crate::handoff::store::registry_file(), metrics::learned::file()];
+    let mut problems: Vec<String> = files.iter().flatten().filter_map(|file| file.problem()).collect();
+    problems.extend(planted(places::session_dir().as_deref(), "claude-ctx-"));
+    if problems.is_empty() {
+        Check::new(Status::Ok, "state files", "baton's state files are readable and of a known version", None)
     } else {
         Check::new(
-            Status::Fail,
-            "config",
-            config.errors.join("; "),
-            Some("edit the file named (`baton config` shows every value and where it comes from)".into()),
+            Status::Warn,
+            "state files",
+            problems.join("; "),
+            Some("upgrade baton, or remove the file named (baton starts it afresh)".into()),
         )
     }
 }
@@ -1001,6 +1063,8 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
     checks.push(config_check(project.as_deref()));
     checks.push(windows_check(project.as_deref()));
     checks.push(state_dir_check());
+    checks.push(state_files_check());
+    checks.extend(temp_dir_planted_check());
     checks.push(temp_dir_check());
     let exe = PathBuf::from(&this);
     checks.push(hook_self_test(&exe));

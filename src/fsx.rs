@@ -1,9 +1,12 @@
-//! Safe file operations: every file baton writes goes through here.
+//! Safe file operations: every file baton writes, and every file it reads that someone
+//! else may have placed, goes through here.
 //!
-//! The rules, from the project's promises: state files are replaced atomically (a
-//! temporary file in the same folder, then a rename), created private, never written or
-//! read through a symlink someone planted, and counters change under an exclusive lock.
-//! Files in the shared temp dir that another user owns are never trusted.
+//! The rules, from the project's promises (TRUST.md): state files are replaced
+//! atomically (a temporary file in the same folder, then a rename), created with exact
+//! modes whatever the umask, never written or read through a symlink someone planted.
+//! Every read opens no-follow and non-blocking, checks the open file is a regular file
+//! (and, in the shared temp dir, this user's) and caps its size: a FIFO, a device or a
+//! folder counts as absent, with a reason. Every lock has a deadline.
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
@@ -12,6 +15,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use fs2::FileExt;
 
@@ -21,8 +25,11 @@ pub enum Visibility {
     /// Mode 0600: state, bridge, locks, anything in the temp dir or the state dir.
     Private,
     /// The user's usual permissions (0666 less the umask), or those of the file being
-    /// replaced: handoff files and settings the user owns and may commit.
+    /// replaced: handoff files and project settings the user owns and may commit.
     UserFile,
+    /// A file of the user's under the home (a host's user settings): created 0600
+    /// whatever the umask, while a replaced file keeps its exact mode.
+    HomeFile,
 }
 
 /// Options for [`write_atomic`].
@@ -39,8 +46,10 @@ impl WriteOptions {
     pub const STATE: WriteOptions = WriteOptions { visibility: Visibility::Private, durable: false };
     /// A private file that should survive a crash (the state dir under the home).
     pub const PRIVATE_DURABLE: WriteOptions = WriteOptions { visibility: Visibility::Private, durable: true };
-    /// A user's file (handoff, settings): durable, usual permissions.
+    /// A user's file (handoff, project settings): durable, usual permissions.
     pub const USER: WriteOptions = WriteOptions { visibility: Visibility::UserFile, durable: true };
+    /// A user's file under the home (user settings): durable, 0600 when new, mode kept.
+    pub const HOME: WriteOptions = WriteOptions { visibility: Visibility::HomeFile, durable: true };
 }
 
 /// A session id is used to build file names: refuse anything that could leave the folder
@@ -79,41 +88,116 @@ pub fn is_symlink(path: &Path) -> bool {
     fs::symlink_metadata(path).map(|m| m.file_type().is_symlink()).unwrap_or(false)
 }
 
-/// Opens `path` for reading without following a symlink at its last component.
-fn open_nofollow(path: &Path) -> io::Result<File> {
-    OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
-}
-
-/// Reads at most `limit` bytes of a file, never through a symlink. A file that is longer
-/// than the limit is an error (callers treat it as malformed).
-pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let file = open_nofollow(path)?;
-    read_open_file(file, limit)
-}
-
-/// Like [`read_limited`], for files in a shared folder (the temp dir): a file owned by
-/// another user is refused, since anyone can plant one there.
-pub fn read_owned(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let file = open_nofollow(path)?;
+/// Opens a file someone else may have placed, the one way baton does it: never through
+/// a symlink at the last component (unless `follow`), non-blocking (a FIFO or a device
+/// cannot hang the open), then `fstat`ed on the open descriptor to be a regular file
+/// and, when `owned`, to belong to this user. Anything else is refused with an error that
+/// says why (callers treat it as absent; `baton doctor` and `baton config` show it).
+fn open_checked(path: &Path, follow: bool, owned: bool) -> io::Result<File> {
+    let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC;
+    if !follow {
+        flags |= libc::O_NOFOLLOW;
+    }
+    let file = OpenOptions::new().read(true).custom_flags(flags).open(path).map_err(|e| {
+        if !follow && e.raw_os_error() == Some(libc::ELOOP) {
+            refused(path, "is a symlink, which baton does not follow here")
+        } else {
+            e
+        }
+    })?;
     let meta = file.metadata()?;
-    if meta.uid() != euid() {
+    check_regular(path, &meta)?;
+    if owned && meta.uid() != euid() {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!("{} belongs to another user", path.display()),
         ));
     }
-    read_open_file(file, limit)
+    Ok(file)
 }
 
-fn read_open_file(file: File, limit: u64) -> io::Result<Vec<u8>> {
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(io::Error::other("not a regular file"));
+fn refused(path: &Path, why: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, format!("{} {why}", path.display()))
+}
+
+/// What kind of thing a non-regular file is, in words.
+fn file_kind(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        "a folder"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_symlink() {
+        "a symlink"
+    } else {
+        "not a regular file"
     }
+}
+
+fn check_regular(path: &Path, meta: &fs::Metadata) -> io::Result<()> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    let kind = file_kind(meta);
+    Err(refused(path, &format!("is {kind}, not a regular file")))
+}
+
+/// Opens a regular file for streaming reads (a transcript): no-follow, non-blocking,
+/// regular, as [`read_limited`] does, without reading it.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    open_checked(path, false, false)
+}
+
+/// Reads at most `limit` bytes of a file that is not in a shared folder (config files,
+/// handoffs, STATE.md, plans, baton's state): never through a symlink, never anything
+/// but a regular file (a FIFO or a device is refused at once, without blocking). A file
+/// longer than the limit is an error (callers treat it as malformed).
+pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let file = open_checked(path, false, false)?;
+    read_open_file(path, file, limit)
+}
+
+/// Like [`read_limited`], for files in a shared folder (the temp dir): a file owned by
+/// another user is refused too, since anyone can plant one there.
+pub fn read_owned(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let file = open_checked(path, false, true)?;
+    read_open_file(path, file, limit)
+}
+
+/// Like [`read_limited`] but a symlink at `path` is followed, for the user's own files
+/// that are often links into a dotfiles repository (hosts' settings files). The target
+/// must still be a regular file, opened without blocking, and within the limit.
+pub fn read_through_symlink(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let file = open_checked(path, true, false)?;
+    read_open_file(path, file, limit)
+}
+
+/// Why a file would not be read, in words, or `None` when it is readable or absent
+/// (doctor's lines for refused files).
+pub fn refusal(path: &Path, limit: u64, owned: bool) -> Option<String> {
+    let result = if owned { read_owned(path, limit) } else { read_limited(path, limit) };
+    match result {
+        Ok(_) => None,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+fn read_open_file(path: &Path, file: File, limit: u64) -> io::Result<Vec<u8>> {
+    let meta = file.metadata()?;
+    check_regular(path, &meta)?;
     let mut bytes = Vec::with_capacity(meta.len().min(limit) as usize);
     file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(io::Error::other(format!("file larger than {limit} bytes")));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{} is larger than {limit} bytes", path.display()),
+        ));
     }
     Ok(bytes)
 }
@@ -161,10 +245,10 @@ pub fn write_atomic(path: &Path, contents: &[u8], options: WriteOptions) -> io::
         }
         Ok(meta) => match options.visibility {
             Visibility::Private => 0o600,
-            Visibility::UserFile => meta.mode() & 0o7777,
+            Visibility::UserFile | Visibility::HomeFile => meta.mode() & 0o7777,
         },
         Err(e) if e.kind() == io::ErrorKind::NotFound => match options.visibility {
-            Visibility::Private => 0o600,
+            Visibility::Private | Visibility::HomeFile => 0o600,
             Visibility::UserFile => umask_default_mode(),
         },
         Err(e) => return Err(e),
@@ -177,10 +261,9 @@ pub fn write_atomic(path: &Path, contents: &[u8], options: WriteOptions) -> io::
             .mode(mode)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&temp)?;
-        if options.visibility == Visibility::UserFile {
-            // create_new applies the umask; a replaced file keeps its exact mode.
-            file.set_permissions(fs::Permissions::from_mode(mode))?;
-        }
+        // create_new applies the umask: the mode is set exactly, whatever the umask (a
+        // private file stays 0600 under umask 000 or 077, a replaced file keeps its mode).
+        file.set_permissions(fs::Permissions::from_mode(mode))?;
         file.write_all(contents)?;
         if options.durable {
             file.sync_all()?;
@@ -203,23 +286,41 @@ pub fn write_atomic(path: &Path, contents: &[u8], options: WriteOptions) -> io::
 }
 
 /// Creates a folder (and its parents) if missing. New folders get mode 0700 when
-/// `private`. An existing symlink in place of the folder is refused.
+/// `private`, set exactly whatever the umask (folders under the home, baton's state);
+/// otherwise the umask's. An existing symlink in place of the folder is refused.
 pub fn ensure_dir(path: &Path, private: bool) -> io::Result<()> {
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => Err(symlink_refused(path)),
         Ok(meta) if meta.is_dir() => Ok(()),
         Ok(_) => Err(io::Error::other(format!("{} is not a folder", path.display()))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                if fs::symlink_metadata(parent).is_err() {
+                    ensure_dir(parent, private)?;
+                }
+            }
             let mut builder = fs::DirBuilder::new();
-            builder.recursive(true);
             if private {
                 std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
             }
-            builder.create(path)
+            match builder.create(path) {
+                Ok(()) => {}
+                // Another process made it meanwhile: fine if it is a folder.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return ensure_dir(path, false),
+                Err(e) => return Err(e),
+            }
+            if private {
+                fs::set_permissions(path, fs::Permissions::from_mode(0o700))?;
+            }
+            Ok(())
         }
         Err(e) => Err(e),
     }
 }
+
+/// How long [`FileLock::acquire`] waits for another holder before giving up. Commands a
+/// person runs may wait this long; the hook uses shorter deadlines of its own.
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// An exclusive advisory lock on a lock file; released when dropped.
 #[derive(Debug)]
@@ -228,25 +329,55 @@ pub struct FileLock {
 }
 
 impl FileLock {
-    /// Opens (creating private, never through a symlink) and locks `path`, waiting for
-    /// other holders. In a shared folder a lock file owned by another user is refused.
+    /// [`FileLock::acquire_within`] with the default deadline, [`LOCK_WAIT`].
     pub fn acquire(path: &Path) -> io::Result<FileLock> {
+        FileLock::acquire_within(path, LOCK_WAIT)
+    }
+
+    /// Opens (creating private, never through a symlink, without blocking) and locks
+    /// `path`, retrying with a growing pause while another process holds it, for at most
+    /// `wait`; then gives up with an error of kind `TimedOut`. A lock file that is not a
+    /// regular file of this user's is refused at once.
+    pub fn acquire_within(path: &Path, wait: Duration) -> io::Result<FileLock> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)?;
-        if file.metadata()?.uid() != euid() {
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+            .open(path)
+            .map_err(|e| if e.raw_os_error() == Some(libc::ELOOP) { symlink_refused(path) } else { e })?;
+        let meta = file.metadata()?;
+        check_regular(path, &meta)?;
+        if meta.uid() != euid() {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 format!("{} belongs to another user", path.display()),
             ));
         }
-        file.lock_exclusive()?;
-        Ok(FileLock { file })
+        let deadline = Instant::now() + wait;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match file.try_lock_exclusive() {
+                Ok(()) => return Ok(FileLock { file }),
+                Err(e) if e.raw_os_error() == fs2::lock_contended_error().raw_os_error() => {}
+                Err(e) => return Err(e),
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "{} is held by another process; gave up after {} ms",
+                        path.display(),
+                        wait.as_millis()
+                    ),
+                ));
+            }
+            std::thread::sleep(pause.min(deadline - now));
+            pause = (pause * 2).min(Duration::from_millis(25));
+        }
     }
 }
 
@@ -332,6 +463,90 @@ mod tests {
         fs::write(&target, vec![b'x'; 100]).unwrap();
         assert!(read_limited(&target, 99).is_err());
         assert_eq!(read_limited(&target, 100).unwrap().len(), 100);
+    }
+
+    fn fifo(path: &Path) {
+        let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    }
+
+    #[test]
+    fn fifos_folders_and_symlinks_are_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = dir.path().join("pipe");
+        fifo(&pipe);
+        let started = std::time::Instant::now();
+        let error = read_limited(&pipe, 100).unwrap_err();
+        assert!(error.to_string().contains("FIFO"), "{error}");
+        assert!(read_owned(&pipe, 100).is_err());
+        assert!(read_through_symlink(&pipe, 100).is_err());
+        assert!(open_regular(&pipe).is_err());
+        assert!(FileLock::acquire_within(&pipe, Duration::from_millis(10)).is_err());
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert!(read_limited(dir.path(), 100).unwrap_err().to_string().contains("folder"));
+
+        let target = dir.path().join("real");
+        fs::write(&target, b"data").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(read_limited(&link, 100).unwrap_err().to_string().contains("symlink"));
+        assert_eq!(read_through_symlink(&link, 100).unwrap(), b"data");
+        let pipe_link = dir.path().join("pipe-link");
+        std::os::unix::fs::symlink(&pipe, &pipe_link).unwrap();
+        assert!(read_through_symlink(&pipe_link, 100).is_err());
+        assert!(refusal(&pipe, 100, false).is_some_and(|why| why.contains("FIFO")));
+        assert_eq!(refusal(&target, 100, false), None);
+        assert_eq!(refusal(&dir.path().join("absent"), 100, false), None);
+    }
+
+    #[test]
+    fn files_of_another_user_are_refused_in_shared_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let planted = dir.path().join("planted");
+        fs::write(&planted, b"{}").unwrap();
+        // Only root can give a file away; elsewhere this test has nothing to check.
+        if std::os::unix::fs::chown(&planted, Some(65534), Some(65534)).is_err() {
+            return;
+        }
+        assert_eq!(read_owned(&planted, 100).unwrap_err().kind(), io::ErrorKind::PermissionDenied);
+        assert!(read_limited(&planted, 100).is_ok());
+        assert!(FileLock::acquire_within(&planted, Duration::from_millis(10)).is_err());
+    }
+
+    #[test]
+    fn a_held_lock_is_given_up_at_the_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        let held = FileLock::acquire(&path).unwrap();
+        let started = std::time::Instant::now();
+        let error = FileLock::acquire_within(&path, Duration::from_millis(80)).unwrap_err();
+        let waited = started.elapsed();
+        assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        assert!(waited >= Duration::from_millis(80) && waited < Duration::from_millis(500), "{waited:?}");
+        drop(held);
+        assert!(FileLock::acquire_within(&path, Duration::from_millis(80)).is_ok());
+    }
+
+    #[test]
+    fn modes_are_exact() {
+        // (Under umask 000 and 077 this is checked black-box, in a child process, by
+        // tests/untrusted.rs: changing the umask here would race other tests.)
+        let dir = tempfile::tempdir().unwrap();
+        let private = dir.path().join("a/b");
+        ensure_dir(&private, true).unwrap();
+        let state = dir.path().join("a/b/state.json");
+        write_atomic(&state, b"{}", WriteOptions::STATE).unwrap();
+        let home_file = dir.path().join("a/settings.json");
+        write_atomic(&home_file, b"{}", WriteOptions::HOME).unwrap();
+        for folder in [dir.path().join("a"), private] {
+            assert_eq!(fs::metadata(&folder).unwrap().mode() & 0o777, 0o700, "{}", folder.display());
+        }
+        assert_eq!(fs::metadata(&state).unwrap().mode() & 0o777, 0o600);
+        assert_eq!(fs::metadata(&home_file).unwrap().mode() & 0o777, 0o600);
+        fs::set_permissions(&home_file, fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&home_file, b"{\"a\":1}", WriteOptions::HOME).unwrap();
+        assert_eq!(fs::metadata(&home_file).unwrap().mode() & 0o777, 0o640);
     }
 
     #[test]

@@ -4,19 +4,23 @@
 //! [`decide`] is the whole rule (GSD's contract) as a pure function over the level and
 //! the previous debounce state; [`message`] words every level, in this one place. [`check`]
 //! is the I/O around them: ask for the session's newest figure
-//! ([`metrics::session_figure`]), then read-modify-write the state file under an
-//! exclusive lock so parallel tool calls in one session never lose a count.
+//! ([`metrics::session_figure`]), then read-modify-write the state file (private,
+//! versioned: [`crate::state`]) under an exclusive lock so parallel tool calls in one
+//! session never lose a count. The lock is waited for at most [`DEBOUNCE_LOCK_WAIT`];
+//! past it the monitor goes on unlocked (a count may be lost, a warning is not).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use std::path::Path;
+use std::time::Duration;
 
 use crate::config::Config;
 use crate::fsx::{self, FileLock};
 use crate::gitx::Mode;
 use crate::host::Dialect;
 use crate::metrics::{self, Figure, FigureQuery, Headroom, Level, Limits, Origin, learned};
+use crate::state::{Loaded, VersionedFile};
 use crate::{handoff, places, transcript};
 
 /// The debounce state, GSD's `claude-ctx-<sid>-warned.json`. Unknown fields are kept so
@@ -44,22 +48,28 @@ impl WarnState {
     /// Reads a state file leniently; anything that is not an object with sane fields is
     /// "no state" (the next warning fires at once, as in GSD).
     pub fn parse(bytes: &[u8]) -> Option<WarnState> {
-        let Value::Object(mut object) = serde_json::from_slice::<Value>(bytes).ok()? else {
+        let Value::Object(object) = serde_json::from_slice::<Value>(bytes).ok()? else {
             return None;
         };
+        Some(WarnState::from_object(object))
+    }
+
+    /// The state from a file's object (its `version` stays among the unknown fields and
+    /// is set again on write).
+    pub fn from_object(mut object: Map<String, Value>) -> WarnState {
         let calls = object.remove("callsSinceWarn").and_then(|v| v.as_u64()).unwrap_or(0);
         let last_level = object.remove("lastLevel").and_then(|v| v.as_str().map(str::to_string));
         let critical_recorded = object.remove("criticalRecorded").and_then(|v| v.as_bool()).unwrap_or(false);
         let compacted_at = object.remove("compactedAt").and_then(|v| v.as_i64());
         let ended_at = object.remove("endedAt").and_then(|v| v.as_i64());
-        Some(WarnState {
+        WarnState {
             calls_since_warn: calls.min(u32::MAX as u64) as u32,
             last_level,
             critical_recorded,
             compacted_at,
             ended_at,
             extra: object,
-        })
+        }
     }
 }
 
@@ -306,6 +316,41 @@ impl<'a> SessionRef<'a> {
 
 const STATE_LIMIT: u64 = 64 * 1024;
 
+/// The debounce state's format version (1: GSD's fields, baton's `compactedAt` and
+/// `tokensPerCall`, in the private session folder).
+pub const WARN_STATE_VERSION: u64 = 1;
+
+/// How long the hook waits for the debounce lock: well under the 2 s stdin deadline.
+pub const DEBOUNCE_LOCK_WAIT: Duration = Duration::from_millis(300);
+
+/// Session state files untouched this long are pruned (sessions long gone).
+const SESSION_STATE_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The session's debounce state file, `None` without a home (then no state is kept).
+pub fn warn_state_file(session_id: &str) -> Option<VersionedFile> {
+    places::warn_state_path(session_id).map(|path| VersionedFile::new(path, WARN_STATE_VERSION, STATE_LIMIT))
+}
+
+/// The session's debounce lock, taken within [`DEBOUNCE_LOCK_WAIT`]. `None` when it
+/// cannot be had in time: the caller goes on unlocked rather than hang or fall silent.
+fn debounce_lock(session_id: &str) -> Option<FileLock> {
+    let path = places::warn_lock_path(session_id)?;
+    fsx::ensure_dir(path.parent()?, true).ok()?;
+    FileLock::acquire_within(&path, DEBOUNCE_LOCK_WAIT).ok()
+}
+
+/// GSD's state for the session, when GSD's hook ran before baton's: read only when this
+/// user owns it (anyone can plant a file in the temp dir), never written.
+fn gsd_state(session_id: &str) -> Option<WarnState> {
+    let bytes = fsx::read_owned(&places::gsd_warn_state_path(session_id), STATE_LIMIT).ok()?;
+    WarnState::parse(&bytes)
+}
+
+fn store_state(file: &VersionedFile, state: &WarnState) -> Option<()> {
+    let Value::Object(object) = serde_json::to_value(state).ok()? else { return None };
+    file.store(object, false).ok()
+}
+
 /// The session's newest figure (see [`metrics::session_figure`]), with the notes the
 /// message needs. `stale_seconds` bounds the age of a bridge.
 pub fn current_figure(
@@ -355,12 +400,21 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
         return None;
     }
     let (decision, pace) = {
-        let _lock = FileLock::acquire(&places::warn_lock_path(session.id)).ok()?;
-        let state_path = places::warn_state_path(session.id);
-        if fsx::is_symlink(&state_path) {
+        let state_file = warn_state_file(session.id)?;
+        let _lock = debounce_lock(session.id);
+        let loaded = state_file.load();
+        // A newer baton's state is left alone (doctor says so).
+        if !loaded.replaceable() {
             return None;
         }
-        let previous = fsx::read_owned(&state_path, STATE_LIMIT).ok().and_then(|b| WarnState::parse(&b));
+        let previous = if loaded == Loaded::Missing {
+            if let Some(dir) = places::session_dir() {
+                crate::state::prune_older_than(&dir, SESSION_STATE_MAX_AGE);
+            }
+            gsd_state(session.id)
+        } else {
+            loaded.object().map(WarnState::from_object)
+        };
         // A figure from before the session's last compaction is history.
         if previous.as_ref().and_then(|p| p.compacted_at).is_some_and(|at| figure.taken_at <= at) {
             return None;
@@ -374,8 +428,7 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
         if let Some(pace) = pace {
             decision.state.extra.insert("tokensPerCall".into(), Value::from(pace.tokens_per_call.round()));
         }
-        let json = serde_json::to_vec(&decision.state).ok()?;
-        fsx::write_atomic(&state_path, &json, fsx::WriteOptions::STATE).ok()?;
+        store_state(&state_file, &decision.state)?;
         (decision, pace)
     };
     let level = decision.fire?;
@@ -408,8 +461,8 @@ pub fn tokens_per_call(session_id: &str) -> Option<f64> {
     if !fsx::valid_session_id(session_id) {
         return None;
     }
-    let state = fsx::read_owned(&places::warn_state_path(session_id), STATE_LIMIT).ok()?;
-    WarnState::parse(&state)?.extra.get("tokensPerCall")?.as_f64().filter(|p| *p > 0.0)
+    let state = WarnState::from_object(warn_state_file(session_id)?.load().object()?);
+    state.extra.get("tokensPerCall")?.as_f64().filter(|p| *p > 0.0)
 }
 
 /// Records a compaction in the session's state, under the lock: the debounce starts
@@ -429,17 +482,15 @@ fn update_state(session_id: &str, change: impl FnOnce(&mut WarnState)) {
     if !fsx::valid_session_id(session_id) {
         return;
     }
-    let Ok(_lock) = FileLock::acquire(&places::warn_lock_path(session_id)) else { return };
-    let state_path = places::warn_state_path(session_id);
-    if fsx::is_symlink(&state_path) {
+    let Some(state_file) = warn_state_file(session_id) else { return };
+    let _lock = debounce_lock(session_id);
+    let loaded = state_file.load();
+    if !loaded.replaceable() {
         return;
     }
-    let mut state =
-        fsx::read_owned(&state_path, STATE_LIMIT).ok().and_then(|b| WarnState::parse(&b)).unwrap_or_default();
+    let mut state = loaded.object().map(WarnState::from_object).unwrap_or_default();
     change(&mut state);
-    if let Ok(json) = serde_json::to_vec(&state) {
-        let _ = fsx::write_atomic(&state_path, &json, fsx::WriteOptions::STATE);
-    }
+    let _ = store_state(&state_file, &state);
 }
 
 /// Notes that the host ended the session, so no resume brief calls it active.
@@ -452,8 +503,7 @@ pub fn session_ended(session_id: &str) -> Option<i64> {
     if !fsx::valid_session_id(session_id) {
         return None;
     }
-    let state = fsx::read_owned(&places::warn_state_path(session_id), STATE_LIMIT).ok()?;
-    WarnState::parse(&state)?.ended_at
+    WarnState::from_object(warn_state_file(session_id)?.load().object()?).ended_at
 }
 
 /// Notes in the session's state that the CRITICAL handoff was written, under the lock.

@@ -1,9 +1,11 @@
 //! Where baton's files live.
 //!
-//! Per-session files sit in the OS temp dir under GSD's names so the two tools can stand
-//! in for each other (`claude-ctx-<sid>.json`, `claude-ctx-<sid>-warned.json`). What must
-//! outlive a reboot (the handoff registry, learned compaction points) goes in baton's
-//! state dir under the user's home. Nothing here touches the disk.
+//! Only the bridge sits in the shared temp dir, under GSD's name so the two tools can
+//! stand in for each other (`claude-ctx-<sid>.json`); it is read only when this user owns
+//! it. Everything else of baton's lives in its private state dir under the user's home
+//! (0700): the debounce state and its lock (`sessions/`), the handoff registry, learned
+//! compaction points, locks. Nothing planted in `/tmp` by another user can hang, redirect
+//! or silence the monitor. Nothing here touches the disk.
 
 use std::env;
 use std::path::PathBuf;
@@ -18,15 +20,28 @@ pub fn bridge_path(session_id: &str) -> PathBuf {
     temp_dir().join(format!("claude-ctx-{session_id}.json"))
 }
 
-/// The monitor's debounce state (GSD's name and fields).
-pub fn warn_state_path(session_id: &str) -> PathBuf {
+/// baton's private per-session folder, `<state dir>/sessions` (created 0700): the
+/// monitor's debounce state and its lock. Files older than a week are pruned.
+pub fn session_dir() -> Option<PathBuf> {
+    state_dir().map(|dir| dir.join("sessions"))
+}
+
+/// The monitor's debounce state (GSD's file name and fields, plus `version`), in the
+/// private session folder. `None` without a home: then the monitor keeps no state.
+pub fn warn_state_path(session_id: &str) -> Option<PathBuf> {
+    session_dir().map(|dir| dir.join(format!("claude-ctx-{session_id}-warned.json")))
+}
+
+/// GSD's own debounce state in the temp dir: read once (when this user owns it) to seed
+/// a session that switches from GSD's hook to baton's; never written.
+pub fn gsd_warn_state_path(session_id: &str) -> PathBuf {
     temp_dir().join(format!("claude-ctx-{session_id}-warned.json"))
 }
 
 /// The lock file that serialises updates of the debounce state. A separate file, since
 /// the state file itself is replaced by rename and a lock on it would not hold.
-pub fn warn_lock_path(session_id: &str) -> PathBuf {
-    temp_dir().join(format!("claude-ctx-{session_id}-warned.lock"))
+pub fn warn_lock_path(session_id: &str) -> Option<PathBuf> {
+    session_dir().map(|dir| dir.join(format!("claude-ctx-{session_id}-warned.lock")))
 }
 
 /// The user's home, from `HOME`.

@@ -71,12 +71,16 @@ fn warning_to_critical_fires_at_once_then_debounces() {
 #[test]
 fn switching_from_gsd_state_mid_session_keeps_the_count() {
     let sandbox = Sandbox::new();
-    // GSD's hook wrote this after its 3rd silent call.
-    std::fs::write(sandbox.state_path(SESSION), r#"{"callsSinceWarn":3,"lastLevel":"warning"}"#).unwrap();
+    // GSD's hook wrote this (in the temp dir, GSD's place) after its 3rd silent call.
+    let gsd_state = sandbox.tmp().join(format!("claude-ctx-{SESSION}-warned.json"));
+    std::fs::write(&gsd_state, r#"{"callsSinceWarn":3,"lastLevel":"warning"}"#).unwrap();
     sandbox.write_bridge(SESSION, 30.0, 0);
     let event = sandbox.post_tool_use(SESSION);
     assert_eq!(sandbox.hook_told(&event), None, "4th call after a warning");
     assert!(sandbox.hook_told(&event).is_some(), "5th call after a warning fires");
+    // baton keeps its own state in its private folder and never writes GSD's.
+    assert!(sandbox.state_path(SESSION).exists());
+    assert_eq!(std::fs::read_to_string(&gsd_state).unwrap(), r#"{"callsSinceWarn":3,"lastLevel":"warning"}"#);
 }
 
 #[test]
@@ -274,6 +278,7 @@ fn planted_symlinks_are_never_followed() {
 
     // At the state path: the monitor stays silent and the victim is untouched.
     sandbox.write_bridge(SESSION, 30.0, 0);
+    std::fs::create_dir_all(sandbox.state_path(SESSION).parent().unwrap()).unwrap();
     symlink(&victim, sandbox.state_path(SESSION)).unwrap();
     assert_eq!(sandbox.hook_told(&sandbox.post_tool_use(SESSION)), None);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
@@ -297,12 +302,15 @@ fn planted_symlinks_are_never_followed() {
     assert!(decoy_text.contains("\"remaining_percentage\":5"), "decoy overwritten: {decoy_text}");
     assert!(std::fs::symlink_metadata(sandbox.bridge_path(other)).unwrap().file_type().is_symlink());
 
-    // At the lock path.
+    // At the lock path (in the private session folder): the lock is not taken through
+    // it; the hook goes on unlocked and the victim is untouched.
     let third = "1c2d0c55-2f6a-4e0b-8c3d-7a5e1f2b3c44";
     sandbox.write_bridge(third, 30.0, 0);
-    symlink(&victim, sandbox.tmp().join(format!("claude-ctx-{third}-warned.lock"))).unwrap();
-    assert_eq!(sandbox.hook_told(&sandbox.post_tool_use(third)), None);
+    let lock = sandbox.state_path(third).with_extension("lock");
+    symlink(&victim, &lock).unwrap();
+    sandbox.hook(&sandbox.post_tool_use(third));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(std::fs::symlink_metadata(&lock).unwrap().file_type().is_symlink());
 }
 
 #[cfg(unix)]

@@ -78,7 +78,14 @@ pub fn commit_message(mode: Mode, trigger: Trigger, summary: &Summary, figure: O
 pub fn write(request: &Request) -> Result<Outcome, String> {
     let repo = Repo::discover(&request.cwd).unwrap_or(None);
     let root = repo.as_ref().map(|r| r.root().to_path_buf()).unwrap_or_else(|| request.cwd.clone());
-    let _lock = store::project_lock(&root);
+    // Another writer of this project holding its lock past the deadline: no handoff,
+    // and the hook says why, rather than wait for the host to kill it.
+    let _lock = match store::project_lock_within(&root, store::PROJECT_LOCK_WAIT) {
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+            return Err(format!("another baton process is writing this project's handoff ({e})"));
+        }
+        lock => lock.ok(),
+    };
 
     let transcript = match &request.transcript_path {
         None => Sourced::Missing("no transcript path given".into()),

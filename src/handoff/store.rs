@@ -210,34 +210,57 @@ pub fn rewrite_json(path: &Path, json: &Value) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// The registry's format version (1: `projects` → list of `{id, session_id, written}`).
+pub const REGISTRY_VERSION: u64 = 1;
+
 fn registry_path() -> Option<PathBuf> {
     places::state_dir().map(|d| d.join("handoffs.json"))
 }
 
-/// A lock in baton's state dir, one per project, around writing its handoff.
+/// The handoff registry as a versioned state file (doctor checks it).
+pub fn registry_file() -> Option<crate::state::VersionedFile> {
+    registry_path().map(|path| crate::state::VersionedFile::new(path, REGISTRY_VERSION, HANDOFF_LIMIT))
+}
+
+/// How long a handoff waits for another writer of the same project: within the hook's
+/// budget. Past it the hook writes no handoff and says why.
+pub const PROJECT_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// A lock in baton's state dir, one per project, around writing its handoff, taken
+/// within [`PROJECT_LOCK_WAIT`]; `None` when it cannot be had.
 pub fn project_lock(root: &Path) -> Option<fsx::FileLock> {
-    let dir = places::state_dir()?.join("locks");
-    fsx::ensure_dir(&dir, true).ok()?;
+    project_lock_within(root, PROJECT_LOCK_WAIT).ok()
+}
+
+/// [`project_lock`] with the reason when it cannot be had (a `TimedOut` error when
+/// another process held it past `wait`).
+pub fn project_lock_within(root: &Path, wait: std::time::Duration) -> std::io::Result<fsx::FileLock> {
+    let dir = places::state_dir()
+        .ok_or_else(|| std::io::Error::other("no home folder for baton's state"))?
+        .join("locks");
+    fsx::ensure_dir(&dir, true)?;
     // FNV-1a of the path: a short, stable file name.
     let mut hash: u64 = 0xcbf29ce484222325;
     for byte in root.as_os_str().as_encoded_bytes() {
         hash ^= *byte as u64;
         hash = hash.wrapping_mul(0x100000001b3);
     }
-    fsx::FileLock::acquire(&dir.join(format!("project-{hash:016x}.lock"))).ok()
+    fsx::FileLock::acquire_within(&dir.join(format!("project-{hash:016x}.lock")), wait)
 }
 
 /// Records that this machine wrote handoff `id` for the project at `root`.
 pub fn register(root: &Path, id: &str, session_id: &str, now: DateTime<Utc>) -> Result<(), String> {
-    let path = registry_path().ok_or("no home folder for baton's state")?;
-    let dir = path.parent().ok_or("bad state dir")?;
+    let file = registry_file().ok_or("no home folder for baton's state")?;
+    let dir = file.path.parent().ok_or("bad state dir")?;
     fsx::ensure_dir(dir, true).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let _lock = fsx::FileLock::acquire(&dir.join("handoffs.lock")).map_err(|e| e.to_string())?;
-    let mut registry = fsx::read_limited(&path, HANDOFF_LIMIT)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .filter(Value::is_object)
-        .unwrap_or_else(|| json!({"projects": {}}));
+    // Within the hook's budget, like the project lock.
+    let _lock = fsx::FileLock::acquire_within(&dir.join("handoffs.lock"), PROJECT_LOCK_WAIT)
+        .map_err(|e| e.to_string())?;
+    let loaded = file.load();
+    if let crate::state::Loaded::Newer { .. } = loaded {
+        return Err(file.problem().unwrap_or_default());
+    }
+    let mut registry = loaded.object().map(Value::Object).unwrap_or_else(|| json!({"projects": {}}));
     let key = root.to_string_lossy().into_owned();
     let projects = registry
         .as_object_mut()
@@ -259,17 +282,16 @@ pub fn register(root: &Path, id: &str, session_id: &str, now: DateTime<Utc>) -> 
     }
     let excess = entries.len().saturating_sub(50);
     entries.drain(..excess);
-    let bytes = serde_json::to_vec_pretty(&registry).map_err(|e| e.to_string())?;
-    fsx::write_atomic(&path, &bytes, fsx::WriteOptions::PRIVATE_DURABLE).map_err(|e| e.to_string())
+    let Value::Object(object) = registry else { return Err("registry is not an object".into()) };
+    file.store(object, true).map_err(|e| e.to_string())
 }
 
 /// Whether this machine wrote handoff `id` for the project at `root`.
 pub fn is_registered(root: &Path, id: &str) -> bool {
-    let Some(path) = registry_path() else { return false };
-    let Ok(bytes) = fsx::read_limited(&path, HANDOFF_LIMIT) else { return false };
-    let Ok(registry) = serde_json::from_slice::<Value>(&bytes) else { return false };
+    // A newer baton's registry is not read: its handoffs are not trusted by this one.
+    let Some(registry) = registry_file().and_then(|file| file.load().object()) else { return false };
     registry
-        .pointer("/projects")
+        .get("projects")
         .and_then(|p| p.get(root.to_string_lossy().as_ref()))
         .and_then(Value::as_array)
         .is_some_and(|ids| ids.iter().any(|e| e.get("id").and_then(Value::as_str) == Some(id)))

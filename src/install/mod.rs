@@ -322,7 +322,17 @@ struct Run<'a> {
     err: &'a mut dyn Write,
 }
 
+/// A settings file larger than this is not one baton will edit.
+const SETTINGS_LIMIT: u64 = 16 * 1024 * 1024;
+
 impl Run<'_> {
+    /// User settings live under the home: created 0600 whatever the umask (anyone who
+    /// can write them can add hooks); project settings get the user's usual mode. A
+    /// replaced file keeps its own mode either way.
+    fn write_options(&self) -> fsx::WriteOptions {
+        if self.options.scope == Scope::User { fsx::WriteOptions::HOME } else { fsx::WriteOptions::USER }
+    }
+
     fn fail(&mut self, path: &str, what: String) -> Done {
         let _ = writeln!(self.err, "error: {path} {what}");
         Done::Failed
@@ -345,7 +355,7 @@ impl Run<'_> {
         } else {
             path.to_path_buf()
         };
-        let existing = match fs::read(&target) {
+        let existing = match fsx::read_through_symlink(&target, SETTINGS_LIMIT) {
             Ok(bytes) => Some(bytes),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return self.fail(&shown, format!("cannot be read ({e}); nothing changed")),
@@ -476,7 +486,7 @@ impl Run<'_> {
             folder
                 .map(|dir| fsx::ensure_dir(dir, self.options.scope == Scope::User))
                 .unwrap_or(Ok(()))
-                .and_then(|_| fsx::write_atomic(&target, new_text.as_bytes(), fsx::WriteOptions::USER))
+                .and_then(|_| fsx::write_atomic(&target, new_text.as_bytes(), self.write_options()))
         };
         if let Err(e) = written {
             return self.fail(&shown, format!("cannot be written ({e}); the file is as it was"));
@@ -509,8 +519,9 @@ impl Run<'_> {
 /// What the user still has to do in Codex for the hooks in `hooks_file` to run: Codex
 /// skips every hook until the user trusts it, and again after its command changes.
 fn codex_trust_note(hooks_file: &Path, places: &Places) -> String {
-    let settings: Option<Value> =
-        fs::read(hooks_file).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    let settings: Option<Value> = fsx::read_through_symlink(hooks_file, SETTINGS_LIMIT)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
     let hooks = settings
         .map(|s| codex_trust::baton_hooks(&s, &codex_trust::key_path(hooks_file)))
         .unwrap_or_default();

@@ -1,12 +1,11 @@
 //! Compaction points learned from transcripts: each automatic `compact_boundary` seen
 //! records its `preTokens` per model in baton's state dir (`compactions.json`), and
 //! later sessions use the median of the latest observations as the point where the host
-//! compacts, instead of the fixed buffer.
-
-use std::path::PathBuf;
+//! compacts, instead of the fixed buffer. The file is versioned ([`crate::state`]).
 
 use serde_json::{Value, json};
 
+use crate::state::VersionedFile;
 use crate::transcript::Compaction;
 use crate::{fsx, places};
 
@@ -14,16 +13,17 @@ use crate::{fsx, places};
 const KEEP: usize = 9;
 const LIMIT: u64 = 256 * 1024;
 
-fn path() -> Option<PathBuf> {
-    places::state_dir().map(|d| d.join("compactions.json"))
+/// The file's format version (1: `models` → `{points: [{pre_tokens, at}]}`).
+pub const VERSION: u64 = 1;
+
+/// `compactions.json` as a versioned state file (doctor checks it).
+pub fn file() -> Option<VersionedFile> {
+    places::state_dir().map(|d| VersionedFile::new(d.join("compactions.json"), VERSION, LIMIT))
 }
 
+/// The store as read (an empty one when absent, broken, or a newer baton's).
 fn read() -> Value {
-    path()
-        .and_then(|p| fsx::read_limited(&p, LIMIT).ok())
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .filter(Value::is_object)
-        .unwrap_or_else(|| json!({"models": {}}))
+    file().and_then(|f| f.load().object()).map(Value::Object).unwrap_or_else(|| json!({"models": {}}))
 }
 
 /// The median of a model's recorded compaction points.
@@ -67,15 +67,25 @@ pub fn record(model: &str, compaction: &Compaction) -> bool {
     if seen(&read()) {
         return false;
     }
-    let Some(path) = path() else { return false };
-    let Some(dir) = path.parent() else { return false };
+    let Some(file) = file() else { return false };
+    let Some(dir) = file.path.parent() else { return false };
     if fsx::ensure_dir(dir, true).is_err() {
         return false;
     }
-    let Ok(_lock) = fsx::FileLock::acquire(&dir.join("compactions.lock")) else { return false };
-    let mut store = read();
+    // On the hook path: a short wait, then the boundary is recorded another time.
+    let lock =
+        fsx::FileLock::acquire_within(&dir.join("compactions.lock"), crate::monitor::DEBOUNCE_LOCK_WAIT);
+    let Ok(_lock) = lock else { return false };
+    let loaded = file.load();
+    if !loaded.replaceable() {
+        return false;
+    }
+    let mut store = loaded.object().map(Value::Object).unwrap_or_else(|| json!({"models": {}}));
     if seen(&store) {
         return false;
+    }
+    if !store.get("models").is_some_and(Value::is_object) {
+        store["models"] = json!({});
     }
     let Some(models) = store.get_mut("models").and_then(Value::as_object_mut) else { return false };
     let entry = models.entry(model.to_string()).or_insert_with(|| json!({"points": []}));
@@ -83,9 +93,8 @@ pub fn record(model: &str, compaction: &Compaction) -> bool {
     list.push(json!({"pre_tokens": pre, "at": at}));
     let excess = list.len().saturating_sub(KEEP);
     list.drain(..excess);
-    serde_json::to_vec_pretty(&store)
-        .ok()
-        .is_some_and(|bytes| fsx::write_atomic(&path, &bytes, fsx::WriteOptions::PRIVATE_DURABLE).is_ok())
+    let Value::Object(object) = store else { return false };
+    file.store(object, true).is_ok()
 }
 
 #[cfg(test)]

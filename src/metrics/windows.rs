@@ -196,7 +196,8 @@ pub fn remember(model: &str, window: u64) -> bool {
     if fsx::ensure_dir(dir, true).is_err() {
         return false;
     }
-    let Ok(_lock) = fsx::FileLock::acquire(&dir.join("windows.lock")) else { return false };
+    let lock = fsx::FileLock::acquire_within(&dir.join("windows.lock"), crate::monitor::DEBOUNCE_LOCK_WAIT);
+    let Ok(_lock) = lock else { return false };
     let mut models = remembered_windows();
     if models.get(model) == Some(&window) || (models.len() >= MODELS_MAX && !models.contains_key(model)) {
         return false;

@@ -27,9 +27,8 @@ mod todo_tail;
 mod todos;
 mod usage;
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 pub use context::{
@@ -54,17 +53,7 @@ pub use usage::{
 /// file baton reads), and so is anything but a regular file: opening a FIFO must not
 /// hang a hook.
 pub fn open_transcript(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file", path.display()),
-        ));
-    }
-    Ok(file)
+    crate::fsx::open_regular(path)
 }
 
 #[cfg(test)]

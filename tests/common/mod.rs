@@ -123,6 +123,41 @@ impl Sandbox {
         output
     }
 
+    /// Like [`Sandbox::run_with`], but gives up after `limit`: the child is killed and
+    /// `None` returned (a hang is a test failure, not a stuck test run).
+    pub fn run_bounded(
+        &self,
+        args: &[&str],
+        stdin: &[u8],
+        env: &[(&str, &str)],
+        limit: Duration,
+    ) -> Option<Output> {
+        let mut command = self.command(args);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.spawn().expect("spawn baton");
+        let mut pipe = child.stdin.take().expect("stdin");
+        let bytes = stdin.to_vec();
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+        let started = std::time::Instant::now();
+        loop {
+            if child.try_wait().expect("try_wait").is_some() {
+                let output = child.wait_with_output().expect("wait");
+                let _ = writer.join();
+                return Some(output);
+            }
+            if started.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     pub fn run(&self, args: &[&str], stdin: &[u8]) -> Output {
         self.run_with(args, stdin, &[])
     }
@@ -142,8 +177,9 @@ impl Sandbox {
         self.tmp().join(format!("claude-ctx-{session}.json"))
     }
 
+    /// The monitor's debounce state, in baton's private session folder.
     pub fn state_path(&self, session: &str) -> PathBuf {
-        self.tmp().join(format!("claude-ctx-{session}-warned.json"))
+        self.state_dir().join("sessions").join(format!("claude-ctx-{session}-warned.json"))
     }
 
     /// Writes a GSD-format bridge `age` seconds old.
