@@ -26,6 +26,8 @@ use crate::{fsx, metrics, places};
 pub const MAX_BRIEF_CHARS: usize = 3000;
 /// A session whose status line or resumption is this recent counts as active.
 const ACTIVE_SECONDS: i64 = 600;
+/// What the brief may spend on `git status` (the whole brief stays well under 200 ms).
+const GIT_BUDGET: std::time::Duration = std::time::Duration::from_millis(80);
 
 /// A handoff found in a project.
 #[derive(Debug, Clone)]
@@ -122,8 +124,11 @@ pub struct Reconciled {
 /// whether a path is on disk. Pure.
 pub fn reconcile(then: &[String], now: &[String], exists: impl Fn(&str) -> bool) -> Reconciled {
     let mut out = Reconciled::default();
+    let listed_now = |path: &String| {
+        now.contains(path) || now.iter().any(|n| n.ends_with('/') && path.starts_with(n.as_str()))
+    };
     for path in then {
-        if now.contains(path) {
+        if listed_now(path) {
             out.still_uncommitted.push(path.clone());
         } else if exists(path) {
             out.committed_since.push(path.clone());
@@ -131,7 +136,13 @@ pub fn reconcile(then: &[String], now: &[String], exists: impl Fn(&str) -> bool)
             out.gone.push(path.clone());
         }
     }
-    out.new = now.iter().filter(|p| !then.contains(p)).cloned().collect();
+    out.new = now
+        .iter()
+        .filter(|p| {
+            !then.contains(p) && !(p.ends_with('/') && then.iter().any(|t| t.starts_with(p.as_str())))
+        })
+        .cloned()
+        .collect();
     out
 }
 
@@ -148,6 +159,8 @@ pub struct Today {
     /// The writing session's status line updated this many seconds ago (still active?).
     pub writer_active: Option<i64>,
     pub stale_days: i64,
+    /// The git status did not finish within the brief's budget.
+    pub status_over_budget: bool,
 }
 
 fn short_session(id: &str) -> String {
@@ -306,7 +319,12 @@ pub fn brief(found: &Found, handoff: &HandoffDoc, today: &Today) -> String {
     } else {
         let then = handoff.uncommitted_files();
         if let Some(line) = list_line("Uncommitted when paused", &then, 8) {
-            lines.push(format!("{line}."));
+            let skipped = if today.status_over_budget {
+                " (git status skipped: over the brief's time budget)"
+            } else {
+                ""
+            };
+            lines.push(format!("{line}{skipped}."));
         }
     }
 
@@ -425,19 +443,24 @@ pub fn compact_brief(handoff: &HandoffDoc) -> String {
 pub fn today(found: &Found, handoff: &HandoffDoc, session_id: Option<&str>, config: &Config) -> Today {
     let now = Utc::now();
     let mut today = Today { now: Some(now), stale_days: config.stale_days() as i64, ..Today::default() };
+    // Within the brief's budget: a bounded status (an untracked folder is one entry);
+    // past the budget the brief goes without the reconciliation.
     if let Ok(Some(repo)) = Repo::discover(&found.root) {
-        if let Ok(facts) = repo.facts(None) {
-            today.branch = facts.branch.clone();
-            let then = handoff.uncommitted_files();
-            let handoff_files =
-                |p: &str| Path::new(p).starts_with(&found.dir) || p.ends_with(".continue-here.md");
-            let now_files: Vec<String> =
-                facts.uncommitted.iter().map(|c| c.path.clone()).filter(|p| !handoff_files(p)).collect();
-            today.reconciled = Some(reconcile(&then, &now_files, |p| found.root.join(p).exists()));
-            if let (Some(base), Some(head)) = (handoff.baton().base_commit(), facts.head_full.as_deref()) {
-                today.base_is_ancestor = match (git2::Oid::from_str(base), git2::Oid::from_str(head)) {
-                    (Ok(base), Ok(head)) if base == head => Some(true),
-                    (Ok(base), Ok(head)) => repo.git().graph_descendant_of(head, base).ok(),
+        if let Ok(look) = crate::gitx::quick::quick_paths(repo.root(), GIT_BUDGET) {
+            today.branch = look.branch.clone();
+            if let Some(now_paths) = look.paths {
+                let then = handoff.uncommitted_files();
+                let handoff_files =
+                    |p: &str| Path::new(p).starts_with(&found.dir) || p.ends_with(".continue-here.md");
+                let now_files: Vec<String> = now_paths.into_iter().filter(|p| !handoff_files(p)).collect();
+                today.reconciled = Some(reconcile(&then, &now_files, |p| found.root.join(p).exists()));
+            } else {
+                today.status_over_budget = true;
+            }
+            if let (Some(base), Some(head)) = (handoff.baton().base_commit(), look.head) {
+                today.base_is_ancestor = match git2::Oid::from_str(base) {
+                    Ok(base) if base == head => Some(true),
+                    Ok(base) => repo.git().graph_descendant_of(head, base).ok(),
                     _ => None,
                 };
             }

@@ -27,7 +27,7 @@ pub const BATON_SCHEMA: &str = "1.1";
 pub const SIZE_LIMIT: usize = 64 * 1024;
 /// The largest HANDOFF.json baton reads (one an older baton wrote may exceed
 /// [`SIZE_LIMIT`]; anything bigger is not a handoff).
-pub const READ_LIMIT: u64 = 2 * 1024 * 1024;
+pub const READ_LIMIT: u64 = 4 * 1024 * 1024;
 /// The largest `.continue-here.md` baton reads.
 pub const MARKDOWN_LIMIT: u64 = 512 * 1024;
 /// The name of the only file a handoff may point baton at.
