@@ -61,7 +61,8 @@ pub fn find(root: &Path, config: &Config) -> Option<Found> {
     let handoff = HandoffDoc::read(root, &dir)?;
     // Only a validated `.continue-here.md` (inside `.planning/`, see `doc`) is read.
     let markdown_rel = handoff.as_ref().ok().and_then(HandoffDoc::continue_here).or_else(|| {
-        doc::check_continue_here(&format!("{}/{}", dir.display(), doc::CONTINUE_HERE), root).ok()
+        doc::check_continue_here_in(&format!("{}/{}", dir.display(), doc::CONTINUE_HERE), root, Some(&dir))
+            .ok()
     });
     let markdown = markdown_rel.as_ref().and_then(|rel| {
         fsx::read_limited(&root.join(rel), doc::MARKDOWN_LIMIT)
@@ -495,7 +496,7 @@ pub fn today(found: &Found, handoff: &HandoffDoc, session_id: Option<&str>, conf
 pub fn record_resumption(found: &Found, session_id: &str, source: &str) -> Result<HandoffDoc, String> {
     let _lock = store::project_lock(&found.root);
     let bytes = fsx::read_limited(&found.json_path, doc::READ_LIMIT).map_err(|e| e.to_string())?;
-    let mut handoff = HandoffDoc::parse(&bytes, &found.root)?;
+    let mut handoff = HandoffDoc::parse_in(&bytes, &found.root, Some(&found.dir))?;
     if !handoff.baton().exists() || !handoff.writable() {
         return Ok(handoff);
     }
@@ -549,7 +550,7 @@ pub fn close(found: &Found, how: &str) -> Result<Vec<PathBuf>, String> {
     let now = Utc::now();
     let mut raw = fsx::read_limited(&found.json_path, doc::READ_LIMIT)
         .map_err(|e| format!("{}: {e}", found.json_path.display()))?;
-    let mut parsed = HandoffDoc::parse(&raw, &found.root).ok();
+    let mut parsed = HandoffDoc::parse_in(&raw, &found.root, Some(&found.dir)).ok();
     if let Some(handoff) = parsed.as_mut().filter(|h| h.writable()) {
         handoff.edit_baton(|baton| {
             baton.insert(

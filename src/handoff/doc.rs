@@ -102,17 +102,27 @@ impl HandoffDoc {
     /// Parses and validates. `root` is the project root, used to check that paths do not
     /// leave it through a symlink. `Err` says why the bytes are not a handoff at all.
     pub fn parse(bytes: &[u8], root: &Path) -> Result<HandoffDoc, String> {
+        HandoffDoc::parse_in(bytes, root, None)
+    }
+
+    /// [`HandoffDoc::parse`] for a handoff kept in `dir` (`handoff.dir`), whose own
+    /// `.continue-here.md` may sit there too.
+    pub fn parse_in(bytes: &[u8], root: &Path, dir: Option<&Path>) -> Result<HandoffDoc, String> {
         if let Some(why) = parse_error(bytes) {
             return Err(why);
         }
         match serde_json::from_slice::<Value>(bytes) {
-            Ok(Value::Object(object)) => Ok(HandoffDoc::from_object(object, root)),
+            Ok(Value::Object(object)) => Ok(HandoffDoc::from_object_in(object, root, dir)),
             _ => Err("is not a JSON object".into()),
         }
     }
 
     /// Validates a JSON object (one baton built, or one read).
     pub fn from_object(object: Map<String, Value>, root: &Path) -> HandoffDoc {
+        HandoffDoc::from_object_in(object, root, None)
+    }
+
+    fn from_object_in(object: Map<String, Value>, root: &Path, dir: Option<&Path>) -> HandoffDoc {
         let mut problems = vec![];
         let version = Version::parse(object.get("version"));
         match &version {
@@ -132,7 +142,7 @@ impl HandoffDoc {
         }
         let continue_here = match baton.and_then(|b| b.get("continue_here")) {
             None | Some(Value::Null) => None,
-            Some(Value::String(text)) => match check_continue_here(text, root) {
+            Some(Value::String(text)) => match check_continue_here_in(text, root, dir) {
                 Ok(path) => Some(path),
                 Err(why) => {
                     problems.push(format!("baton.continue_here {:?} ignored: {why}", short(text, 120)));
@@ -172,7 +182,7 @@ impl HandoffDoc {
         }
         Some(match fsx::read_limited(&path, READ_LIMIT) {
             Err(e) => Err(format!("cannot be read ({e})")),
-            Ok(bytes) => HandoffDoc::parse(&bytes, root),
+            Ok(bytes) => HandoffDoc::parse_in(&bytes, root, Some(dir)),
         })
     }
 
@@ -568,6 +578,12 @@ fn tasks(value: Option<&Value>) -> Vec<TaskEntry> {
 /// inside `.planning/`, no `..` or `.`, no `.git` part, no control characters, and no
 /// part of it (under `root`) a symlink. Returns the path.
 pub fn check_continue_here(text: &str, root: &Path) -> Result<PathBuf, String> {
+    check_continue_here_in(text, root, None)
+}
+
+/// [`check_continue_here`], also accepting one directly in `dir` (the configured
+/// `handoff.dir`, itself relative and outside `.git`).
+pub fn check_continue_here_in(text: &str, root: &Path, dir: Option<&Path>) -> Result<PathBuf, String> {
     if text.is_empty() || text.len() > 1024 {
         return Err("empty or too long".into());
     }
@@ -589,7 +605,13 @@ pub fn check_continue_here(text: &str, root: &Path) -> Result<PathBuf, String> {
     if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
         return Err("is inside .git".into());
     }
-    if parts.first().map(String::as_str) != Some(".planning") {
+    let in_handoff_dir = dir.is_some_and(|d| {
+        d.is_relative()
+            && d.components().all(|c| matches!(c, Component::Normal(_)))
+            && !d.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+            && parts.iter().collect::<PathBuf>() == d.join(CONTINUE_HERE)
+    });
+    if parts.first().map(String::as_str) != Some(".planning") && !in_handoff_dir {
         return Err("is not inside .planning/".into());
     }
     if parts.last().map(String::as_str) != Some(CONTINUE_HERE) {
@@ -822,6 +844,16 @@ mod tests {
         assert_eq!(doc.problems().len(), 2);
         let doc = parse(json!({"phase_dir": ".planning/phases/01-a/"}));
         assert_eq!(doc.continue_here(), Some(PathBuf::from(".planning/phases/01-a/.continue-here.md")));
+    }
+
+    #[test]
+    fn the_configured_handoff_dir_holds_its_own_continue_here() {
+        let root = Path::new("/nonexistent-root");
+        let dir = Some(Path::new("notes/handoff"));
+        assert!(check_continue_here_in("notes/handoff/.continue-here.md", root, dir).is_ok());
+        assert!(check_continue_here_in("notes/other/.continue-here.md", root, dir).is_err());
+        assert!(check_continue_here_in(".git/.continue-here.md", root, Some(Path::new(".git"))).is_err());
+        assert!(check_continue_here("notes/handoff/.continue-here.md", root).is_err());
     }
 
     #[test]

@@ -100,7 +100,7 @@ fn read_markdown(root: &Path, rel: &Path) -> Option<String> {
 pub fn read_existing(root: &Path, dir: &Path, detected_md: &Path) -> Existing {
     let json_path = root.join(dir).join("HANDOFF.json");
     let raw = fsx::read_limited(&json_path, doc::READ_LIMIT).ok();
-    let doc = raw.as_ref().and_then(|b| HandoffDoc::parse(b, root).ok());
+    let doc = raw.as_ref().and_then(|b| HandoffDoc::parse_in(b, root, Some(dir)).ok());
     let json = doc.as_ref().map(HandoffDoc::to_value);
     let owned = doc.as_ref().and_then(|d| d.baton().id()).is_some_and(|id| is_registered(root, id));
     let markdown_path =
@@ -257,7 +257,7 @@ pub fn newest_archived(root: &Path, dir: &Path, session_id: &str) -> Option<Exis
     let suffix = format!("-{}", safe_name(session_id));
     let name = archives(&folder).into_iter().rev().find(|a| a.stem.ends_with(&suffix))?;
     let raw = fsx::read_limited(&folder.join(format!("{}.json", name.stem)), doc::READ_LIMIT).ok()?;
-    let parsed = HandoffDoc::parse(&raw, root).ok()?;
+    let parsed = HandoffDoc::parse_in(&raw, root, Some(dir)).ok()?;
     if parsed.baton().session_id() != Some(session_id) || !parsed.writable() {
         return None;
     }
