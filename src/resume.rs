@@ -137,13 +137,10 @@ pub fn reconcile(then: &[String], now: &[String], exists: impl Fn(&str) -> bool)
             out.gone.push(path.clone());
         }
     }
-    out.new = now
-        .iter()
-        .filter(|p| {
-            !then.contains(p) && !(p.ends_with('/') && then.iter().any(|t| t.starts_with(p.as_str())))
-        })
-        .cloned()
-        .collect();
+    // An untracked folder now covers the files listed under it then.
+    let known_then =
+        |p: &String| then.contains(p) || (p.ends_with('/') && then.iter().any(|t| t.starts_with(p.as_str())));
+    out.new = now.iter().filter(|p| !known_then(p)).cloned().collect();
     out
 }
 
