@@ -1,27 +1,34 @@
 #!/bin/sh
-# Builds baton, puts it on PATH and registers it with the hosts; --uninstall undoes it.
+# Installs baton, puts it on PATH and registers it with the hosts; --uninstall undoes it.
 #
-#   install/install.sh [--prefix DIR] [--dry-run] [baton install flags ...]
+#   install/install.sh [--prefix DIR] [--build] [--dry-run] [baton install flags ...]
 #   install/install.sh --uninstall [--prefix DIR] [baton uninstall flags ...]
 #
-# Install: `cargo install --path <this checkout> --locked` builds the release binary
-# into ~/.cargo/bin (or DIR/bin with --prefix); when that folder is not on PATH but
-# ~/.local/bin is, baton is linked there; then `baton install` runs with the flags given
-# (--host, --scope, --statusline-only, --replace-other-monitors ...; see
+# Install: the prebuilt binary of this checkout's version comes first: the release
+# archive for this machine is downloaded with its .sha256 file, and used only when the
+# checksum matches and the binary runs. Otherwise (offline, no archive for the machine,
+# a mismatch, or --build) `cargo install --path <this checkout> --locked` builds it.
+# Either way it goes into ~/.cargo/bin (or DIR/bin with --prefix); when that folder is
+# not on PATH but ~/.local/bin is, baton is linked there; then `baton install` runs with
+# the flags given (--host, --scope, --statusline-only, --replace-other-monitors ...; see
 # `baton install --help`). Running it again updates the binary and leaves settings that
 # are already right as they are.
 #
 # Uninstall: `baton uninstall` with the flags given, then the link and the binary go.
 #
-# --dry-run builds and changes nothing: it prints the commands it would run, and the
-# settings diff when a baton binary is already there to compute it.
+# --dry-run installs and changes nothing: it prints what it would do, and the settings
+# diff when a baton binary is already there to compute it.
+#
+# BATON_RELEASE_URL: where the archives are (default: the GitHub release of this
+# version; a file:// folder works). BATON_TARGET: the archive's target (default: this
+# machine's, e.g. x86_64-unknown-linux-gnu).
 
 set -eu
 
 say() { printf '%s\n' "$*"; }
 die() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
 usage() {
-    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'
     exit "${1:-2}"
 }
 
@@ -30,6 +37,7 @@ repo=$(cd "$here/.." && pwd)
 
 uninstall=0
 dry_run=0
+from_source=0
 prefix=""
 want_prefix=0
 # What is not ours is passed on to baton, in order and with its spaces intact.
@@ -43,6 +51,7 @@ for arg do
     case $arg in
         --uninstall) uninstall=1 ;;
         --dry-run) dry_run=1 ;;
+        --build) from_source=1 ;;
         --prefix) want_prefix=1 ;;
         --prefix=*) prefix=${arg#--prefix=} ;;
         -h | --help) usage 0 ;;
@@ -103,11 +112,11 @@ if [ "$uninstall" = 1 ]; then
         run rm -f "$link"
     fi
     if [ -e "$baton" ]; then
-        command -v cargo >/dev/null 2>&1 || die "cargo not found: remove $baton by hand"
-        if [ -n "$root_flag" ]; then
-            run cargo uninstall baton --root "$prefix"
+        # Built by cargo: cargo removes it (and its record); a prebuilt one is removed here.
+        if command -v cargo >/dev/null 2>&1 && cargo install --list ${root_flag:+--root "$prefix"} 2>/dev/null | grep -q '^baton-context '; then
+            run cargo uninstall baton-context ${root_flag:+--root "$prefix"}
         else
-            run cargo uninstall baton
+            run rm -f "$baton"
         fi
     else
         say "no baton in $bindir: nothing to remove"
@@ -116,20 +125,92 @@ if [ "$uninstall" = 1 ]; then
     exit 0
 fi
 
-command -v cargo >/dev/null 2>&1 || die "cargo not found: install Rust from https://rustup.rs, then run this again"
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$repo/Cargo.toml" | head -n 1)
+[ -n "$version" ] || die "no version in $repo/Cargo.toml"
 
-# On Linux with glibc, a statically linked binary starts about 0.4 ms sooner (no shared
-# libraries to load), which matters for a hook that runs after every tool call.
-# BATON_DYNAMIC=1 keeps the ordinary build; a failed static build falls back to it.
-target_flag=""
-if [ "${BATON_DYNAMIC:-0}" != 1 ] && command -v rustc >/dev/null 2>&1; then
-    host=$(rustc -vV 2>/dev/null | sed -n 's/^host: //p')
-    case $host in
-        *-linux-gnu) target_flag="--target $host" ;;
+# This machine's release target, as release.yml names the archives.
+machine_target() {
+    case $(uname -m) in
+        x86_64 | amd64) arch=x86_64 ;;
+        aarch64 | arm64) arch=aarch64 ;;
+        *) return 1 ;;
     esac
-fi
+    case $(uname -s) in
+        Linux)
+            if ldd --version 2>&1 | grep -qi musl; then
+                echo "$arch-unknown-linux-musl"
+            else
+                echo "$arch-unknown-linux-gnu"
+            fi
+            ;;
+        Darwin) echo "$arch-apple-darwin" ;;
+        *) return 1 ;;
+    esac
+}
 
-say "building baton (release) from $repo into $bindir"
+sha256_of() {
+    if command -v sha256sum >/dev/null 2>&1; then
+        sha256sum "$1" | cut -d ' ' -f 1
+    elif command -v shasum >/dev/null 2>&1; then
+        shasum -a 256 "$1" | cut -d ' ' -f 1
+    else
+        return 1
+    fi
+}
+
+# Downloads, verifies and installs the release archive's binary into $bindir; says why
+# and returns 1 when it cannot (the caller then builds).
+install_prebuilt() {
+    target=${BATON_TARGET:-$(machine_target)} || {
+        say "no prebuilt baton for $(uname -s) $(uname -m)"
+        return 1
+    }
+    base=${BATON_RELEASE_URL:-https://github.com/baton-context/baton/releases/download/v$version}
+    name=baton-$version-$target
+    url=${base%/}/$name.tar.gz
+    if [ "$dry_run" = 1 ]; then
+        say "would download: $url (checked against $url.sha256) into $bindir, else build:"
+        return 1
+    fi
+    command -v curl >/dev/null 2>&1 || {
+        say "curl not found: cannot download the prebuilt binary"
+        return 1
+    }
+    work=$(mktemp -d "${TMPDIR:-/tmp}/baton-install.XXXXXX") || return 1
+    say "downloading the prebuilt baton $version for $target: $url"
+    if ! curl -fsSL --connect-timeout 10 --max-time 300 -o "$work/$name.tar.gz" "$url" ||
+        ! curl -fsSL --connect-timeout 10 --max-time 60 -o "$work/$name.tar.gz.sha256" "$url.sha256"; then
+        say "no prebuilt archive could be downloaded from $base"
+        rm -rf "$work"
+        return 1
+    fi
+    expected=$(cut -d ' ' -f 1 < "$work/$name.tar.gz.sha256")
+    actual=$(sha256_of "$work/$name.tar.gz") || {
+        say "neither sha256sum nor shasum found: the archive cannot be checked"
+        rm -rf "$work"
+        return 1
+    }
+    if [ -z "$expected" ] || [ "$expected" != "$actual" ]; then
+        say "checksum mismatch for $name.tar.gz (expected $expected, got $actual): not using it"
+        rm -rf "$work"
+        return 1
+    fi
+    if ! tar -xzf "$work/$name.tar.gz" -C "$work" || [ ! -f "$work/$name/baton" ] ||
+        [ "$("$work/$name/baton" --version 2>/dev/null)" != "baton $version" ]; then
+        say "the archive holds no working baton $version"
+        rm -rf "$work"
+        return 1
+    fi
+    # Copied beside the old one, then renamed over it: never a half-written binary.
+    if ! { mkdir -p "$bindir" && cp "$work/$name/baton" "$bindir/.baton.new" &&
+        chmod 755 "$bindir/.baton.new" && mv -f "$bindir/.baton.new" "$baton"; }; then
+        rm -rf "$work"
+        die "cannot write $baton"
+    fi
+    rm -rf "$work"
+    say "installed the prebuilt baton $version (sha256 verified) into $bindir"
+}
+
 build() {
     if [ -n "$root_flag" ]; then
         run cargo install --path "$repo" --locked --root "$prefix" "$@"
@@ -137,14 +218,35 @@ build() {
         run cargo install --path "$repo" --locked "$@"
     fi
 }
-if [ -n "$target_flag" ]; then
-    # shellcheck disable=SC2086 # two words on purpose
-    if ! (export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static"; build $target_flag); then
-        say "static build failed; building the ordinary (dynamically linked) binary"
+
+build_from_source() {
+    command -v cargo >/dev/null 2>&1 || die "cargo not found: install Rust from https://rustup.rs, then run this again (or install the prebuilt binary: npm install -g baton-context)"
+
+    # On Linux with glibc, a statically linked binary starts about 0.4 ms sooner (no shared
+    # libraries to load), which matters for a hook that runs after every tool call.
+    # BATON_DYNAMIC=1 keeps the ordinary build; a failed static build falls back to it.
+    target_flag=""
+    if [ "${BATON_DYNAMIC:-0}" != 1 ] && command -v rustc >/dev/null 2>&1; then
+        host=$(rustc -vV 2>/dev/null | sed -n 's/^host: //p')
+        case $host in
+            *-linux-gnu) target_flag="--target $host" ;;
+        esac
+    fi
+
+    say "building baton (release) from $repo into $bindir"
+    if [ -n "$target_flag" ]; then
+        # shellcheck disable=SC2086 # two words on purpose
+        if ! (export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static"; build $target_flag); then
+            say "static build failed; building the ordinary (dynamically linked) binary"
+            build
+        fi
+    else
         build
     fi
-else
-    build
+}
+
+if [ "$from_source" = 1 ] || ! install_prebuilt; then
+    build_from_source
 fi
 
 if on_path "$bindir"; then

@@ -2,7 +2,9 @@
 //! warn or fail), each problem with the command or edit that fixes it. Exit 1 when any
 //! check fails; `--json` for machines.
 //!
-//! What the settings files say is analysed by a pure function ([`analyse_settings`]);
+//! Only the hosts baton is installed for are checked, or those `--host` names
+//! ([`hosts_to_check`]). What their settings files say is analysed by pure functions
+//! ([`analyse_settings`], and [`codex_trust_check`] against Codex's config.toml);
 //! the rest looks at the machine: the newest bridge, baton's config files, the state
 //! and temp dirs, and two self-tests that run this binary's hook the way a host does
 //! (in a private throwaway folder, so nothing of the user's is read or written).
@@ -15,10 +17,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use clap::{Args, ValueEnum};
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::Config;
+use crate::install::codex_trust::{self, HookState, Trust};
 use crate::install::commands::{self, BatonCommand};
 use crate::install::hosts::{Host, Places, Scope, show_path};
 use crate::{fsx, install, metrics, places};
@@ -62,6 +66,7 @@ pub enum FileState {
 pub struct SettingsFile {
     pub host: Host,
     pub scope: Scope,
+    pub path: PathBuf,
     /// The path as shown to the user (`~/.claude/settings.json`).
     pub shown: String,
     pub state: FileState,
@@ -108,18 +113,94 @@ fn plugin_enabled(settings: &Value) -> bool {
     })
 }
 
-/// The checks that come from the hosts' settings files alone.
-pub fn analyse_settings(files: &[SettingsFile], facts: &Facts) -> Vec<Check> {
+/// `--host` of `baton doctor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HostChoice {
+    /// Claude Code.
+    Claude,
+    /// Codex.
+    Codex,
+    /// Gemini CLI.
+    Gemini,
+    /// All three, installed or not.
+    All,
+}
+
+/// `baton doctor`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "\
+Checks the hosts baton is installed for (found in their settings files and in baton's record of \
+its installs; Claude Code when there is none), or those given with --host. Exit 0 when every \
+check passes or only warns, 1 when one fails.")]
+pub struct DoctorArgs {
+    /// Print JSON for machines.
+    #[arg(long)]
+    pub json: bool,
+    /// Check these hosts instead of those baton is installed for (comma-separate or repeat).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "HOST")]
+    pub host: Vec<HostChoice>,
+}
+
+/// True when `settings` registers baton in any way: a hook, the statusline, the plugin.
+fn has_baton(host: Host, settings: &Value) -> bool {
+    let hook = hook_entries(settings)
+        .any(|(_, c)| matches!(commands::recognise(c), Some(BatonCommand::Hook { .. })));
+    let line = host == Host::Claude
+        && settings
+            .pointer("/statusLine/command")
+            .and_then(Value::as_str)
+            .is_some_and(|c| commands::recognise(c).is_some());
+    hook || line || (host == Host::Claude && plugin_enabled(settings))
+}
+
+/// The hosts to check: those asked for, else those baton is installed for (a settings
+/// file registers it, or `recorded`, baton's record of its installs, names the host),
+/// else Claude Code (so a machine with nothing installed is told how to start).
+pub fn hosts_to_check(asked: &[HostChoice], files: &[SettingsFile], recorded: &[Host]) -> Vec<Host> {
+    let mut hosts: Vec<Host> = if asked.contains(&HostChoice::All) {
+        Host::ALL.to_vec()
+    } else if !asked.is_empty() {
+        asked
+            .iter()
+            .map(|choice| match choice {
+                HostChoice::Codex => Host::Codex,
+                HostChoice::Gemini => Host::Gemini,
+                HostChoice::Claude | HostChoice::All => Host::Claude,
+            })
+            .collect()
+    } else {
+        Host::ALL
+            .into_iter()
+            .filter(|host| {
+                recorded.contains(host)
+                    || files.iter().any(|f| {
+                        f.host == *host && matches!(&f.state, FileState::Parsed(v) if has_baton(*host, v))
+                    })
+            })
+            .collect()
+    };
+    if hosts.is_empty() {
+        hosts.push(Host::Claude);
+    }
+    hosts.sort();
+    hosts.dedup();
+    hosts
+}
+
+/// The checks that come from the settings files of `hosts` alone.
+pub fn analyse_settings(files: &[SettingsFile], hosts: &[Host], facts: &Facts) -> Vec<Check> {
     let mut checks = Vec::new();
+    let files: Vec<&SettingsFile> = files.iter().filter(|f| hosts.contains(&f.host)).collect();
     let parsed: Vec<(&SettingsFile, &Value)> = files
         .iter()
+        .copied()
         .filter_map(|f| match &f.state {
             FileState::Parsed(v) => Some((f, v)),
             _ => None,
         })
         .collect();
 
-    for file in files {
+    for file in &files {
         match &file.state {
             FileState::Missing => {}
             FileState::Parsed(_) => {
@@ -137,7 +218,7 @@ pub fn analyse_settings(files: &[SettingsFile], facts: &Facts) -> Vec<Check> {
         }
     }
 
-    for host in Host::ALL {
+    for host in hosts.iter().copied() {
         let mine: Vec<&(&SettingsFile, &Value)> = parsed.iter().filter(|(f, _)| f.host == host).collect();
         // (scope, shown, event, command) of every baton hook.
         let mut hooks = Vec::new();
@@ -152,14 +233,12 @@ pub fn analyse_settings(files: &[SettingsFile], facts: &Facts) -> Vec<Check> {
         let scope = hooks.first().map(|h| h.0).unwrap_or(Scope::User);
         let name = format!("hooks ({})", host.name());
         if hooks.is_empty() && !plugin {
-            if host == Host::Claude {
-                checks.push(Check::new(
-                    Status::Fail,
-                    &name,
-                    "baton hook is not registered: no context warnings, handoff or resume brief",
-                    Some(format!("{} install", facts.me)),
-                ));
-            }
+            checks.push(Check::new(
+                Status::Fail,
+                &name,
+                "baton hook is not registered: no context warnings, handoff or resume brief",
+                Some(format!("{} install{}", facts.me, flags(host, Scope::User))),
+            ));
             continue;
         }
         let mut problems = Vec::new();
@@ -305,7 +384,9 @@ pub fn analyse_settings(files: &[SettingsFile], facts: &Facts) -> Vec<Check> {
         }
     }
 
-    checks.push(statusline_check(&parsed, facts));
+    if hosts.contains(&Host::Claude) {
+        checks.push(statusline_check(&parsed, facts));
+    }
 
     for (file, settings) in &parsed {
         if file.host == Host::Claude && settings.get("disableAllHooks") == Some(&Value::Bool(true)) {
@@ -318,6 +399,78 @@ pub fn analyse_settings(files: &[SettingsFile], facts: &Facts) -> Vec<Check> {
         }
     }
     checks
+}
+
+/// Whether Codex runs baton's hooks: each hook in the Codex settings files against the
+/// trust Codex keeps in its config.toml (`states`, read from the file shown as `config`).
+/// `key_path` names a hooks file as Codex does in its trust keys. None when no Codex file
+/// registers baton (the hooks check says so).
+pub fn codex_trust_check(
+    files: &[SettingsFile],
+    states: &Result<BTreeMap<String, HookState>, String>,
+    config: &str,
+    key_path: &dyn Fn(&Path) -> String,
+) -> Option<Check> {
+    let name = "hook trust (Codex)";
+    let mut verdicts: Vec<(Trust, String, &str)> = Vec::new();
+    for file in files.iter().filter(|f| f.host == Host::Codex) {
+        let FileState::Parsed(settings) = &file.state else { continue };
+        for hook in codex_trust::baton_hooks(settings, &key_path(&file.path)) {
+            let trust = match states {
+                Ok(states) => codex_trust::trust(&hook, states),
+                Err(_) => Trust::Untrusted,
+            };
+            verdicts.push((trust, hook.event, file.shown.as_str()));
+        }
+    }
+    if verdicts.is_empty() {
+        return None;
+    }
+    let mut shown: Vec<&str> = verdicts.iter().map(|v| v.2).collect();
+    shown.dedup();
+    let shown = shown.join(", ");
+    if let Err(e) = states {
+        return Some(Check::new(
+            Status::Warn,
+            name,
+            format!("cannot tell whether Codex trusts baton's hooks ({shown}): {config} {e}"),
+            Some(format!("fix {config} (Codex cannot read it either)")),
+        ));
+    }
+    let events = |wanted: Trust| -> Vec<&str> {
+        verdicts.iter().filter(|v| v.0 == wanted).map(|v| v.1.as_str()).collect()
+    };
+    let (untrusted, outdated, disabled) =
+        (events(Trust::Untrusted), events(Trust::Outdated), events(Trust::Disabled));
+    if untrusted.is_empty() && outdated.is_empty() && disabled.is_empty() {
+        return Some(Check::new(
+            Status::Ok,
+            name,
+            format!("Codex trusts {} for its current command ({shown})", events(Trust::Trusted).join(", ")),
+            None,
+        ));
+    }
+    let mut problems = Vec::new();
+    if !untrusted.is_empty() {
+        problems.push(format!("{} not trusted yet", untrusted.join(", ")));
+    }
+    if !outdated.is_empty() {
+        problems.push(format!("{} trusted for an older command (re-trust)", outdated.join(", ")));
+    }
+    if !disabled.is_empty() {
+        problems.push(format!("{} turned off in Codex", disabled.join(", ")));
+    }
+    let fix = if untrusted.is_empty() && outdated.is_empty() {
+        "turn baton's hooks on again in `/hooks` in a Codex session".to_string()
+    } else {
+        codex_trust::TRUST_STEP.to_string()
+    };
+    Some(Check::new(
+        Status::Warn,
+        name,
+        format!("{}: Codex skips these until you trust them ({shown})", problems.join("; ")),
+        Some(fix),
+    ))
 }
 
 /// Claude Code's effective statusLine: the most specific settings file that has one.
@@ -389,6 +542,7 @@ fn read_settings(places: &Places) -> Vec<SettingsFile> {
                 host,
                 scope: *scope,
                 shown: show_path(&path, places.home.as_deref()),
+                path,
                 state,
             });
         }
@@ -769,14 +923,30 @@ fn how_to_call(this: &str) -> String {
     if on_path.is_some_and(|p| p == Path::new(this)) { "baton".to_string() } else { commands::quote(this) }
 }
 
-/// Every check, in order.
-pub fn checks() -> Vec<Check> {
+/// The hosts install has a record for, in baton's state dir.
+fn recorded_hosts() -> Vec<Host> {
+    let Some(dir) = places::state_dir() else { return Vec::new() };
+    let installs = install::state::load(&install::state::path(&dir)).unwrap_or_default();
+    installs.installs.values().filter_map(|entry| Host::from_id(&entry.host)).collect()
+}
+
+/// Whether baton's Codex hooks are trusted, per `$CODEX_HOME/config.toml`.
+fn codex_trust(files: &[SettingsFile], places: &Places) -> Option<Check> {
+    let home = places.host_dir(Host::Codex, Scope::User).ok()?;
+    let config = codex_trust::config_path(&home);
+    let states = codex_trust::load_states(&config);
+    codex_trust_check(files, &states, &show_path(&config, places.home.as_deref()), &codex_trust::key_path)
+}
+
+/// Every check, in order, for `hosts` (empty: those baton is installed for); and the
+/// hosts checked.
+pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
     let mut checks = Vec::new();
     let this = match install::current_binary() {
         Ok(this) => this,
         Err(e) => {
             checks.push(Check::new(Status::Fail, "binary", e, None));
-            return checks;
+            return (Vec::new(), checks);
         }
     };
     checks.push(Check::new(
@@ -799,17 +969,27 @@ pub fn checks() -> Vec<Check> {
         fs::canonicalize(found).ok().and_then(|p| p.to_str().map(str::to_string))
     };
     let facts = Facts { this: &this, me: &me, home: home.as_deref(), resolve: &resolve };
-    checks.extend(analyse_settings(&read_settings(&places), &facts));
+    let files = read_settings(&places);
+    let hosts = hosts_to_check(asked, &files, &recorded_hosts());
+    let names: Vec<&str> = hosts.iter().map(|h| h.name()).collect();
+    let why = if asked.is_empty() { "where baton is installed; --host picks others" } else { "--host" };
+    checks.push(Check::new(Status::Ok, "hosts", format!("{} ({why})", names.join(", ")), None));
+    checks.extend(analyse_settings(&files, &hosts, &facts));
+    if hosts.contains(&Host::Codex) {
+        checks.extend(codex_trust(&files, &places));
+    }
     let project = places.project.clone();
     let config = Config::load(project.as_deref());
-    checks.push(bridge_check(config.stale_seconds()));
+    if hosts.contains(&Host::Claude) {
+        checks.push(bridge_check(config.stale_seconds()));
+    }
     checks.push(config_check(project.as_deref()));
     checks.push(state_dir_check());
     checks.push(temp_dir_check());
     let exe = PathBuf::from(&this);
     checks.push(hook_self_test(&exe));
     checks.push(stdin_open_test(&exe));
-    checks
+    (hosts, checks)
 }
 
 /// The report for people.
@@ -838,11 +1018,12 @@ pub fn render(checks: &[Check]) -> String {
 }
 
 /// Runs doctor; returns the exit code (1 when any check fails).
-pub fn run(json_output: bool, out: &mut dyn Write) -> u8 {
-    let checks = checks();
+pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> u8 {
+    let (hosts, checks) = checks(&args.host);
     let failed = checks.iter().any(|c| c.status == Status::Fail);
-    if json_output {
-        let report = json!({"ok": !failed, "checks": checks});
+    if args.json {
+        let hosts: Vec<&str> = hosts.iter().map(|h| h.id()).collect();
+        let report = json!({"ok": !failed, "hosts": hosts, "checks": checks});
         let _ = writeln!(out, "{}", serde_json::to_string_pretty(&report).unwrap_or_default());
     } else {
         let _ = write!(out, "{}", render(&checks));
@@ -858,7 +1039,14 @@ mod tests {
     const THIS: &str = "/opt/bin/baton";
 
     fn file(host: Host, scope: Scope, value: Value) -> SettingsFile {
-        SettingsFile { host, scope, shown: format!("{}-{scope}", host.id()), state: FileState::Parsed(value) }
+        let shown = format!("{}-{scope}", host.id());
+        SettingsFile {
+            host,
+            scope,
+            path: PathBuf::from(format!("/{shown}")),
+            shown,
+            state: FileState::Parsed(value),
+        }
     }
 
     fn installed(host: Host, before: Value, binary: &str) -> Value {
@@ -874,9 +1062,13 @@ mod tests {
     }
 
     fn analyse(files: &[SettingsFile]) -> Vec<Check> {
+        analyse_for(files, &hosts_to_check(&[], files, &[]))
+    }
+
+    fn analyse_for(files: &[SettingsFile], hosts: &[Host]) -> Vec<Check> {
         let resolve = |p: &str| (p == THIS || p == "/old/baton").then(|| p.to_string());
         let facts = Facts { this: THIS, me: "baton", home: Some("/h"), resolve: &resolve };
-        analyse_settings(files, &facts)
+        analyse_settings(files, hosts, &facts)
     }
 
     fn status_of<'a>(checks: &'a [Check], name: &str) -> &'a Check {
@@ -984,17 +1176,97 @@ mod tests {
         ]);
         assert_eq!(status_of(&checks, "hooks (Gemini CLI)").status, Status::Ok);
         assert!(checks.iter().all(|c| !c.check.contains("Codex")));
-        let checks = analyse(&[
+        // A broken Codex file counts once install's record says baton went there.
+        let files = [
             file(Host::Claude, Scope::User, claude),
             SettingsFile {
                 host: Host::Codex,
                 scope: Scope::User,
+                path: "/c".into(),
                 shown: "c".into(),
                 state: FileState::Invalid("x".into()),
             },
-        ]);
+        ];
+        let checks = analyse(&files);
+        assert!(checks.iter().all(|c| c.status == Status::Ok), "{checks:#?}");
+        let hosts = hosts_to_check(&[], &files, &[Host::Codex]);
+        assert_eq!(hosts, [Host::Claude, Host::Codex]);
+        let checks = analyse_for(&files, &hosts);
         assert_eq!(status_of(&checks, "settings").status, Status::Ok);
         assert!(checks.iter().any(|c| c.check == "settings" && c.status == Status::Fail));
+        assert_eq!(status_of(&checks, "hooks (Codex)").fix.as_deref(), Some("baton install --host codex"));
+    }
+
+    #[test]
+    fn only_the_hosts_baton_is_installed_for_are_checked() {
+        let codex = file(Host::Codex, Scope::User, installed(Host::Codex, json!({}), THIS));
+        let empty_claude = file(Host::Claude, Scope::User, json!({"model": "opus"}));
+        let files = [empty_claude, codex];
+        assert_eq!(hosts_to_check(&[], &files, &[]), [Host::Codex]);
+        let checks = analyse(&files);
+        assert!(checks.iter().all(|c| c.status == Status::Ok), "{checks:#?}");
+        assert!(checks.iter().all(|c| !c.check.contains("Claude") && c.check != "statusLine"), "{checks:#?}");
+        // Nothing installed anywhere: Claude Code, to say how to start.
+        assert_eq!(hosts_to_check(&[], &files[..1], &[]), [Host::Claude]);
+        // Asked for: checked whether installed or not.
+        assert_eq!(hosts_to_check(&[HostChoice::Gemini], &files, &[]), [Host::Gemini]);
+        assert_eq!(hosts_to_check(&[HostChoice::All], &[], &[]), Host::ALL);
+        let checks = analyse_for(&files, &[Host::Gemini]);
+        let gemini = status_of(&checks, "hooks (Gemini CLI)");
+        assert_eq!(gemini.status, Status::Fail);
+        assert_eq!(gemini.fix.as_deref(), Some("baton install --host gemini"));
+        // The plugin or a statusline alone counts as installed for Claude Code.
+        let plugin = file(Host::Claude, Scope::User, json!({"enabledPlugins": {"baton@baton": true}}));
+        assert_eq!(hosts_to_check(&[], &[plugin], &[]), [Host::Claude]);
+    }
+
+    fn codex_check(settings: Value, config: &str) -> Check {
+        let files = [file(Host::Codex, Scope::User, settings)];
+        let states = codex_trust::parse_states(config);
+        codex_trust_check(&files, &states, "~/.codex/config.toml", &|p: &Path| p.display().to_string())
+            .expect("a check")
+    }
+
+    #[test]
+    fn codex_trust_is_reported_with_its_fix() {
+        let settings = installed(Host::Codex, json!({}), THIS);
+        let hooks = codex_trust::baton_hooks(&settings, "/codex-user");
+        assert_eq!(hooks.len(), 4);
+        let trusted: String = hooks
+            .iter()
+            .map(|h| format!("[hooks.state.\"{}\"]\ntrusted_hash = \"{}\"\n", h.key, h.hash))
+            .collect();
+        let check = codex_check(settings.clone(), &trusted);
+        assert_eq!(check.status, Status::Ok, "{check:?}");
+        assert!(check.message.contains("PostToolUse, SessionStart, PreCompact, SessionEnd"), "{check:?}");
+
+        let check = codex_check(settings.clone(), "");
+        assert_eq!(check.status, Status::Warn);
+        assert!(check.message.contains("not trusted yet"), "{check:?}");
+        assert!(check.fix.as_deref().unwrap().contains("Hooks need review"));
+
+        // baton moved: the stored hash is for the old command.
+        let moved = installed(Host::Codex, json!({}), "/old/baton");
+        let check = codex_check(moved, &trusted);
+        assert_eq!(check.status, Status::Warn);
+        assert!(check.message.contains("trusted for an older command (re-trust)"), "{check:?}");
+
+        let off = trusted.replacen("trusted_hash", "enabled = false\ntrusted_hash", 1);
+        let check = codex_check(settings.clone(), &off);
+        assert!(check.message.contains("PostToolUse turned off in Codex"), "{check:?}");
+        assert!(check.fix.as_deref().unwrap().contains("/hooks"));
+
+        let states = codex_trust::parse_states("[oops");
+        let files = [file(Host::Codex, Scope::User, settings)];
+        let check =
+            codex_trust_check(&files, &states, "~/.codex/config.toml", &|p: &Path| p.display().to_string());
+        assert!(check.unwrap().message.contains("cannot tell"));
+        // No baton hook in Codex: nothing to say here (the hooks check fails instead).
+        let none = [file(Host::Codex, Scope::User, json!({}))];
+        assert!(
+            codex_trust_check(&none, &Ok(BTreeMap::new()), "c", &|p: &Path| p.display().to_string())
+                .is_none()
+        );
     }
 
     #[test]

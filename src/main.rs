@@ -8,7 +8,7 @@ use std::panic;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use baton::config::Config;
 use baton::host::{HookInput, StatuslineInput};
@@ -38,13 +38,10 @@ enum Command {
     Install(install::InstallArgs),
     /// Remove what `baton install` added and put back what it wrapped or replaced.
     Uninstall(install::UninstallArgs),
-    /// Check the setup: registrations, binary, statusline, bridge, config, folders, and
-    /// a self-test of the hook. Exit 1 when a check fails.
-    Doctor {
-        /// Print JSON for machines.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Check the setup of the hosts baton is installed for (or --host): registrations,
+    /// Codex's hook trust, binary, statusline, bridge, config, folders, and a self-test of
+    /// the hook. Exit 1 when a check fails.
+    Doctor(doctor::DoctorArgs),
     /// Render the status line from Claude Code's statusLine JSON on stdin, and write the
     /// context figure to the bridge file the hook reads.
     ///
@@ -155,6 +152,26 @@ enum Command {
     /// Play a short session in a temporary folder and show, step by step, the status line
     /// and what the agent is told. Writes nothing outside that folder.
     Demo,
+    /// Print the shell completion script for SHELL (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = "\
+Examples:
+  baton completions bash > ~/.local/share/bash-completion/completions/baton
+  baton completions zsh > \"${fpath[1]}/_baton\"
+  baton completions fish > ~/.config/fish/completions/baton.fish")]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print baton's man page (roff), or write it and one page per command into a folder.
+    #[command(after_help = "\
+Examples:
+  baton man | man -l -                    read it now
+  baton man --dir ~/.local/share/man/man1 baton.1, baton-install.1, baton-hook.1 ...")]
+    Man {
+        /// Write baton.1 and a page per command (baton-install.1 ...) into DIR instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -253,7 +270,7 @@ fn main() -> ExitCode {
             &mut std::io::stdout(),
             &mut std::io::stderr(),
         )),
-        Command::Doctor { json } => ExitCode::from(doctor::run(json, &mut std::io::stdout())),
+        Command::Doctor(args) => ExitCode::from(doctor::run(&args, &mut std::io::stdout())),
         Command::Config { cwd, json } => run_config(cwd, json),
         Command::Resume { done, discard, check, accept, cwd, json } => {
             let action = if done {
@@ -280,6 +297,23 @@ fn main() -> ExitCode {
         Command::Report { session, transcript, cwd, json, svg } => {
             run_report(session, transcript, cwd, json, svg)
         }
+        Command::Completions { shell } => print_generated(|out| {
+            clap_complete::generate(shell, &mut Cli::command(), "baton", out);
+            Ok(())
+        }),
+        Command::Man { dir: None } => print_generated(|out| clap_mangen::Man::new(man_command()).render(out)),
+        Command::Man { dir: Some(dir) } => {
+            match std::fs::create_dir_all(&dir).and_then(|()| clap_mangen::generate_to(man_command(), &dir)) {
+                Ok(()) => {
+                    println!("man pages written to {}", dir.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("baton man: cannot write into {}: {e}", dir.display());
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Demo => match demo::run(&mut std::io::stdout()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -287,6 +321,29 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+    }
+}
+
+/// The command tree the man pages describe: `help` is a flag there, not a page.
+fn man_command() -> clap::Command {
+    Cli::command().disable_help_subcommand(true)
+}
+
+/// Writes a generated script or page to stdout; a closed pipe or full disk is an error
+/// the person sees, not a panic.
+fn print_generated(write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> ExitCode {
+    let mut text = Vec::new();
+    let written = write(&mut text).and_then(|()| {
+        let mut out = std::io::stdout().lock();
+        out.write_all(&text)?;
+        out.flush()
+    });
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("baton: cannot write the output: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

@@ -1,7 +1,9 @@
 //! `baton checkpoint push` and `pull` against a fake `gh`: a shell script first on PATH
 //! that logs each call's arguments and stdin and answers from canned files. The issue's
 //! state between runs (body, comments) is carried by the test, which reads what baton
-//! sent and answers it back on the next `gh issue view`.
+//! sent and answers it back on the next `gh issue view`, in the shape the real gh gives
+//! (`gh issue view --json comments`: author.login, authorAssociation, createdAt, url,
+//! viewerDidAuthor …; `gh auth status`: "Logged in to github.com account dev").
 
 mod common;
 
@@ -27,6 +29,9 @@ exit 0
 "#;
 
 const ISSUE_URL: &str = "https://github.com/acme/shop/issues/12";
+/// The account the fake gh is logged in as.
+const VIEWER: &str = "dev";
+const AUTH_STATUS: &str = "github.com\n  ✓ Logged in to github.com account dev (keyring)\n  - Active account: true\n  - Git operations protocol: https\n  - Token: gho_************************************\n  - Token scopes: 'gist', 'read:org', 'repo'\n";
 const ORIGIN: &str = "git@github.com:acme/shop.git";
 
 /// One call baton made to gh.
@@ -66,7 +71,9 @@ impl FakeGh {
         let script = bin.join("gh");
         std::fs::write(&script, SCRIPT).unwrap();
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-        FakeGh { dir, bin }
+        let gh = FakeGh { dir, bin };
+        gh.answer("auth-status", AUTH_STATUS);
+        gh
     }
 
     fn env(&self) -> Vec<(String, String)> {
@@ -123,18 +130,66 @@ impl FakeGh {
     }
 }
 
+/// A comment on the issue: who wrote it, with what standing, when.
+#[derive(Debug, Clone)]
+struct Posted {
+    body: String,
+    login: String,
+    association: &'static str,
+    created_at: String,
+}
+
 /// The issue the fake gh serves, kept by the test.
 #[derive(Debug, Clone)]
 struct Issue {
     title: String,
     body: String,
     state: &'static str,
-    comments: Vec<String>,
+    comments: Vec<Posted>,
+    /// Answer as a gh that predates `viewerDidAuthor` in comments.
+    old_gh: bool,
+}
+
+fn time_text(time: chrono::DateTime<chrono::Utc>) -> String {
+    time.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 impl Issue {
     fn new(body: &str) -> Issue {
-        Issue { title: "Add rate limiting".into(), body: body.into(), state: "OPEN", comments: vec![] }
+        Issue {
+            title: "Add rate limiting".into(),
+            body: body.into(),
+            state: "OPEN",
+            comments: vec![],
+            old_gh: false,
+        }
+    }
+
+    /// A creation time `minutes` after the newest comment (or now).
+    fn later(&self, minutes: i64) -> String {
+        let last = self
+            .comments
+            .iter()
+            .filter_map(|c| chrono::DateTime::parse_from_rfc3339(&c.created_at).ok())
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .max()
+            .unwrap_or_else(chrono::Utc::now);
+        time_text(last + chrono::Duration::minutes(minutes))
+    }
+
+    /// Adds a comment by `login`, posted now (never before the newest comment).
+    fn post(&mut self, login: &str, association: &'static str, body: &str) {
+        let created_at = time_text(chrono::Utc::now()).max(self.later(0));
+        self.comments.push(Posted { body: body.into(), login: login.into(), association, created_at });
+    }
+
+    /// Adds a comment by the logged-in user (the repository's owner).
+    fn say(&mut self, body: &str) {
+        self.post(VIEWER, "OWNER", body);
+    }
+
+    fn url_of(i: usize) -> String {
+        format!("{ISSUE_URL}#issuecomment-{}", 100 + i)
     }
 
     /// Makes the fake gh answer with this issue (as the only labelled one).
@@ -143,13 +198,23 @@ impl Issue {
             .comments
             .iter()
             .enumerate()
-            .map(|(i, body)| {
-                json!({
-                    "author": {"login": "dev"},
-                    "body": body,
-                    "createdAt": format!("2026-11-30T06:{:02}:00Z", i),
-                    "url": format!("{ISSUE_URL}#issuecomment-{}", 100 + i),
-                })
+            .map(|(i, c)| {
+                let mut comment = json!({
+                    "id": format!("IC_kwDOfake{i:04}"),
+                    "author": {"login": c.login},
+                    "authorAssociation": c.association,
+                    "body": c.body,
+                    "createdAt": c.created_at,
+                    "includesCreatedEdit": false,
+                    "isMinimized": false,
+                    "minimizedReason": "",
+                    "reactionGroups": [],
+                    "url": Issue::url_of(i),
+                });
+                if !self.old_gh {
+                    comment["viewerDidAuthor"] = json!(c.login == VIEWER);
+                }
+                comment
             })
             .collect();
         let view = json!({"body": self.body, "comments": comments, "url": ISSUE_URL, "state": self.state, "title": self.title});
@@ -172,7 +237,15 @@ impl Issue {
                     self.body = call.stdin.clone();
                 }
                 "issue-edit" => self.body = call.stdin.clone(),
-                "issue-comment" => self.comments.push(call.stdin.clone()),
+                "issue-comment" => {
+                    let created_at = time_text(chrono::Utc::now()).max(self.later(0));
+                    self.comments.push(Posted {
+                        body: call.stdin.clone(),
+                        login: VIEWER.into(),
+                        association: "OWNER",
+                        created_at,
+                    });
+                }
                 _ => {}
             }
         }
@@ -482,7 +555,7 @@ fn pull_lets_the_newest_record_win_and_lists_the_differences() {
         .body
         .replace("- **Status:** paused", "- **Status:** in review")
         .replace("- **Next:** Continue: Wire the limiter into the orders routes", "- **Next:** Ship it");
-    issue.comments.push("Looks good to me!".into());
+    issue.post("passer-by", "NONE", "Looks good to me!");
     issue.publish(&gh);
 
     let output = pull(&sandbox, &gh, &root, &[]);
@@ -839,4 +912,323 @@ fn the_next_handoff_keeps_the_issue_so_the_next_push_goes_there() {
     let output = push(&sandbox, &gh, &root, &[]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(gh.keys(), vec!["auth-status", "issue-view", "issue-edit", "issue-comment"]);
+}
+
+/// A Persistence Record as the checkpoint-persistence skill's template has people write it.
+fn skill_record(timestamp: &str, status: &str, next: &str) -> String {
+    format!(
+        "## Persistence Record\n- Kind: handoff\n- Timestamp: {timestamp}\n- Stage: 03\n- Status: {status}\n- Next: {next}\n"
+    )
+}
+
+/// The record of the issue's report: newer than baton's, written by hand.
+const THE_ISSUE_S_RECORD: &str = "## Persistence Record\n- Kind: handoff\n- Timestamp: 2099-01-01T00:00:00Z\n- Stage: 03\n- Status: blocked\n- Next: Ask for the staging key\n";
+
+fn restored_line(output: &Output) -> String {
+    stdout(output).lines().find(|l| l.starts_with("restored ")).unwrap_or_default().to_string()
+}
+
+#[test]
+fn each_record_form_written_by_hand_is_restored() {
+    let (sandbox, root, gh, issue) = pushed_once();
+    let forms = [
+        THE_ISSUE_S_RECORD.to_string(),
+        "### Persistence Record\n- **Kind**: handoff\n- **Timestamp**: 2099-01-01T00:00:00Z\n- **Stage**: 03\n- **Status**: blocked\n- **Next**: Ask for the staging key\n".into(),
+        "Checkpoint before lunch.\n\n**Persistence Record**\n\n**Kind:** handoff\n**Timestamp:** 2099-01-01T00:00:00Z\n**Stage:** 03\n**Status:** blocked\n**Next:** Ask for the staging key\n".into(),
+        "# persistence record\nKIND: handoff\ntimestamp: 2099-01-01T00:00:00Z\nStage: 03\nSTATUS: blocked\nnext: Ask for the staging key\n".into(),
+        "#### Persistence Record\n\n| Field | Value |\n|---|---|\n| Kind | handoff |\n| Timestamp | 2099-01-01T00:00:00Z |\n| Stage | 03 |\n| Status | blocked |\n| Next | Ask for the staging key |\n".into(),
+    ];
+    for body in forms {
+        let mut thread = issue.clone();
+        thread.say(&body);
+        thread.publish(&gh);
+        let output = pull(&sandbox, &gh, &root, &[]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert_eq!(
+            restored_line(&output),
+            format!(
+                "restored #12 | status: blocked | next: Ask for the staging key | last record: handoff@2099-01-01T00:00:00Z | {}",
+                Issue::url_of(1)
+            ),
+            "{body}"
+        );
+        let text = stdout(&output);
+        assert!(text.contains("  record by: @dev (OWNER), written by hand (no baton header)\n"), "{text}");
+        assert!(
+            text.contains(
+                "differs from the newest record in: status, stage, next, updated at (the newest record wins)"
+            ),
+            "{text}"
+        );
+    }
+    let output = pull(&sandbox, &gh, &root, &["--json"]);
+    let pulled: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(pulled["restored"]["form"], "skill");
+    assert_eq!(pulled["restored"]["author"]["login"], "dev");
+    assert_eq!(pulled["restored"]["records"], 2);
+}
+
+#[test]
+fn a_thread_written_by_the_skill_alone_is_restored_and_its_summary_left_as_written() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.project();
+    let repo = TestRepo::init(&root, &[("src/limiter.ts", "limiter\n")]);
+    repo.repo.remote("origin", ORIGIN).unwrap();
+    let gh = FakeGh::new(&sandbox);
+    let body = "Working notes.\n\n## Task Summary\n- Goal: Add per-client rate limiting\n- Status: in progress\n- Stage: 03\n- Next: Wire the limiter\n- Updated At: 2026-11-30T08:00:00Z\n- Issue #: 12\n- Key Paths: `src/limiter.ts`, `src/app.ts`\n\n## Log\n- 08:00 started\n";
+    let mut issue = Issue::new(body);
+    issue.say(&format!(
+        "{}- Completed:\n  - Read the router\n",
+        skill_record("2026-11-30T08:00:00Z", "in progress", "Wire the limiter")
+    ));
+    issue.post("passer-by", "NONE", "Any news?");
+    issue.say(&format!(
+        "{}- Completed:\n  - Read the router\n  - Wired the limiter\n- Decision: Tiers live in config\n- Blocker: Staging key missing\n- Plan Path: `.planning/phases/03-rate-limiting/03-02-PLAN.md`\n",
+        skill_record("2026-11-30T09:30:00Z", "blocked", "Ask for the staging key")
+    ));
+    issue.publish(&gh);
+
+    let output = pull(&sandbox, &gh, &root, &["--issue", "12", "--write"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        restored_line(&output),
+        format!(
+            "restored #12 | status: blocked | next: Ask for the staging key | last record: handoff@2026-11-30T09:30:00Z | {}",
+            Issue::url_of(2)
+        )
+    );
+    let text = stdout(&output);
+    assert!(text.contains("  goal: Add per-client rate limiting\n"), "{text}");
+    assert!(text.contains("  key paths: src/limiter.ts, src/app.ts\n"), "{text}");
+    assert!(text.contains("read the body's own Task Summary (written without baton's markers"), "{text}");
+    assert!(text.contains("differs from the newest record in: status, next, updated at"), "{text}");
+    let handoff = read_json(&handoff_path(&root));
+    assert_eq!(handoff["status"], "blocked");
+    assert_eq!(handoff["next_action"], "Ask for the staging key");
+    assert_eq!(handoff["phase"], "03");
+    assert_eq!(handoff["phase_dir"], ".planning/phases/03-rate-limiting");
+    assert_eq!(handoff["blockers"][0]["description"], "Staging key missing");
+    assert_eq!(handoff["decisions"][0]["decision"], "Tiers live in config");
+    assert_eq!(handoff["completed_tasks"][1]["name"], "Wired the limiter");
+    let baton = &handoff["baton"];
+    assert_eq!(baton["goal"], "Add per-client rate limiting");
+    assert_eq!(baton["key_paths"], json!(["src/limiter.ts", "src/app.ts"]));
+    assert_eq!(baton["github_record"]["form"], "skill");
+    assert_eq!(baton["github_record"]["author"], "dev");
+    assert_eq!(baton["github_record"]["edited_after_posting"], false);
+
+    // A push from here adds baton's block and leaves the person's summary as written.
+    issue.publish(&gh);
+    gh.clear_calls();
+    let output = push(&sandbox, &gh, &root, &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let edit = gh.calls().into_iter().find(|c| c.key() == "issue-edit").unwrap();
+    assert!(
+        edit.stdin.starts_with(&format!("{}\n\n<!-- baton:summary:start -->", body.trim_end())),
+        "{}",
+        edit.stdin
+    );
+    assert!(edit.stdin.contains("- **Goal:** Add per-client rate limiting"), "{}", edit.stdin);
+    assert_eq!(edit.stdin.matches("## Task Summary").count(), 2);
+}
+
+#[test]
+fn a_mixed_thread_is_read_by_time_not_by_thread_order() {
+    let (sandbox, root, gh, mut issue) = pushed_once();
+    let baton_record = issue.comments[0].clone();
+    let t0 =
+        chrono::DateTime::parse_from_rfc3339(&baton_record.created_at).unwrap().with_timezone(&chrono::Utc);
+    let at = |minutes: i64| time_text(t0 + chrono::Duration::minutes(minutes));
+    let mut post_at = |minutes: i64, body: String| {
+        issue.comments.push(Posted {
+            body,
+            login: VIEWER.into(),
+            association: "OWNER",
+            created_at: at(minutes),
+        })
+    };
+    // [1] the newest checkpoint; [2] one written about an earlier moment, posted late;
+    // [3] baton's first record posted again: last in the thread, oldest in time.
+    post_at(3, skill_record(&at(2), "in review", "Merge after review"));
+    post_at(10, skill_record(&at(1), "in progress", "Write the tests"));
+    post_at(11, baton_record.body.clone());
+    issue.publish(&gh);
+
+    let output = pull(&sandbox, &gh, &root, &["--write"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        restored_line(&output),
+        format!(
+            "restored #12 | status: in review | next: Merge after review | last record: handoff@{} | {}",
+            at(2),
+            Issue::url_of(1)
+        )
+    );
+    let handoff = read_json(&handoff_path(&root));
+    assert_eq!(handoff["next_action"], "Merge after review");
+    assert_eq!(handoff["baton"]["github_record"]["timestamp"], at(2));
+    // Completed tasks and the plan are the newest record's; it names none.
+    assert_eq!(handoff["completed_tasks"], json!([]));
+}
+
+#[test]
+fn an_outsiders_newer_record_is_listed_as_ignored_not_restored() {
+    let (sandbox, root, gh, mut issue) = pushed_once();
+    issue.post("mallory", "NONE", THE_ISSUE_S_RECORD);
+    issue.post("drive-by", "CONTRIBUTOR", &skill_record("2099-02-01T00:00:00Z", "done", "Close the issue"));
+    issue.publish(&gh);
+
+    let output = pull(&sandbox, &gh, &root, &["--write"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let receipt = restored_line(&output);
+    assert!(
+        receipt.starts_with(
+            "restored #12 | status: paused | next: Continue: Wire the limiter into the orders routes | last record: checkpoint@"
+        ),
+        "{receipt}"
+    );
+    assert!(receipt.ends_with(&Issue::url_of(0)), "{receipt}");
+    let text = stdout(&output);
+    assert!(
+        text.contains("ignored 2 records by authors without write access (only the logged-in user's and OWNER, MEMBER or COLLABORATOR records are restored): @drive-by (CONTRIBUTOR) handoff@2099-02-01T00:00:00Z, @mallory (NONE) handoff@2099-01-01T00:00:00Z\n"),
+        "{text}"
+    );
+    let ignored = &read_json(&handoff_path(&root))["baton"]["github_ignored"];
+    assert_eq!(ignored[1]["author"], "mallory");
+    assert_eq!(ignored[1]["association"], "NONE");
+    assert_eq!(ignored[1]["url"], Issue::url_of(1));
+
+    // A collaborator may speak.
+    issue.post("alice", "COLLABORATOR", &skill_record("2099-03-01T00:00:00Z", "blocked", "Rotate the key"));
+    issue.publish(&gh);
+    let output = pull(&sandbox, &gh, &root, &[]);
+    assert!(restored_line(&output).contains("| next: Rotate the key |"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("  record by: @alice (COLLABORATOR), written by hand"),
+        "{}",
+        stdout(&output)
+    );
+
+    // Outsiders alone: nothing to restore, and they are named.
+    let mut strangers = Issue::new("");
+    strangers.post("mallory", "NONE", THE_ISSUE_S_RECORD);
+    strangers.publish(&gh);
+    let output = pull(&sandbox, &gh, &root, &["--issue", "12"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("no Task Summary and no Persistence Record by someone with write access; ignored 1 record by authors without write access"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("@mallory (NONE)"), "{}", stderr(&output));
+}
+
+#[test]
+fn the_logged_in_user_may_speak_whatever_their_association() {
+    let (sandbox, root, gh, mut issue) = pushed_once();
+    // An older gh: no viewerDidAuthor; the user's standing here is only CONTRIBUTOR.
+    issue.old_gh = true;
+    issue.post(VIEWER, "CONTRIBUTOR", THE_ISSUE_S_RECORD);
+    issue.publish(&gh);
+    gh.clear_calls();
+    let output = pull(&sandbox, &gh, &root, &[]);
+    assert!(restored_line(&output).contains("| next: Ask for the staging key |"), "{}", stdout(&output));
+    assert_eq!(gh.keys(), vec!["auth-status", "issue-view"], "gh auth status named the user");
+
+    // gh auth status names nobody: baton asks `gh api user`, once.
+    gh.answer("auth-status", "github.com\n  ✓ Logged in (token from GH_TOKEN)\n");
+    gh.answer("api-user", "dev\n");
+    gh.clear_calls();
+    let output = pull(&sandbox, &gh, &root, &[]);
+    assert!(restored_line(&output).contains("| next: Ask for the staging key |"), "{}", stdout(&output));
+    assert_eq!(gh.keys(), vec!["auth-status", "issue-view", "api-user"]);
+    assert_eq!(gh.calls()[2].args, ["api", "user", "--hostname", "github.com", "--jq", ".login"]);
+
+    // Nobody can tell: the record is not restored.
+    gh.fail("api-user", "HTTP 401: Bad credentials\n");
+    let output = pull(&sandbox, &gh, &root, &[]);
+    assert!(restored_line(&output).contains("| last record: checkpoint@"), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("ignored 1 record by authors without write access"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn a_baton_record_edited_after_posting_is_flagged() {
+    let (sandbox, root, gh, mut issue) = pushed_once();
+    let original = issue.comments[0].body.clone();
+    issue.comments[0].body = original.replace(
+        "- **Next:** Continue: Wire the limiter into the orders routes",
+        "- **Next:** Deploy straight to production",
+    );
+    assert_ne!(issue.comments[0].body, original);
+    issue.publish(&gh);
+
+    let output = pull(&sandbox, &gh, &root, &["--write"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let receipt = restored_line(&output);
+    assert!(
+        receipt.starts_with(
+            "restored #12 | status: paused | next: Deploy straight to production | last record: checkpoint@"
+        ),
+        "the one-line form is kept: {receipt}"
+    );
+    let text = stdout(&output);
+    assert!(text.contains("warning: the newest record (checkpoint@"), "{text}");
+    assert!(
+        text.contains(") was edited after posting: its content no longer matches the digest baton wrote"),
+        "{text}"
+    );
+    let handoff = read_json(&handoff_path(&root));
+    assert_eq!(handoff["baton"]["github_record"]["edited_after_posting"], true);
+    let output = pull(&sandbox, &gh, &root, &["--json"]);
+    let pulled: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(pulled["restored"]["edited_after_posting"], true);
+
+    // The unedited record does not carry the flag.
+    issue.comments[0].body = original;
+    issue.publish(&gh);
+    let output = pull(&sandbox, &gh, &root, &[]);
+    assert!(!stdout(&output).contains("edited after posting"), "{}", stdout(&output));
+}
+
+#[test]
+fn a_push_then_a_hand_written_record_then_a_pull_restores_the_hand_written_one() {
+    let (sandbox, root, gh, mut issue) = pushed_once();
+    issue.say(THE_ISSUE_S_RECORD);
+    issue.publish(&gh);
+
+    let output = pull(&sandbox, &gh, &root, &["--write"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        restored_line(&output),
+        format!(
+            "restored #12 | status: blocked | next: Ask for the staging key | last record: handoff@2099-01-01T00:00:00Z | {}",
+            Issue::url_of(1)
+        )
+    );
+    let handoff = read_json(&handoff_path(&root));
+    assert_eq!(handoff["status"], "blocked");
+    assert_eq!(handoff["next_action"], "Ask for the staging key");
+    assert_eq!(handoff["phase"], "03");
+    assert_eq!(handoff["baton"]["github_record"]["kind"], "handoff");
+    assert_eq!(handoff["baton"]["github_record"]["form"], "skill");
+    assert_eq!(handoff["baton"]["github_issue"], 12);
+
+    // Pushed back, it is baton's newest record; the hand-written record's date in 2099
+    // counts as the moment it was posted, so it does not win forever.
+    let output = push(&sandbox, &gh, &root, &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output)
+            .contains("persisted #12 | kind: checkpoint | status: blocked | next: Ask for the staging key |"),
+        "{}",
+        stdout(&output)
+    );
+    issue.absorb(&gh);
+    let output = pull(&sandbox, &gh, &root, &[]);
+    assert!(restored_line(&output).contains("| last record: checkpoint@"), "{}", stdout(&output));
+    assert!(restored_line(&output).ends_with(&Issue::url_of(2)), "{}", stdout(&output));
 }

@@ -2,13 +2,52 @@
 
 mod common;
 
+use std::fs;
+
 use common::*;
-use serde_json::Value;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
 fn doctor_json(sb: &Sandbox) -> (i32, Value) {
-    let output = sb.run(&["doctor", "--json"], b"");
+    doctor_json_with(sb, &[], &[])
+}
+
+fn doctor_json_with(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> (i32, Value) {
+    let output = sb.run_with(&[&["doctor", "--json"], args].concat(), b"", env);
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     (output.status.code().unwrap(), report)
+}
+
+fn check_names(report: &Value) -> Vec<String> {
+    report["checks"].as_array().unwrap().iter().map(|c| c["check"].as_str().unwrap().to_string()).collect()
+}
+
+/// The `trusted_hash` Codex 0.171.0 stores for a hook without matcher: SHA-256 of the
+/// hook's identity as compact JSON with sorted keys (written out here by hand).
+fn codex_hash(event: &str, command: &str, timeout: u64) -> String {
+    let identity = format!(
+        r#"{{"event_name":"{event}","hooks":[{{"async":false,"command":{},"timeout":{timeout},"type":"command"}}]}}"#,
+        serde_json::to_string(command).unwrap()
+    );
+    let digest = Sha256::digest(identity.as_bytes());
+    format!("sha256:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+/// config.toml as Codex writes it after the user trusts baton's four hooks (group 0,
+/// hook 0 of each event in `hooks_json`) for `command`.
+fn codex_trust_config(hooks_json: &std::path::Path, command: &str) -> String {
+    let path = fs::canonicalize(hooks_json).unwrap();
+    let mut text = String::from("model = \"gpt-5.5\"\n\n[hooks.state]\n");
+    for (event, timeout) in
+        [("post_tool_use", 10), ("session_start", 10), ("pre_compact", 10), ("session_end", 3)]
+    {
+        text.push_str(&format!(
+            "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"{}\"\n",
+            path.display(),
+            codex_hash(event, command, timeout)
+        ));
+    }
+    text
 }
 
 fn check<'a>(report: &'a Value, name: &str) -> &'a Value {
@@ -31,6 +70,7 @@ fn after_install_every_check_is_green() {
     let (code, report) = doctor_json(&sb);
     assert_eq!(code, 0);
     assert_eq!(report["ok"], true);
+    assert_eq!(report["hosts"], json!(["claude"]));
     for name in ["hook self-test", "stdin self-test", "state dir", "temp dir", "config", "statusLine"] {
         assert_eq!(check(&report, name)["status"], "ok", "{name}");
     }
@@ -135,4 +175,84 @@ fn a_bad_config_file_fails() {
     let (code, report) = doctor_json(&sb);
     assert_eq!(code, 1);
     assert_eq!(check(&report, "config")["status"], "fail");
+}
+
+#[test]
+fn codex_alone_is_checked_alone_with_its_hook_trust() {
+    let sb = Sandbox::plain();
+    // CODEX_HOME not in its resolved form: Codex names the resolved path in trust keys.
+    let real = sb.root().join("codex-real");
+    fs::create_dir_all(&real).unwrap();
+    let given = sb.root().join("project/../codex-real").to_str().unwrap().to_string();
+    let env = [("CODEX_HOME", given.as_str())];
+    let out = ok(&sb.run_with(&["install", "--host", "codex"], b"", &env));
+    assert!(out.contains("4 of baton's 4 are not trusted") && out.contains("Hooks need review"), "{out}");
+
+    let (code, report) = doctor_json_with(&sb, &[], &env);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["hosts"], json!(["codex"]));
+    let names = check_names(&report);
+    assert!(names.iter().all(|n| !n.contains("Claude") && n != "statusLine" && n != "bridge"), "{names:?}");
+    assert_eq!(check(&report, "hooks (Codex)")["status"], "ok");
+    let trust = check(&report, "hook trust (Codex)");
+    assert_eq!(trust["status"], "warn");
+    assert!(trust["message"].as_str().unwrap().contains("not trusted yet"), "{trust}");
+    assert!(trust["fix"].as_str().unwrap().contains("Hooks need review"), "{trust}");
+
+    // The user trusted the hooks in Codex.
+    let hooks_json = real.join("hooks.json");
+    let command = format!("{} hook", baton_path());
+    write(&real.join("config.toml"), &codex_trust_config(&hooks_json, &command));
+    let (code, report) = doctor_json_with(&sb, &[], &env);
+    assert_eq!(code, 0);
+    let trust = check(&report, "hook trust (Codex)");
+    assert_eq!(trust["status"], "ok", "{trust}");
+    assert!(trust["message"].as_str().unwrap().contains("PostToolUse, SessionStart, PreCompact, SessionEnd"));
+    assert!(ok(&sb.run_with(&["install", "--host", "codex"], b"", &env)).contains("hooks are trusted"));
+
+    // Trusted for the command of a baton that has moved since: Codex skips them.
+    write(&real.join("config.toml"), &codex_trust_config(&hooks_json, "/old/place/baton hook"));
+    let trust = check(&doctor_json_with(&sb, &[], &env).1, "hook trust (Codex)").clone();
+    assert_eq!(trust["status"], "warn");
+    assert!(
+        trust["message"].as_str().unwrap().contains("trusted for an older command (re-trust)"),
+        "{trust}"
+    );
+    let text = ok(&sb.run_with(&["doctor"], b"", &env));
+    assert!(text.contains("fix: run `codex`"), "{text}");
+}
+
+#[test]
+fn gemini_alone_is_checked_alone() {
+    let sb = Sandbox::plain();
+    ok(&sb.run(&["install", "--host", "gemini"], b""));
+    let (code, report) = doctor_json(&sb);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["hosts"], json!(["gemini"]));
+    assert_eq!(check(&report, "hooks (Gemini CLI)")["status"], "ok");
+    let names = check_names(&report);
+    assert!(
+        names.iter().all(|n| !n.contains("Claude") && !n.contains("Codex") && n != "statusLine"),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn host_picks_the_hosts_checked() {
+    let sb = Sandbox::plain();
+    ok(&sb.run(&["install", "--host", "gemini"], b""));
+    // Claude Code asked for but not set up: its checks fail.
+    let (code, report) = doctor_json_with(&sb, &["--host", "claude"], &[]);
+    assert_eq!(code, 1);
+    assert_eq!(report["hosts"], json!(["claude"]));
+    assert_eq!(check(&report, "hooks (Claude Code)")["status"], "fail");
+    let (_, report) = doctor_json_with(&sb, &["--host", "all"], &[]);
+    assert_eq!(report["hosts"], json!(["claude", "gemini", "codex"]));
+    let codex = check(&report, "hooks (Codex)");
+    assert_eq!(codex["status"], "fail");
+    assert_eq!(codex["fix"].as_str().unwrap(), format!("{} install --host codex", baton_path()));
+    let (code, _) = doctor_json_with(&sb, &["--host", "gemini,codex"], &[]);
+    assert_eq!(code, 1);
+    let output = sb.run(&["doctor", "--host", "emacs"], b"");
+    assert_eq!(output.status.code(), Some(2));
 }

@@ -11,6 +11,10 @@ use std::process::Stdio;
 use common::*;
 use serde_json::{Value, json};
 
+/// The events `baton install` registers for Claude Code.
+const CLAUDE_EVENTS: [&str; 5] =
+    ["PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "SessionEnd"];
+
 fn hook_commands(settings: &Value, event: &str) -> Vec<String> {
     settings["hooks"][event]
         .as_array()
@@ -51,7 +55,7 @@ fn no_settings_file_and_no_folder() {
     let out = ok(&sb.run(&["install"], b""));
     assert!(out.contains("+ PostToolUse"), "{out}");
     let settings = read_json(&sb.claude_settings());
-    for event in ["PostToolUse", "SessionStart", "PreCompact"] {
+    for event in CLAUDE_EVENTS {
         assert_eq!(baton_hooks(&settings, event), 1, "{event}");
     }
     assert_eq!(settings["statusLine"]["command"], json!(format!("{} statusline", baton_path())));
@@ -220,7 +224,7 @@ fn two_installs_at_the_same_moment() {
         assert!(output.status.success(), "{}", stderr(&output));
     }
     let settings = read_json(&sb.claude_settings());
-    for event in ["PostToolUse", "SessionStart", "PreCompact"] {
+    for event in CLAUDE_EVENTS {
         assert_eq!(baton_hooks(&settings, event), 1, "{event}");
     }
     assert!(settings["statusLine"]["command"].as_str().unwrap().contains("--wrap 'node"));
@@ -301,7 +305,7 @@ fn gemini_cli_round_trip() {
     let out = ok(&sb.run(&["install", "--host", "gemini"], b""));
     assert!(out.contains("Gemini CLI, user settings: ~/.gemini/settings.json"), "{out}");
     let settings = read_json(&path);
-    for event in ["AfterTool", "SessionStart", "PreCompress"] {
+    for event in ["AfterTool", "SessionStart", "PreCompress", "SessionEnd"] {
         assert_eq!(baton_hooks(&settings, event), 1, "{event}");
     }
     assert_eq!(settings["hooks"]["AfterTool"][1]["hooks"][0]["timeout"], json!(10_000));
@@ -333,12 +337,16 @@ fn codex_round_trip_with_codex_home() {
 "#;
     let path = sb.home().join(".codex/hooks.json");
     write(&path, before);
-    ok(&sb.run(&["install", "--host", "codex"], b""));
+    let out = ok(&sb.run(&["install", "--host", "codex"], b""));
     let settings = read_json(&path);
-    for event in ["PostToolUse", "SessionStart", "PreCompact"] {
+    for event in ["PostToolUse", "SessionStart", "PreCompact", "SessionEnd"] {
         assert_eq!(baton_hooks(&settings, event), 1, "{event}");
     }
+    assert_eq!(baton_hooks(&settings, "PostToolUseFailure"), 0, "Codex has no such event");
     assert_eq!(settings["hooks"]["SessionStart"][0]["hooks"][0]["timeout"], json!(10));
+    assert_eq!(settings["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], json!(3));
+    // The hooks run only once the user trusts them in Codex: install says how.
+    assert!(out.contains("Hooks need review") && out.contains("/hooks"), "{out}");
     ok(&sb.run(&["uninstall", "--host", "codex"], b""));
     assert_eq!(fs::read_to_string(&path).unwrap(), before);
 
@@ -423,6 +431,29 @@ fn help_reads_well() {
     ok(&sb.run(&["doctor", "--help"], b""));
     let help = ok(&sb.run(&["statusline", "--help"], b""));
     assert!(help.contains("--wrap"), "{help}");
+}
+
+#[test]
+fn an_older_install_is_upgraded_with_the_new_events_once() {
+    let sb = Sandbox::plain();
+    ok(&sb.run(&["install"], b""));
+    // What an install from before PostToolUseFailure and SessionEnd left behind.
+    let mut settings = read_json(&sb.claude_settings());
+    let hooks = settings["hooks"].as_object_mut().unwrap();
+    hooks.shift_remove("PostToolUseFailure");
+    hooks.shift_remove("SessionEnd");
+    write(&sb.claude_settings(), &serde_json::to_string_pretty(&settings).unwrap());
+    let out = ok(&sb.run(&["install"], b""));
+    assert!(out.contains("+ PostToolUseFailure") && out.contains("+ SessionEnd"), "{out}");
+    assert!(!out.contains("+ PostToolUse:") && !out.contains("+ SessionStart"), "{out}");
+    let settings = read_json(&sb.claude_settings());
+    for event in CLAUDE_EVENTS {
+        assert_eq!(baton_hooks(&settings, event), 1, "{event}");
+    }
+    assert!(ok(&sb.run(&["install"], b"")).contains("already installed"));
+    // Uninstall takes every event away, the new ones included.
+    ok(&sb.run(&["uninstall"], b""));
+    assert!(!sb.claude_settings().exists());
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! "builds" by copying the already built test binary into `--root`, so the script's own
 //! logic (where the binary goes, the PATH link, passing flags to `baton install`,
 //! `--uninstall`, idempotence, `--dry-run`) is tested without a release build taking
-//! minutes. The real `cargo install --path .` is not run here.
+//! minutes. The real `cargo install --path .` is not run here. The prebuilt archive is
+//! offered from a file:// folder in the sandbox (BATON_RELEASE_URL): empty unless a test
+//! puts an archive there, so the other tests fall back to building, offline.
 
 mod common;
 
@@ -15,22 +17,31 @@ use common::*;
 use serde_json::Value;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/install/install.sh");
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+const TARGET: &str = "x86_64-unknown-linux-gnu";
 
 const FAKE_CARGO: &str = r#"#!/bin/sh
-# Stand-in for cargo: logs its arguments, and installs or removes the test binary.
+# Stand-in for cargo: logs its arguments, installs or removes the test binary, and
+# lists it (`install --list`) when it installed it.
 echo "cargo $*" >> "$FAKE_CARGO_LOG"
 root="${CARGO_HOME:-$HOME/.cargo}"
+list=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --root) shift; root="$1" ;;
+        --list) list=1 ;;
         install) action=install ;;
         uninstall) action=uninstall ;;
     esac
     shift
 done
+if [ -n "$list" ]; then
+    [ -f "$root/.fake-cargo-installed" ] && printf 'baton-context v0.1.0 (%s):\n    baton\n' "$PWD"
+    exit 0
+fi
 case "$action" in
-    install) mkdir -p "$root/bin" && cp "$BATON_TEST_BINARY" "$root/bin/baton" ;;
-    uninstall) rm -f "$root/bin/baton" ;;
+    install) mkdir -p "$root/bin" && cp "$BATON_TEST_BINARY" "$root/bin/baton" && touch "$root/.fake-cargo-installed" ;;
+    uninstall) rm -f "$root/bin/baton" "$root/.fake-cargo-installed" ;;
 esac
 "#;
 
@@ -48,6 +59,53 @@ impl Setup {
         fs::write(&cargo, FAKE_CARGO).unwrap();
         fs::set_permissions(&cargo, fs::Permissions::from_mode(0o755)).unwrap();
         Setup { sb, fake_bin }
+    }
+
+    /// The folder the script downloads release archives from.
+    fn release_dir(&self) -> PathBuf {
+        self.sb.root().join("release")
+    }
+
+    /// Puts a release archive (as release.yml lays it out) and its .sha256 file into the
+    /// release folder; `tamper` makes the checksum wrong. With `real`, the archive holds
+    /// the test binary; else a small stand-in that only answers --version (packing the
+    /// 70 MB debug binary costs seconds, and a test that must not use it needs no more).
+    fn publish_archive(&self, real: bool, tamper: bool) {
+        let name = format!("baton-{VERSION}-{TARGET}");
+        let staging = self.sb.root().join("staging");
+        fs::create_dir_all(staging.join(&name)).unwrap();
+        let binary = staging.join(&name).join("baton");
+        if real {
+            fs::copy(BATON, &binary).unwrap();
+        } else {
+            fs::write(&binary, format!("#!/bin/sh\necho 'baton {VERSION}'\n")).unwrap();
+            fs::set_permissions(&binary, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        fs::create_dir_all(self.release_dir()).unwrap();
+        let archive = self.release_dir().join(format!("{name}.tar.gz"));
+        let packed = Command::new("tar")
+            .arg("-czf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(&staging)
+            .arg(&name)
+            .output()
+            .unwrap();
+        assert!(packed.status.success(), "{}", stderr(&packed));
+        let sum = Command::new("sh")
+            .args(["-c", r#"sha256sum "$1" 2>/dev/null || shasum -a 256 "$1""#, "sh"])
+            .arg(&archive)
+            .output()
+            .unwrap();
+        let mut digest = stdout(&sum).split_whitespace().next().unwrap().to_string();
+        if tamper {
+            digest = digest.chars().rev().collect();
+        }
+        fs::write(
+            self.release_dir().join(format!("{name}.tar.gz.sha256")),
+            format!("{digest}  {name}.tar.gz\n"),
+        )
+        .unwrap();
     }
 
     fn log(&self) -> String {
@@ -71,6 +129,8 @@ impl Setup {
             .env("CLAUDE_CONFIG_DIR", self.sb.root().join("claude-config"))
             .env("FAKE_CARGO_LOG", self.sb.root().join("cargo.log"))
             .env("BATON_TEST_BINARY", BATON)
+            .env("BATON_RELEASE_URL", format!("file://{}", self.release_dir().display()))
+            .env("BATON_TARGET", TARGET)
             .current_dir(self.sb.project())
             .output()
             .unwrap()
@@ -109,6 +169,11 @@ fn installs_registers_and_uninstalls_idempotently() {
 
     let out = ok(&s.run(&["--uninstall", &prefix_arg], None));
     assert!(out.contains("baton is uninstalled"), "{out}");
+    assert!(
+        s.log().contains(&format!("cargo uninstall baton-context --root {}", prefix.display())),
+        "{}",
+        s.log()
+    );
     assert!(!prefix.join("bin/baton").exists());
     assert_eq!(fs::read_to_string(s.sb.claude_settings()).unwrap(), GSD_SETTINGS);
     // And again: nothing left to do, no error.
@@ -160,4 +225,49 @@ fn bad_arguments_and_a_missing_cargo() {
     }
     let help = ok(&s.run(&["--help"], None));
     assert!(help.contains("--uninstall"), "{help}");
+}
+
+#[test]
+fn the_prebuilt_archive_comes_first_when_its_checksum_matches() {
+    let s = Setup::new();
+    s.publish_archive(true, false);
+    let prefix = s.sb.root().join("prefix");
+    let prefix_arg = format!("--prefix={}", prefix.display());
+    let out = ok(&s.run(&[&prefix_arg], None));
+    assert!(out.contains("installed the prebuilt baton") && out.contains("sha256 verified"), "{out}");
+    assert_eq!(s.log(), "", "nothing was built: {out}");
+    let installed = fs::canonicalize(prefix.join("bin/baton")).unwrap();
+    assert_eq!(fs::read(&installed).unwrap(), fs::read(BATON).unwrap());
+    let settings = read_json(&s.sb.claude_settings()).to_string();
+    assert!(settings.contains(&format!("{} hook", installed.display())), "{settings}");
+    // Uninstall removes the prebuilt binary itself (cargo has no record of it).
+    let out = ok(&s.run(&["--uninstall", &prefix_arg], None));
+    assert!(out.contains("baton is uninstalled") && !prefix.join("bin/baton").exists(), "{out}");
+    assert!(!s.log().contains("cargo uninstall"), "{}", s.log());
+}
+
+#[test]
+fn a_checksum_mismatch_falls_back_to_building() {
+    let s = Setup::new();
+    s.publish_archive(false, true);
+    let prefix = s.sb.root().join("prefix");
+    let out = ok(&s.run(&[&format!("--prefix={}", prefix.display())], None));
+    assert!(out.contains("checksum mismatch") && out.contains("not using it"), "{out}");
+    assert!(!out.contains("installed the prebuilt"), "{out}");
+    assert!(out.contains("building baton"), "{out}");
+    assert!(s.log().contains("cargo install --path"), "built instead: {}", s.log());
+    assert!(prefix.join("bin/baton").exists());
+}
+
+#[test]
+fn no_archive_or_build_flag_builds_from_source() {
+    let s = Setup::new();
+    let out = ok(&s.run(&["--prefix=p1"], None));
+    assert!(out.contains("no prebuilt archive could be downloaded"), "{out}");
+    assert!(s.log().contains("cargo install --path"), "{}", s.log());
+    // --build skips the download even when an archive is there.
+    s.publish_archive(false, false);
+    let out = ok(&s.run(&["--build", "--prefix=p2"], None));
+    assert!(!out.contains("downloading"), "{out}");
+    assert_eq!(s.log().matches("cargo install --path").count(), 2, "{}", s.log());
 }

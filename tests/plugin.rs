@@ -44,7 +44,7 @@ fn warning_payload(sb: &Sandbox) -> String {
 }
 
 #[test]
-fn manifest_and_hooks_register_the_three_events() {
+fn manifest_and_hooks_register_the_events_install_does() {
     let manifest: Value = serde_json::from_str(
         &fs::read_to_string(Path::new(ROOT).join(".claude-plugin/plugin.json")).unwrap(),
     )
@@ -53,8 +53,13 @@ fn manifest_and_hooks_register_the_three_events() {
     let hooks: Value =
         serde_json::from_str(&fs::read_to_string(Path::new(ROOT).join("hooks/hooks.json")).unwrap()).unwrap();
     let events: Vec<&String> = hooks["hooks"].as_object().unwrap().keys().collect();
-    assert_eq!(events, ["PostToolUse", "SessionStart", "PreCompact"]);
+    assert_eq!(events, ["PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "SessionEnd"]);
+    // The same events, matchers and timeouts `baton install` writes into settings.json.
+    let example: Value = serde_json::from_str(include_str!("../settings.example.json")).unwrap();
+    let installed: Vec<&String> = example["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(events, installed);
     for (event, groups) in hooks["hooks"].as_object().unwrap() {
+        assert_eq!(groups[0].get("matcher"), example["hooks"][event][0].get("matcher"), "{event}");
         let command = groups[0]["hooks"][0]["command"].as_str().unwrap();
         assert_eq!(command, format!("\"${{CLAUDE_PLUGIN_ROOT}}/hooks/baton-hook\" {event}"));
         assert_eq!(groups[0]["hooks"][0]["timeout"], 10);

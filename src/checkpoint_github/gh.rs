@@ -11,12 +11,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::record::Comment;
+use super::record::{Author, Comment};
 
 /// The label that marks the issues baton checkpoints into.
 pub const LABEL: &str = "baton-checkpoint";
 
 const DEADLINE: Duration = Duration::from_secs(120);
+/// The most of gh's output read (a thread's comments are capped at 64 KiB each by GitHub).
+const OUTPUT_LIMIT: u64 = 64 * 1024 * 1024;
 
 /// Why a gh call failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,6 +122,44 @@ pub fn number_from_url(url: &str) -> Option<u64> {
     number.parse().ok()
 }
 
+/// A GitHub login: letters, digits and `-` (and `[bot]` for apps), at most 39 + 5 characters.
+fn valid_login(login: &str) -> bool {
+    let name = login.strip_suffix("[bot]").unwrap_or(login);
+    !name.is_empty() && name.len() <= 39 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// The active account's login in what `gh auth status` printed for `host`: "Logged in to
+/// HOST account LOGIN (…)" (gh 2.40 on, followed by "Active account: true" when several
+/// accounts are listed) or "Logged in to HOST as LOGIN (…)" (older gh). `None` when gh
+/// did not say, or said it ambiguously.
+pub fn logged_in_login(text: &str, host: &str) -> Option<String> {
+    let mut accounts: Vec<(String, bool)> = vec![];
+    for line in text.lines() {
+        let line = line.trim();
+        if line.contains("Active account: true") {
+            if let Some(last) = accounts.last_mut() {
+                last.1 = true;
+            }
+            continue;
+        }
+        let Some(at) = line.find("Logged in to ") else { continue };
+        let rest = &line[at + "Logged in to ".len()..];
+        let Some(rest) = rest.strip_prefix(host).map(str::trim_start) else { continue };
+        let rest = rest.strip_prefix("account ").or_else(|| rest.strip_prefix("as "));
+        let Some(login) = rest.and_then(|r| r.split_whitespace().next()) else { continue };
+        if valid_login(login) {
+            accounts.push((login.to_string(), false));
+        }
+    }
+    match accounts.as_slice() {
+        [(only, _)] => Some(only.clone()),
+        many => {
+            let active: Vec<&(String, bool)> = many.iter().filter(|(_, active)| *active).collect();
+            (active.len() == 1).then(|| active[0].0.clone())
+        }
+    }
+}
+
 /// The first line of gh's output that looks like a URL.
 fn url_in(text: &str) -> Option<String> {
     text.lines()
@@ -131,6 +171,12 @@ fn url_in(text: &str) -> Option<String> {
 impl Gh {
     /// Runs gh with `args`, feeding `stdin` when given. Returns stdout.
     fn run(&self, args: &[&str], stdin: Option<&str>) -> Result<String, GhError> {
+        self.run_both(args, stdin).map(|(stdout, _)| stdout)
+    }
+
+    /// Runs gh with `args`, feeding `stdin` when given. Returns stdout and stderr, each
+    /// read up to [`OUTPUT_LIMIT`] bytes.
+    fn run_both(&self, args: &[&str], stdin: Option<&str>) -> Result<(String, String), GhError> {
         let mut command = Command::new(&self.program);
         command
             .args(args)
@@ -158,8 +204,11 @@ impl Gh {
         let reader = |pipe: Option<Box<dyn Read + Send>>| {
             std::thread::spawn(move || {
                 let mut bytes = vec![];
-                if let Some(mut pipe) = pipe {
-                    let _ = pipe.read_to_end(&mut bytes);
+                if let Some(pipe) = pipe {
+                    let mut limited = pipe.take(OUTPUT_LIMIT);
+                    let _ = limited.read_to_end(&mut bytes);
+                    // Drain the rest so gh is not blocked on a full pipe.
+                    let _ = std::io::copy(&mut limited.into_inner(), &mut std::io::sink());
                 }
                 bytes
             })
@@ -184,12 +233,25 @@ impl Gh {
         }
         let stdout = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
         let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
-        if status.success() { Ok(stdout) } else { Err(GhError::Failed { code: status.code(), stderr }) }
+        if status.success() {
+            Ok((stdout, stderr))
+        } else {
+            Err(GhError::Failed { code: status.code(), stderr })
+        }
     }
 
-    /// `gh auth status --hostname HOST`: fails when the user is not logged in.
-    pub fn auth_status(&self, host: &str) -> Result<(), GhError> {
-        self.run(&["auth", "status", "--hostname", host], None).map(|_| ())
+    /// `gh auth status --hostname HOST`: fails when the user is not logged in; else the
+    /// active account's login, when gh named it.
+    pub fn auth_status(&self, host: &str) -> Result<Option<String>, GhError> {
+        let (stdout, stderr) = self.run_both(&["auth", "status", "--hostname", host], None)?;
+        Ok(logged_in_login(&format!("{stdout}\n{stderr}"), host))
+    }
+
+    /// `gh api user`: the logged-in user's login (asked only when nothing else told it).
+    pub fn viewer_login(&self, host: &str) -> Result<Option<String>, GhError> {
+        let out = self.run(&["api", "user", "--hostname", host, "--jq", ".login"], None)?;
+        let login = out.trim();
+        Ok(valid_login(login).then(|| login.to_string()))
     }
 
     /// The open issues labelled [`LABEL`], newest first.
@@ -283,6 +345,14 @@ impl Gh {
                         body: str_of(c, "body"),
                         created_at: c.get("createdAt").and_then(Value::as_str).map(str::to_string),
                         url: c.get("url").and_then(Value::as_str).map(str::to_string),
+                        author: Author {
+                            login: c.pointer("/author/login").and_then(Value::as_str).map(str::to_string),
+                            association: c
+                                .get("authorAssociation")
+                                .and_then(Value::as_str)
+                                .map(str::to_ascii_uppercase),
+                            viewer: c.get("viewerDidAuthor").and_then(Value::as_bool),
+                        },
                     })
                     .collect()
             })
@@ -319,6 +389,20 @@ mod tests {
         assert_eq!(number_from_url("https://github.com/acme/shop/issues/12\n"), Some(12));
         assert_eq!(number_from_url("https://github.com/acme/shop/issues/12#issuecomment-9"), Some(12));
         assert_eq!(number_from_url("https://github.com/acme/shop/pull/12"), None);
+    }
+
+    #[test]
+    fn the_logged_in_login_is_read_from_auth_status() {
+        let now = "github.com\n  ✓ Logged in to github.com account octo-cat (keyring)\n  - Active account: true\n  - Git operations protocol: https\n  - Token: gho_****\n";
+        assert_eq!(logged_in_login(now, "github.com").as_deref(), Some("octo-cat"));
+        let old = "github.com\n  ✓ Logged in to github.com as octocat (/home/u/.config/gh/hosts.yml)\n";
+        assert_eq!(logged_in_login(old, "github.com").as_deref(), Some("octocat"));
+        let two = "github.com\n  ✓ Logged in to github.com account work (keyring)\n  - Active account: false\n  ✓ Logged in to github.com account me (keyring)\n  - Active account: true\n";
+        assert_eq!(logged_in_login(two, "github.com").as_deref(), Some("me"));
+        let unclear = "  ✓ Logged in to github.com account a (keyring)\n  ✓ Logged in to github.com account b (keyring)\n";
+        assert_eq!(logged_in_login(unclear, "github.com"), None);
+        assert_eq!(logged_in_login(now, "ghe.corp"), None);
+        assert_eq!(logged_in_login("Logged in to github.com account <script> (x)", "github.com"), None);
     }
 
     #[test]

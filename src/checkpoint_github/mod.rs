@@ -14,7 +14,14 @@
 //! `github_repo`, `github_url`, `github_last_record`, `github_error`; a pulled handoff
 //! also has `source: "github"`, `github_record`, `github_conflicts`, `github_pulled_at`,
 //! `goal`, `key_paths`, `plan_path`, and a fresh `id` that is never registered as this
-//! machine's.
+//! machine's. `github_record` says who wrote the record restored (`author`,
+//! `author_association`), how (`form`: `baton` or `skill`) and whether it was
+//! `edited_after_posting`; `github_ignored` lists the records not restored because of who
+//! wrote them.
+//!
+//! Records and summaries are read in baton's form and in the forms people write after
+//! the checkpoint-persistence skill's template ([`record`], [`summary`]); only records by
+//! the logged-in user or by someone with write access are restored ([`restore`]).
 
 pub mod fields;
 pub mod gh;
@@ -86,10 +93,10 @@ fn gh_failure(error: GhError, doing: &str) -> Failure {
     }
 }
 
-/// Checks that gh is there and logged in.
-fn check_auth(gh: &Gh, host: &str) -> Result<(), Failure> {
+/// Checks that gh is there and logged in; the login, when gh named it.
+fn check_auth(gh: &Gh, host: &str) -> Result<Option<String>, Failure> {
     match gh.auth_status(host) {
-        Ok(()) => Ok(()),
+        Ok(login) => Ok(login),
         Err(GhError::Failed { stderr, .. }) => {
             let said = one_line(&stderr, 300);
             let said = if said.is_empty() { String::new() } else { format!(" (gh said: {said})") };
@@ -362,7 +369,7 @@ fn push_handoff(options: &PushOptions, project: &Project, json: &Value) -> Resul
     let repo = resolve_repo(options.repo.as_deref(), &project.root)?;
     let slug = repo.slug();
     let gh = Gh::default();
-    check_auth(&gh, &repo.host)?;
+    let viewer = check_auth(&gh, &repo.host)?;
     let _lock = push_lock(&project.root);
 
     let recorded = recorded_issue(Some(json), &slug);
@@ -384,7 +391,14 @@ fn push_handoff(options: &PushOptions, project: &Project, json: &Value) -> Resul
 
     let now = now_text();
     let state = state::from_handoff(json, detected_plan(&project.root, json).as_deref());
-    let old_goal = existing.as_ref().and_then(|(_, _, s)| s.as_ref()).map(|s| s.goal.as_str());
+    // The goal the issue already states: baton's block's, else the body's own summary's.
+    let person = existing.as_ref().and_then(|(_, view, _)| summary::parse_unmarked(&view.body));
+    let old_goal = existing
+        .as_ref()
+        .and_then(|(_, _, s)| s.as_ref())
+        .map(|s| s.goal.as_str())
+        .filter(|g| !g.trim().is_empty())
+        .or(person.as_ref().map(|s| s.goal.as_str()));
     let goal = state::goal(json, old_goal);
     let kind =
         options.kind.clone().unwrap_or_else(|| if options.auto { "auto" } else { "checkpoint" }.into());
@@ -392,8 +406,8 @@ fn push_handoff(options: &PushOptions, project: &Project, json: &Value) -> Resul
     let record = Record::new(&kind, &now, Some(handoff), state.clone());
 
     if let (Some((n, view, _)), false) = (&existing, options.force) {
-        let records = record::parse_thread(&view.comments);
-        if let Some(last) = records.last().filter(|r| r.complete && r.digest == record.digest) {
+        let (records, _) = restore::sort_out(record::parse_thread(&view.comments), viewer.as_deref());
+        if let Some(last) = records.last().filter(|r| r.complete && !r.edited && r.digest == record.digest) {
             return Ok(Pushed::NothingNew {
                 issue: *n,
                 url: last.url.clone().unwrap_or_else(|| view.url.clone()),
@@ -545,7 +559,7 @@ pub fn pull(options: &PullOptions, config: &Config) -> Result<Pulled, Failure> {
     let repo = resolve_repo(options.repo.as_deref(), &project.root)?;
     let slug = repo.slug();
     let gh = Gh::default();
-    check_auth(&gh, &repo.host)?;
+    let mut viewer = check_auth(&gh, &repo.host)?;
     let recorded = recorded_issue(project.json.as_ref(), &slug);
     let (chosen, note) = choose_issue(&gh, options.issue, recorded, &slug)?;
     let Some(n) = chosen else {
@@ -554,15 +568,22 @@ pub fn pull(options: &PullOptions, config: &Config) -> Result<Pulled, Failure> {
         )));
     };
     let view = view_issue(&gh, &slug, n, options.issue.is_none() && recorded == Some(n))?;
-    let (summary, body_problem) = match summary::parse(&view.body) {
-        Ok(summary) => (summary, None),
-        Err(why) => (None, Some(format!("the body's Task Summary was ignored: it has {why}"))),
-    };
+    let (summary, body_problem) = summary::read(&view.body);
+    let body_problem = body_problem.map(|why| format!("the body's Task Summary was ignored: it has {why}"));
     let records = record::parse_thread(&view.comments);
-    let Some(restored) = restore::resolve(summary.as_ref(), &records) else {
+    // gh did not say who is logged in, and some record's standing depends on it: ask.
+    let undecided = |r: &Record| r.author.viewer.is_none() && !restore::may_speak(&r.author, None);
+    if viewer.is_none() && records.iter().any(undecided) {
+        viewer = gh.viewer_login(&repo.host).ok().flatten();
+    }
+    let (records, ignored) = restore::sort_out(records, viewer.as_deref());
+    let summary = summary.as_ref().map(|(s, form)| (s, *form));
+    let Some(restored) = restore::resolve(summary, &records, ignored.clone()) else {
         let why = body_problem.as_ref().map(|p| format!(" ({p})")).unwrap_or_default();
+        let ignored =
+            if ignored.is_empty() { String::new() } else { format!("; {}", ignored_text(&ignored)) };
         return Err(Failure::usage(format!(
-            "issue #{n} in {slug} has no Task Summary and no Persistence Record{why}: nothing to restore"
+            "issue #{n} in {slug} has no Task Summary and no Persistence Record by someone with write access{why}{ignored}: nothing to restore"
         )));
     };
     let mut pulled = Pulled {
@@ -617,6 +638,26 @@ fn write_pulled(project: &Project, pulled: &Pulled) -> Result<(PathBuf, Vec<Path
     Ok((project.json_path.clone(), archived))
 }
 
+/// The ignored records in words: `ignored 2 records by authors without write access: …`.
+fn ignored_text(ignored: &[restore::Ignored]) -> String {
+    const SHOWN: usize = 10;
+    let mut list: Vec<String> = ignored
+        .iter()
+        .rev()
+        .take(SHOWN)
+        .map(|i| format!("@{} ({}) {}@{}", i.author, i.association, i.kind, one_line(&i.timestamp, 40)))
+        .collect();
+    if ignored.len() > SHOWN {
+        list.push(format!("+{} more", ignored.len() - SHOWN));
+    }
+    let plural = if ignored.len() == 1 { "" } else { "s" };
+    format!(
+        "ignored {} record{plural} by authors without write access (only the logged-in user's and OWNER, MEMBER or COLLABORATOR records are restored): {}",
+        ignored.len(),
+        list.join(", ")
+    )
+}
+
 fn relative(path: &Path, root: &Path) -> String {
     path.strip_prefix(root).unwrap_or(path).display().to_string()
 }
@@ -657,6 +698,24 @@ pub fn pull_receipt(pulled: &Pulled) -> String {
     line("blocker", s.blocker.as_deref().unwrap_or_default());
     line("decision", s.decision.as_deref().unwrap_or_default());
     line("summary", s.reply_summary.as_deref().unwrap_or_default());
+    if let Some(author) = &r.author {
+        let who = author.login.as_deref().map(|l| format!("@{l}")).unwrap_or_else(|| "(unknown)".into());
+        let role = author.association.as_deref().map(|a| format!(" ({a})")).unwrap_or_default();
+        let how =
+            if r.form == Some(record::Form::Skill) { ", written by hand (no baton header)" } else { "" };
+        line("record by", &format!("{who}{role}{how}"));
+    }
+    if r.edited_after_posting {
+        out.push_str(&format!(
+            "warning: the newest record ({last}) was edited after posting: its content no longer matches the digest baton wrote; check it on GitHub before you trust it\n"
+        ));
+    }
+    if r.summary == Some(summary::SummaryForm::Person) {
+        out.push_str("read the body's own Task Summary (written without baton's markers; a push adds baton's block beside it)\n");
+    }
+    if !r.ignored.is_empty() {
+        out.push_str(&format!("{}\n", ignored_text(&r.ignored)));
+    }
     if !r.conflicts.is_empty() {
         out.push_str(&format!(
             "the body's Task Summary differs from the newest record in: {} (the newest record wins)\n",

@@ -6,9 +6,23 @@
 //! record stays under [`COMMENT_LIMIT`] characters per comment: when the full rendering is
 //! too long its texts and lists are shortened, and when that is still too long it is split
 //! into at most [`MAX_PARTS`] comments (`part=2/3`), which the parser joins again.
-//! Comments without the header (people talking in the thread) are ignored.
+//!
+//! Records written by hand or by an agent following the checkpoint-persistence skill's
+//! template have no header: a comment is such a record when it has a "Persistence
+//! Record" heading (any level, or bold) followed by at least two of the record's core
+//! fields (Kind, Timestamp, Stage, Status, Next), in any form [`fields`] reads. Other
+//! comments (people talking in the thread) are ignored.
+//!
+//! A baton record carries the digest of what it says; when its content no longer matches
+//! (someone edited the comment), it is marked [`Record::edited`]. A record cut to fit
+//! also carries `shown=`, the digest of what it shows, which is what is checked then.
+//! Comments are untrusted input: each is read up to [`BODY_LIMIT`] characters, at most
+//! [`THREAD_LIMIT`] comments of a thread are read (the last ones), and every value is
+//! bounded as [`State::bounded`] says. Who wrote a record is kept, not judged, here.
 
 use std::fmt::Write as _;
+
+use serde::Serialize;
 
 use super::fields::{self, FieldValue};
 use super::state::State;
@@ -20,6 +34,36 @@ pub const COMMENT_LIMIT: usize = 60_000;
 pub const MAX_PARTS: usize = 3;
 
 const HEADER: &str = "baton:record";
+
+/// GitHub refuses comments longer than this; a longer body is read up to here.
+pub const BODY_LIMIT: usize = 65_536;
+/// The most comments of a thread that are read (the newest ones).
+pub const THREAD_LIMIT: usize = 3_000;
+/// The most hand-written records read from one comment.
+const SECTIONS_LIMIT: usize = 10;
+
+/// Who wrote a comment, as gh reports it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Author {
+    /// `author.login`.
+    pub login: Option<String>,
+    /// `authorAssociation`: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE …
+    pub association: Option<String>,
+    /// `viewerDidAuthor`: GitHub's own word that the logged-in user wrote it.
+    #[serde(skip)]
+    pub viewer: Option<bool>,
+}
+
+/// How a record was written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Form {
+    /// By `baton checkpoint push`, with its header and digest.
+    #[default]
+    Baton,
+    /// By hand or by an agent, after the skill's template: no header, no digest.
+    Skill,
+}
 
 /// One record, as written or as read back.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +78,15 @@ pub struct Record {
     pub url: Option<String>,
     /// False when a split record was read with parts missing (a push that failed half-way).
     pub complete: bool,
+    pub form: Form,
+    /// A baton record whose content no longer matches its digest: edited after posting.
+    pub edited: bool,
+    /// Who posted the comment.
+    pub author: Author,
+    /// When the comment was created (GitHub's clock).
+    pub posted_at: Option<String>,
+    /// The comment's place in the thread (0 = first).
+    pub position: usize,
 }
 
 /// A comment of the issue's thread, as gh reports it.
@@ -42,6 +95,7 @@ pub struct Comment {
     pub body: String,
     pub created_at: Option<String>,
     pub url: Option<String>,
+    pub author: Author,
 }
 
 /// FNV-1a, 64 bits: a change detector, not a security measure.
@@ -86,6 +140,11 @@ impl Record {
             digest,
             url: None,
             complete: true,
+            form: Form::Baton,
+            edited: false,
+            author: Author::default(),
+            posted_at: None,
+            position: 0,
         }
     }
 }
@@ -143,8 +202,12 @@ fn body_lines(record: &Record, cut: Cut) -> Vec<String> {
 const FOOTER: &str =
     "<sub>Written by `baton checkpoint push`; `baton checkpoint pull` restores the newest record.</sub>";
 
-fn head(record: &Record, part: usize, parts: usize) -> String {
-    let mut out = format!("<!-- {HEADER} v1 digest={} part={part}/{parts} -->\n", record.digest);
+/// The placeholder a cut record's `shown=` digest has until it is known.
+const SHOWN_PENDING: &str = "shown=????????????????";
+
+fn head(record: &Record, cut: bool, part: usize, parts: usize) -> String {
+    let shown = if cut { format!(" {SHOWN_PENDING}") } else { String::new() };
+    let mut out = format!("<!-- {HEADER} v1 digest={}{shown} part={part}/{parts} -->\n", record.digest);
     let kind = fields::escape(&record.kind);
     if part == 1 {
         let _ = writeln!(out, "### Persistence Record · {kind}\n");
@@ -160,9 +223,9 @@ fn chars(text: &str) -> usize {
 
 /// Packs lines into parts of at most `limit` characters each (headers and footer
 /// included). `None` when more than `max_parts` would be needed.
-fn pack(record: &Record, lines: &[String], limit: usize, max_parts: usize) -> Option<Vec<String>> {
+fn pack(record: &Record, lines: &[String], limit: usize, max_parts: usize, cut: bool) -> Option<Vec<String>> {
     // Headers are the same length for any part number below 10.
-    let overhead = chars(&head(record, 2, max_parts)) + chars(FOOTER) + 2;
+    let overhead = chars(&head(record, cut, 2, max_parts)) + chars(FOOTER) + 2;
     let mut groups: Vec<Vec<&String>> = vec![vec![]];
     let mut size = 0;
     for line in lines {
@@ -185,7 +248,7 @@ fn pack(record: &Record, lines: &[String], limit: usize, max_parts: usize) -> Op
             .iter()
             .enumerate()
             .map(|(n, group)| {
-                let mut text = head(record, n + 1, parts);
+                let mut text = head(record, cut, n + 1, parts);
                 for line in group {
                     text.push_str(line);
                     text.push('\n');
@@ -203,18 +266,20 @@ fn pack(record: &Record, lines: &[String], limit: usize, max_parts: usize) -> Op
 
 /// Renders a record as comment bodies, each under `limit` characters, at most
 /// `max_parts` of them: full, else compacted in one comment, else compacted and split,
-/// else cut to what fits (with a note saying so).
+/// else cut to what fits (with a note saying so). A record that is not shown in full
+/// carries `shown=`, the digest of what it shows, so that a reader can tell a record
+/// cut by baton from one edited by someone.
 pub fn render_within(record: &Record, limit: usize, max_parts: usize) -> Vec<String> {
     let full = body_lines(record, FULL);
-    if let Some(parts) = pack(record, &full, limit, 1) {
+    if let Some(parts) = pack(record, &full, limit, 1, false) {
         return parts;
     }
     let compact = body_lines(record, COMPACT);
-    if let Some(parts) = pack(record, &compact, limit, 1) {
-        return parts;
+    if let Some(parts) = pack(record, &compact, limit, 1, true) {
+        return with_shown(parts);
     }
-    if let Some(parts) = pack(record, &compact, limit, max_parts) {
-        return parts;
+    if let Some(parts) = pack(record, &compact, limit, max_parts, true) {
+        return with_shown(parts);
     }
     // Still too long: keep the head of the record (its fields come first, lists last).
     let total = compact.len();
@@ -223,11 +288,19 @@ pub fn render_within(record: &Record, limit: usize, max_parts: usize) -> Vec<Str
         lines.truncate(lines.len() * 9 / 10);
         let mut shown = lines.clone();
         shown.push(format!("  (record cut: {} more lines not shown)", total - lines.len()));
-        if let Some(parts) = pack(record, &shown, limit, max_parts) {
-            return parts;
+        if let Some(parts) = pack(record, &shown, limit, max_parts, true) {
+            return with_shown(parts);
         }
     }
-    pack(record, &[], limit, max_parts).unwrap_or_default()
+    with_shown(pack(record, &[], limit, max_parts, true).unwrap_or_default())
+}
+
+/// Fills in the `shown=` digest: that of the state the parts read back as.
+fn with_shown(parts: Vec<String>) -> Vec<String> {
+    let comments: Vec<Comment> =
+        parts.iter().map(|p| Comment { body: p.clone(), ..Comment::default() }).collect();
+    let shown = parse_thread(&comments).first().map(|r| digest(&r.state)).unwrap_or_default();
+    parts.into_iter().map(|p| p.replacen(SHOWN_PENDING, &format!("shown={shown}"), 1)).collect()
 }
 
 /// Renders a record for GitHub: see [`render_within`].
@@ -235,35 +308,45 @@ pub fn render(record: &Record) -> Vec<String> {
     render_within(record, COMMENT_LIMIT, MAX_PARTS)
 }
 
-/// The header's attributes: digest, part, parts; the lines are left empty.
-fn parse_header<'a>(line: &str, first: &'a Comment) -> Option<Open<'a>> {
+/// The header's attributes: digest, shown, part, parts; the lines are left empty.
+fn parse_header<'a>(line: &str, first: &'a Comment, position: usize) -> Option<Open<'a>> {
     let inner = line.trim().strip_prefix("<!--")?.strip_suffix("-->")?.trim();
     let rest = inner.strip_prefix(HEADER)?;
-    let mut digest = None;
+    let (mut digest, mut shown) = (None, None);
     let (mut part, mut parts) = (1, 1);
     for word in rest.split_whitespace() {
         if let Some(d) = word.strip_prefix("digest=") {
-            digest = Some(d.to_string()).filter(|d| !d.is_empty());
+            digest = Some(one_line(d, 64)).filter(|d| !d.is_empty());
+        } else if let Some(d) = word.strip_prefix("shown=") {
+            shown = Some(one_line(d, 64)).filter(|d| !d.is_empty());
         } else if let Some(p) = word.strip_prefix("part=") {
             let (a, b) = p.split_once('/').unwrap_or((p, "1"));
             part = a.parse().unwrap_or(1);
             parts = b.parse().unwrap_or(1);
         }
     }
-    Some(Open { digest, part: part.max(1), parts: parts.max(1), lines: vec![], first })
+    Some(Open { digest, shown, part: part.max(1), parts: parts.max(1), lines: vec![], first, position })
 }
 
-/// The part of a comment from its header on, when it has one.
-fn record_part(comment: &Comment) -> Option<Open<'_>> {
-    let mut lines = comment.body.lines();
-    let mut open = lines.by_ref().find_map(|line| parse_header(line, comment))?;
+/// A comment's body up to [`BODY_LIMIT`] characters.
+fn bounded_body(comment: &Comment) -> &str {
+    match comment.body.char_indices().nth(BODY_LIMIT) {
+        Some((at, _)) => &comment.body[..at],
+        None => &comment.body,
+    }
+}
+
+/// The part of a comment from its baton header on, when it has one.
+fn record_part(comment: &Comment, position: usize) -> Option<Open<'_>> {
+    let mut lines = bounded_body(comment).lines();
+    let mut open = lines.by_ref().find_map(|line| parse_header(line, comment, position))?;
     // The title line would end a list that continues from the previous part.
     open.lines = lines.filter(|l| !l.starts_with("### Persistence Record")).collect();
     Some(open)
 }
 
 fn finish(open: Open<'_>) -> Record {
-    let Open { digest: header_digest, part, parts, lines, first } = open;
+    let Open { digest: header_digest, shown, part, parts, lines, first, position } = open;
     let parsed = fields::parse(lines);
     let state = State {
         status: parsed.text("status").unwrap_or_default(),
@@ -275,35 +358,112 @@ fn finish(open: Open<'_>) -> Record {
         plan_path: parsed.nonempty("plan path"),
         key_paths: parsed.items("key paths"),
         reply_summary: parsed.nonempty("reply summary"),
-    };
+    }
+    .bounded();
+    let complete = part >= parts;
+    // What the content must hash to: what was shown when baton cut it, else all of it.
+    let expected = shown.as_ref().or(header_digest.as_ref());
+    let edited = complete && expected.is_none_or(|d| *d != digest(&state));
     Record {
-        kind: parsed.nonempty("kind").unwrap_or_else(|| "checkpoint".into()),
-        timestamp: parsed.nonempty("timestamp").or_else(|| first.created_at.clone()).unwrap_or_default(),
-        handoff: parsed.nonempty("handoff"),
+        kind: parsed.nonempty("kind").map(|k| one_line(&k, 40)).unwrap_or_else(|| "checkpoint".into()),
+        timestamp: parsed
+            .nonempty("timestamp")
+            .or_else(|| first.created_at.clone())
+            .map(|t| one_line(&t, 64))
+            .unwrap_or_default(),
+        handoff: parsed.nonempty("handoff").map(|h| one_line(&h, super::state::NOTE_MAX)),
         digest: header_digest.unwrap_or_else(|| digest(&state)),
         state,
         url: first.url.clone(),
-        complete: part >= parts,
+        complete,
+        form: Form::Baton,
+        edited,
+        author: first.author.clone(),
+        posted_at: first.created_at.clone(),
+        position,
     }
+}
+
+/// The record's core fields: a section needs two of them to be a record.
+const CORE: [&str; 5] = ["kind", "timestamp", "stage", "status", "next"];
+
+/// A record written after the skill's template, from the lines of its section.
+fn skill_record(lines: &[&str], comment: &Comment, position: usize) -> Option<Record> {
+    let parsed = fields::parse(lines.iter().copied());
+    if CORE.iter().filter(|label| parsed.has(label)).count() < 2 {
+        return None;
+    }
+    let optional = |label: &str| parsed.nonempty(label).filter(|v| !fields::means_nothing(v));
+    let list = |label: &str| -> Vec<String> {
+        parsed.items(label).into_iter().filter(|i| !fields::means_nothing(i)).collect()
+    };
+    let state = State {
+        status: parsed.text("status").unwrap_or_default(),
+        stage: parsed.text("stage").unwrap_or_default(),
+        next: parsed.text("next").unwrap_or_default(),
+        completed: list("completed"),
+        decision: optional("decision"),
+        blocker: optional("blocker"),
+        plan_path: optional("plan path"),
+        key_paths: list("key paths"),
+        reply_summary: optional("reply summary"),
+    }
+    .bounded();
+    let digest = digest(&state);
+    Some(Record {
+        kind: optional("kind")
+            .map(|k| one_line(&k, 40).to_lowercase())
+            .unwrap_or_else(|| "checkpoint".into()),
+        timestamp: optional("timestamp")
+            .or_else(|| comment.created_at.clone())
+            .map(|t| one_line(&t, 64))
+            .unwrap_or_default(),
+        handoff: optional("handoff").map(|h| one_line(&h, super::state::NOTE_MAX)),
+        state,
+        digest,
+        url: comment.url.clone(),
+        complete: true,
+        form: Form::Skill,
+        edited: false,
+        author: comment.author.clone(),
+        posted_at: comment.created_at.clone(),
+        position,
+    })
+}
+
+/// The hand-written records in a comment without baton's header.
+fn skill_records(comment: &Comment, position: usize) -> Vec<Record> {
+    let lines = fields::outside_fences(bounded_body(comment));
+    fields::sections(&lines, "Persistence Record", &["Task Summary"])
+        .iter()
+        .take(SECTIONS_LIMIT)
+        .filter_map(|section| skill_record(section, comment, position))
+        .collect()
 }
 
 /// A record being read, part by part.
 struct Open<'a> {
     digest: Option<String>,
+    shown: Option<String>,
     part: usize,
     parts: usize,
     lines: Vec<&'a str>,
     first: &'a Comment,
+    position: usize,
 }
 
-/// The records in a thread, oldest first. The parts of a split record are joined when
-/// they follow each other with the same digest; a part whose first part is missing is
-/// skipped.
+/// The records in a thread, in thread order, baton's and hand-written ones alike. The
+/// parts of a split baton record are joined when they follow each other with the same
+/// digest; a part whose first part is missing is skipped.
 pub fn parse_thread(comments: &[Comment]) -> Vec<Record> {
     let mut records = vec![];
     let mut open: Option<Open> = None;
-    for comment in comments {
-        let Some(next) = record_part(comment) else { continue };
+    let skip = comments.len().saturating_sub(THREAD_LIMIT);
+    for (position, comment) in comments.iter().enumerate().skip(skip) {
+        let Some(next) = record_part(comment, position) else {
+            records.extend(skill_records(comment, position));
+            continue;
+        };
         if next.part > 1 {
             if let Some(current) =
                 open.as_mut().filter(|o| o.digest == next.digest && o.part + 1 == next.part)
@@ -324,6 +484,7 @@ pub fn parse_thread(comments: &[Comment]) -> Vec<Record> {
     if let Some(done) = open.take() {
         records.push(finish(done));
     }
+    records.sort_by_key(|r| r.position);
     records
 }
 
@@ -346,8 +507,15 @@ mod tests {
     }
 
     fn comment(body: &str) -> Comment {
-        Comment { body: body.into(), created_at: Some("2026-01-01T00:00:00Z".into()), url: Some("u".into()) }
+        Comment {
+            body: body.into(),
+            created_at: Some("2026-01-01T00:00:00Z".into()),
+            url: Some("u".into()),
+            author: Author { login: Some("dev".into()), association: Some("OWNER".into()), viewer: None },
+        }
     }
+
+    const SKILL: &str = "## Persistence Record\n- Kind: handoff\n- Timestamp: 2099-01-01T00:00:00Z\n- Stage: 03\n- Status: blocked\n- Next: Ask for the staging key\n";
 
     #[test]
     fn a_record_round_trips() {
@@ -362,6 +530,83 @@ mod tests {
         assert_eq!(back[0].timestamp, "2026-11-30T05:00:00Z");
         assert_eq!(back[0].digest, record.digest);
         assert_eq!(digest(&back[0].state), record.digest);
+        assert!(!back[0].edited);
+        assert_eq!(back[0].form, Form::Baton);
+        assert_eq!(back[0].author.login.as_deref(), Some("dev"));
+    }
+
+    #[test]
+    fn a_skill_record_is_read_in_every_form() {
+        let forms = [
+            SKILL.to_string(),
+            "### Persistence Record\n- **Kind**: handoff\n- **Timestamp**: 2099-01-01T00:00:00Z\n- **Stage**: 03\n- **Status**: blocked\n- **Next**: Ask for the staging key".into(),
+            "**Persistence Record**\n\n**Kind:** handoff\n**Timestamp:** 2099-01-01T00:00:00Z\n**Stage:** 03\n**Status:** blocked\n**Next:** Ask for the staging key".into(),
+            "# Persistence Record — handoff\nkind: handoff\nTIMESTAMP: 2099-01-01T00:00:00Z\nstage: 03\nstatus: blocked\nnext: Ask for the staging key".into(),
+            "Checkpoint.\n\n## Persistence Record\n\n| Field | Value |\n| --- | --- |\n| Kind | handoff |\n| Timestamp | 2099-01-01T00:00:00Z |\n| Stage | 03 |\n| Status | blocked |\n| Next | Ask for the staging key |".into(),
+        ];
+        for body in forms {
+            let records = parse_thread(&[comment(&body)]);
+            assert_eq!(records.len(), 1, "{body}");
+            let r = &records[0];
+            assert_eq!(r.form, Form::Skill);
+            assert_eq!(r.kind, "handoff");
+            assert_eq!(r.timestamp, "2099-01-01T00:00:00Z");
+            assert_eq!((r.state.stage.as_str(), r.state.status.as_str()), ("03", "blocked"));
+            assert_eq!(r.state.next, "Ask for the staging key");
+            assert!(!r.edited && r.complete);
+        }
+    }
+
+    #[test]
+    fn a_skill_record_reads_its_optional_fields_and_falls_back_to_the_comment_time() {
+        let body = "## Persistence Record\n- Status: in progress\n- Next: Wire the limiter\n- Completed:\n  - Read the router\n  - Added tiers\n- Decision: Tiers in config\n- Blocker: none\n- Handoff: .planning/HANDOFF.json\n- Plan Path: `.planning/phases/03-x/03-02-PLAN.md`\n- Reply Summary: Done with 2\n- Key Paths: `src/a.rs`, `src/b.rs`\n";
+        let r = &parse_thread(&[comment(body)])[0];
+        assert_eq!(r.timestamp, "2026-01-01T00:00:00Z");
+        assert_eq!(r.kind, "checkpoint");
+        assert_eq!(r.state.completed, vec!["Read the router", "Added tiers"]);
+        assert_eq!(r.state.decision.as_deref(), Some("Tiers in config"));
+        assert_eq!(r.state.blocker, None, "none means none");
+        assert_eq!(r.state.plan_path.as_deref(), Some(".planning/phases/03-x/03-02-PLAN.md"));
+        assert_eq!(r.state.key_paths, vec!["src/a.rs", "src/b.rs"]);
+        assert_eq!(r.handoff.as_deref(), Some(".planning/HANDOFF.json"));
+        assert_eq!(r.digest, digest(&r.state));
+    }
+
+    #[test]
+    fn things_that_are_not_records_are_not_read_as_records() {
+        for body in [
+            "## Persistence Record\nWe should write one soon. Status: unclear",
+            "```\n## Persistence Record\n- Status: example\n- Next: example\n```",
+            "> ## Persistence Record\n> - Status: quoted\n> - Next: quoted",
+            "## Persistence Records\n- Status: a\n- Next: b",
+            "- Status: blocked\n- Next: no heading",
+        ] {
+            assert!(parse_thread(&[comment(body)]).is_empty(), "{body}");
+        }
+        // Two records in one comment are two records; values are bounded.
+        let long = format!("{SKILL}\n**Persistence Record**\nStatus: later\nNext: {}", "x".repeat(5000));
+        let records = parse_thread(&[comment(&long)]);
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[1].state.next.chars().count(), crate::checkpoint_github::state::NEXT_MAX);
+        // A huge comment is read only up to GitHub's limit.
+        let huge = format!("{SKILL}{}", "- Completed: y\n".repeat(20_000));
+        assert!(parse_thread(&[comment(&huge)])[0].state.completed.len() < 5_000);
+    }
+
+    #[test]
+    fn a_baton_record_edited_after_posting_is_marked() {
+        let record = Record::new("checkpoint", "2026-11-30T05:00:00Z", None, state());
+        let posted = render(&record).remove(0);
+        let edited = posted.replace("- **Status:** paused", "- **Status:** done");
+        assert_ne!(posted, edited);
+        let back = parse_thread(&[comment(&edited)]);
+        assert!(back[0].edited);
+        assert_eq!(back[0].state.status, "done");
+        let header_gone = posted.replace(&format!("digest={}", record.digest), "digest=");
+        assert!(parse_thread(&[comment(&header_gone)])[0].edited);
+        // Whitespace GitHub's editor may add changes nothing that is read.
+        let reflowed = posted.replace("\n- **Next:**", "\n\n- **Next:**");
+        assert!(!parse_thread(&[comment(&reflowed)])[0].edited);
     }
 
     #[test]
@@ -410,6 +655,14 @@ mod tests {
         assert_eq!(back[0].state.completed.len(), 150);
         assert_eq!(back[0].state.key_paths.len(), 200, "compacted to 200 paths");
         assert_eq!(back[0].state.reply_summary.as_ref().map(|r| r.chars().count()), Some(500));
+        // Cut by baton is not edited: the `shown=` digest matches what is shown.
+        assert!(parts[0].contains(" shown="), "{}", &parts[0][..120]);
+        assert!(!back[0].edited);
+        let tampered: Vec<Comment> = parts
+            .iter()
+            .map(|p| comment(&p.replacen("  - `src/module_0000", "  - `src/evil_0000", 1)))
+            .collect();
+        assert!(parse_thread(&tampered)[0].edited);
     }
 
     #[test]
@@ -439,5 +692,57 @@ mod tests {
         assert!(all[0].complete);
         // A stray continuation alone is no record.
         assert!(parse_thread(&[comment(&parts[1])]).is_empty());
+    }
+
+    /// Seeded noise built from the pieces records are made of: reading a thread and a
+    /// body of it never panics, and every value stays bounded.
+    #[test]
+    fn a_noisy_thread_never_panics() {
+        let pieces = [
+            "## Persistence Record\n",
+            "**Persistence Record**\n",
+            "## Task Summary\n",
+            "- Status: ",
+            "| Next | ",
+            " |\n",
+            "|---|---|\n",
+            "Timestamp: 2099-01-01\n",
+            "- **Kind:** ",
+            "<!-- baton:record v1 digest=",
+            " part=2/3 -->\n",
+            "<!-- baton:summary:start -->",
+            "<!-- baton:summary:end -->",
+            "```\n",
+            "  - ",
+            "\\",
+            "`",
+            "é🙂",
+            "\n",
+            ": ",
+            "x",
+        ];
+        let mut seed: u64 = 0x2545f4914f6cdd1d;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..400 {
+            let thread: Vec<Comment> = (0..(next() % 6))
+                .map(|_| {
+                    let body: String =
+                        (0..(next() % 60)).map(|_| pieces[(next() % pieces.len() as u64) as usize]).collect();
+                    comment(&body)
+                })
+                .collect();
+            for record in parse_thread(&thread) {
+                assert!(record.state.next.chars().count() <= super::super::state::NEXT_MAX);
+                assert!(record.kind.chars().count() <= 40);
+            }
+            if let Some(first) = thread.first() {
+                let _ = super::super::summary::read(&first.body);
+            }
+        }
     }
 }

@@ -1,19 +1,100 @@
-//! `pull`'s decisions, as pure functions: what the issue says about the task (the body's
-//! Task Summary and the thread's records, the newest record winning), and the
-//! HANDOFF.json written from it.
+//! `pull`'s decisions, as pure functions: which records may speak, which is newest, what
+//! the issue says about the task (the body's Task Summary and the thread's records, the
+//! newest record winning), and the HANDOFF.json written from it.
+//!
+//! Who may speak: a record is restored only when the logged-in user wrote it, or an
+//! author whose `authorAssociation` is OWNER, MEMBER or COLLABORATOR (someone with write
+//! access); anyone else's is listed as ignored, with its author.
+//!
+//! Newest: the record with the latest Timestamp (the comment's creation time when it has
+//! none or it does not read as a time), not the last in the thread. A Timestamp later than
+//! the comment's creation counts as the creation time: a record cannot describe a moment
+//! after it was posted, and one dated in the future would otherwise win over every later
+//! checkpoint. Equal times: the later in the thread wins.
 //!
 //! Rules: Status, Stage and Next come from the newest record, else the summary; when both
-//! have them and they differ, the record wins and the field is listed as a conflict. Key
-//! Paths: the newest record's, else the summary's. The blocker, completed tasks, plan path
-//! and reply summary are the newest record's (a blocker missing from it was resolved). The
+//! have them and they differ, the record wins and the field is listed as a conflict, as
+//! are Key Paths and the summary's Updated At against the record's Timestamp. Key Paths:
+//! the newest record's, else the summary's. The blocker, completed tasks, plan path and
+//! reply summary are the newest record's (a blocker missing from it was resolved). The
 //! decision is the newest one any record states (decisions stay true once made).
 
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::record::Record;
+use super::record::{Author, Form, Record};
 use super::state::{self, State};
-use super::summary::Summary;
+use super::summary::{Summary, SummaryForm};
+
+/// The associations whose records are restored: people with write access.
+pub const TRUSTED_ASSOCIATIONS: [&str; 3] = ["OWNER", "MEMBER", "COLLABORATOR"];
+
+/// How many ignored records a handoff lists.
+const IGNORED_KEPT: usize = 20;
+
+/// Whether a record by `author` may be restored; `viewer` is the logged-in user's login.
+pub fn may_speak(author: &Author, viewer: Option<&str>) -> bool {
+    let is_viewer = author.viewer == Some(true)
+        || matches!((author.login.as_deref(), viewer), (Some(a), Some(v)) if a.eq_ignore_ascii_case(v));
+    let association = author.association.as_deref().unwrap_or_default();
+    is_viewer || TRUSTED_ASSOCIATIONS.iter().any(|t| t.eq_ignore_ascii_case(association))
+}
+
+/// A record that was not restored because of who wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ignored {
+    pub author: String,
+    pub association: String,
+    pub kind: String,
+    pub timestamp: String,
+    pub url: Option<String>,
+}
+
+impl Ignored {
+    fn of(record: &Record) -> Ignored {
+        Ignored {
+            author: record.author.login.clone().unwrap_or_else(|| "(unknown)".into()),
+            association: record.author.association.clone().unwrap_or_else(|| "unknown".into()),
+            kind: record.kind.clone(),
+            timestamp: record.timestamp.clone(),
+            url: record.url.clone(),
+        }
+    }
+}
+
+/// A time as people and agents write it: RFC 3339, or `YYYY-MM-DD[ T]HH:MM[:SS]` (UTC,
+/// with an optional `Z` or ` UTC`), or a date alone (its midnight, UTC).
+pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    let text = text.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t.with_timezone(&Utc));
+    }
+    let bare = text.trim_end_matches(" UTC").trim_end_matches('Z').trim();
+    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"] {
+        if let Ok(t) = NaiveDateTime::parse_from_str(bare, format) {
+            return Some(t.and_utc());
+        }
+    }
+    NaiveDate::parse_from_str(bare, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0)).map(|t| t.and_utc())
+}
+
+/// When a record counts as written (see the module's doc).
+pub fn written_at(record: &Record) -> Option<DateTime<Utc>> {
+    let posted = record.posted_at.as_deref().and_then(parse_time);
+    match (parse_time(&record.timestamp), posted) {
+        (Some(stamp), Some(posted)) => Some(stamp.min(posted)),
+        (stamp, posted) => stamp.or(posted),
+    }
+}
+
+/// The records that may speak, oldest first by [`written_at`], and those ignored.
+pub fn sort_out(records: Vec<Record>, viewer: Option<&str>) -> (Vec<Record>, Vec<Ignored>) {
+    let (mut trusted, others): (Vec<Record>, Vec<Record>) =
+        records.into_iter().partition(|r| may_speak(&r.author, viewer));
+    trusted.sort_by(|a, b| written_at(a).cmp(&written_at(b)).then(a.position.cmp(&b.position)));
+    (trusted, others.iter().map(Ignored::of).collect())
+}
 
 /// What a pull found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -27,24 +108,53 @@ pub struct Restored {
     pub record_url: Option<String>,
     /// The newest record's handoff line.
     pub handoff: Option<String>,
+    /// Who wrote the newest record, and how.
+    pub author: Option<Author>,
+    pub form: Option<Form>,
+    /// The newest record is baton's and its content no longer matches its digest.
+    pub edited_after_posting: bool,
+    /// Which summary was read: baton's block or the body's own.
+    pub summary: Option<SummaryForm>,
     /// Fields where the body's summary and the newest record disagree.
     pub conflicts: Vec<String>,
+    /// Records that may speak.
     pub records: usize,
+    /// Records not restored because of who wrote them, in thread order.
+    pub ignored: Vec<Ignored>,
 }
 
 fn pick(record: Option<&str>, body: Option<&str>, name: &str, conflicts: &mut Vec<String>) -> String {
     let record = record.filter(|r| !r.trim().is_empty());
     let body = body.filter(|b| !b.trim().is_empty());
     if let (Some(r), Some(b)) = (record, body) {
-        if r != b {
+        if r.trim() != b.trim() {
             conflicts.push(name.to_string());
         }
     }
     record.or(body).unwrap_or_default().to_string()
 }
 
-/// Combines the summary and the records (oldest first). `None` when there is neither.
-pub fn resolve(summary: Option<&Summary>, records: &[Record]) -> Option<Restored> {
+/// Whether the body's key paths disagree with the record's. The body shows at most the
+/// first [`super::summary::BODY_PATHS`] of them, so a longer list only has to start the same.
+fn paths_differ(record: &[String], body: &[String]) -> bool {
+    if record.is_empty() || body.is_empty() {
+        return false;
+    }
+    if body.len() >= super::summary::BODY_PATHS && record.len() > body.len() {
+        return record[..body.len()] != *body;
+    }
+    record != body
+}
+
+/// Combines the summary and the records that may speak (oldest first, as [`sort_out`]
+/// orders them). `None` when there is neither.
+pub fn resolve(
+    summary: Option<(&Summary, SummaryForm)>,
+    records: &[Record],
+    ignored: Vec<Ignored>,
+) -> Option<Restored> {
+    let form = summary.map(|(_, form)| form);
+    let summary = summary.map(|(s, _)| s);
     let newest = records.last();
     if summary.is_none() && newest.is_none() {
         return None;
@@ -56,6 +166,17 @@ pub fn resolve(summary: Option<&Summary>, records: &[Record]) -> Option<Restored
     let stage =
         pick(rec.map(|s| s.stage.as_str()), summary.map(|s| s.stage.as_str()), "stage", &mut conflicts);
     let next = pick(rec.map(|s| s.next.as_str()), summary.map(|s| s.next.as_str()), "next", &mut conflicts);
+    if let (Some(r), Some(s)) = (rec, summary) {
+        if paths_differ(&r.key_paths, &s.key_paths) {
+            conflicts.push("key paths".into());
+        }
+    }
+    if let (Some(r), Some(s)) = (newest, summary) {
+        let (stamp, updated) = (parse_time(&r.timestamp), parse_time(&s.updated_at));
+        if stamp.is_some() && updated.is_some() && stamp != updated {
+            conflicts.push("updated at".into());
+        }
+    }
     let key_paths = rec
         .map(|s| s.key_paths.clone())
         .filter(|p| !p.is_empty())
@@ -81,8 +202,13 @@ pub fn resolve(summary: Option<&Summary>, records: &[Record]) -> Option<Restored
         digest: newest.map(|r| r.digest.clone()),
         record_url: newest.and_then(|r| r.url.clone()),
         handoff: newest.and_then(|r| r.handoff.clone()),
+        author: newest.map(|r| r.author.clone()),
+        form: newest.map(|r| r.form),
+        edited_after_posting: newest.is_some_and(|r| r.edited),
+        summary: form,
         conflicts,
         records: records.len(),
+        ignored,
     })
 }
 
@@ -115,7 +241,11 @@ pub fn to_handoff(restored: &Restored, origin: &Origin) -> Value {
         .plan_path
         .as_deref()
         .and_then(|p| p.rsplit_once('/').map(|(dir, _)| dir.to_string()))
-        .filter(|dir| dir.contains("/phases/") || dir.starts_with("phases/"));
+        .filter(|dir| dir.contains("/phases/") || dir.starts_with("phases/"))
+        // A path from a comment never leads out of the project.
+        .filter(|dir| {
+            !dir.starts_with('/') && !dir.contains('\\') && !dir.split('/').any(|part| part == "..")
+        });
     let completed: Vec<Value> = s
         .completed
         .iter()
@@ -159,8 +289,16 @@ pub fn to_handoff(restored: &Restored, origin: &Origin) -> Value {
             "digest": restored.digest,
             "url": restored.record_url,
             "handoff": restored.handoff,
+            "form": restored.form,
+            "author": restored.author.as_ref().and_then(|a| a.login.clone()),
+            "author_association": restored.author.as_ref().and_then(|a| a.association.clone()),
+            "edited_after_posting": restored.edited_after_posting,
         }))),
     );
+    if !restored.ignored.is_empty() {
+        let kept: Vec<&Ignored> = restored.ignored.iter().rev().take(IGNORED_KEPT).collect();
+        baton.insert("github_ignored".into(), json!(kept));
+    }
     baton.insert("github_conflicts".into(), json!(restored.conflicts));
     baton.insert("github_pulled_at".into(), Value::from(origin.now));
     baton.insert("goal".into(), json!(restored.goal));
@@ -234,6 +372,125 @@ mod tests {
         }
     }
 
+    fn by(mut record: Record, login: &str, association: &str, posted: &str, position: usize) -> Record {
+        record.author =
+            Author { login: Some(login.into()), association: Some(association.into()), viewer: None };
+        record.posted_at = Some(posted.into());
+        record.position = position;
+        record
+    }
+
+    #[test]
+    fn only_the_viewer_and_people_with_write_access_may_speak() {
+        let author = |login: &str, association: &str, viewer: Option<bool>| Author {
+            login: Some(login.into()),
+            association: Some(association.into()),
+            viewer,
+        };
+        for association in ["OWNER", "MEMBER", "COLLABORATOR", "collaborator"] {
+            assert!(may_speak(&author("x", association, None), None), "{association}");
+        }
+        for association in ["CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "NONE", "MANNEQUIN", ""] {
+            assert!(!may_speak(&author("x", association, None), None), "{association}");
+            assert!(may_speak(&author("me", association, None), Some("ME")), "the logged-in user");
+            assert!(may_speak(&author("x", association, Some(true)), None), "viewerDidAuthor");
+        }
+        assert!(!may_speak(&Author::default(), None));
+    }
+
+    #[test]
+    fn the_newest_is_chosen_by_time_not_by_thread_order() {
+        let mut a = state();
+        a.next = "a".into();
+        let mut b = state();
+        b.next = "b".into();
+        let mut c = state();
+        c.next = "c".into();
+        let records = vec![
+            by(
+                Record::new("checkpoint", "2026-11-30T06:00:00Z", None, a),
+                "dev",
+                "OWNER",
+                "2026-11-30T06:00:05Z",
+                0,
+            ),
+            by(
+                Record::new("handoff", "2026-11-30 09:00", None, b),
+                "dev",
+                "MEMBER",
+                "2026-11-30T09:01:00Z",
+                1,
+            ),
+            // Posted last, but written about an earlier moment.
+            by(
+                Record::new("handoff", "2026-11-30T07:00:00Z", None, c),
+                "dev",
+                "OWNER",
+                "2026-11-30T10:00:00Z",
+                2,
+            ),
+            by(
+                Record::new("handoff", "2099-01-01T00:00:00Z", None, state()),
+                "mallory",
+                "NONE",
+                "2026-11-30T11:00:00Z",
+                3,
+            ),
+        ];
+        let (trusted, ignored) = sort_out(records, None);
+        assert_eq!(trusted.iter().map(|r| r.state.next.as_str()).collect::<Vec<_>>(), vec!["a", "c", "b"]);
+        assert_eq!(ignored.len(), 1);
+        assert_eq!((ignored[0].author.as_str(), ignored[0].association.as_str()), ("mallory", "NONE"));
+        let restored = resolve(None, &trusted, ignored).unwrap();
+        assert_eq!(restored.state.next, "b");
+        assert_eq!(restored.ignored[0].timestamp, "2099-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn a_timestamp_after_the_comment_was_posted_counts_as_the_posting_time() {
+        let future = by(
+            Record::new("handoff", "2099-01-01T00:00:00Z", None, state()),
+            "dev",
+            "OWNER",
+            "2026-11-30T06:00:00Z",
+            0,
+        );
+        let later = by(
+            Record::new("checkpoint", "2026-11-30T08:00:00Z", None, state()),
+            "dev",
+            "OWNER",
+            "2026-11-30T08:00:01Z",
+            1,
+        );
+        let (trusted, _) = sort_out(vec![later, future], None);
+        assert_eq!(trusted.last().unwrap().kind, "checkpoint");
+        // No time at all: the comment's; unreadable: the comment's too.
+        let mut odd =
+            by(Record::new("x", "next tuesday", None, state()), "dev", "OWNER", "2026-11-30T09:00:00Z", 2);
+        assert_eq!(written_at(&odd), parse_time("2026-11-30T09:00:00Z"));
+        odd.posted_at = None;
+        assert_eq!(written_at(&odd), None);
+        assert_eq!(parse_time("2026-11-30"), parse_time("2026-11-30T00:00:00Z"));
+        assert_eq!(parse_time("2026-11-30 08:00:00 UTC"), parse_time("2026-11-30T08:00:00+00:00"));
+    }
+
+    #[test]
+    fn every_differing_field_is_listed() {
+        let mut newer = state();
+        newer.stage = "phase 04".into();
+        newer.key_paths = vec!["src/other.ts".into()];
+        let records = vec![Record::new("handoff", "2026-11-30T09:00:00Z", None, newer)];
+        let mut body = summary();
+        body.updated_at = "2026-11-30T08:00:00Z".into();
+        let restored = resolve(Some((&body, SummaryForm::Person)), &records, vec![]).unwrap();
+        assert_eq!(restored.conflicts, vec!["stage", "key paths", "updated at"]);
+        assert_eq!(restored.summary, Some(SummaryForm::Person));
+        // The body shows only the first 30 paths of a longer list: not a difference.
+        let long: Vec<String> = (0..40).map(|n| format!("p{n}")).collect();
+        assert!(!paths_differ(&long, &long[..30]));
+        assert!(paths_differ(&long, &long[1..31]));
+    }
+
     #[test]
     fn the_newest_record_wins_and_differences_are_listed() {
         let mut newer = state();
@@ -243,10 +500,10 @@ mod tests {
         newer.blocker = None;
         let records =
             vec![Record::new("checkpoint", "t1", None, state()), Record::new("auto", "t2", None, newer)];
-        let restored = resolve(Some(&summary()), &records).unwrap();
+        let restored = resolve(Some((&summary(), SummaryForm::Baton)), &records, vec![]).unwrap();
         assert_eq!(restored.state.status, "blocked");
         assert_eq!(restored.state.next, "Ask for the key");
-        assert_eq!(restored.conflicts, vec!["status", "next"]);
+        assert_eq!(restored.conflicts, vec!["status", "next", "key paths"]);
         assert_eq!(restored.kind.as_deref(), Some("auto"));
         assert_eq!(restored.state.decision.as_deref(), Some("Tiers live in config — ops edits them"));
         assert_eq!(restored.state.blocker, None, "the newest record has no blocker: resolved");
@@ -255,18 +512,18 @@ mod tests {
 
     #[test]
     fn the_summary_alone_is_enough() {
-        let restored = resolve(Some(&summary()), &[]).unwrap();
+        let restored = resolve(Some((&summary(), SummaryForm::Baton)), &[], vec![]).unwrap();
         assert_eq!(restored.state.next, "Continue: wire it");
         assert_eq!(restored.state.key_paths, vec!["from/body.ts"]);
         assert!(restored.conflicts.is_empty());
         assert_eq!(restored.kind, None);
-        assert!(resolve(None, &[]).is_none());
+        assert!(resolve(None, &[], vec![]).is_none());
     }
 
     #[test]
     fn a_written_handoff_reads_back_as_the_same_state() {
         let records = vec![Record::new("checkpoint", "2026-11-30T05:00:00Z", None, state())];
-        let restored = resolve(Some(&summary()), &records).unwrap();
+        let restored = resolve(Some((&summary(), SummaryForm::Baton)), &records, vec![]).unwrap();
         let origin =
             Origin { repo: "acme/shop", issue: 7, url: "u", now: "2026-12-01T00:00:00Z", id: "fresh" };
         let json = to_handoff(&restored, &origin);
@@ -275,6 +532,8 @@ mod tests {
         assert_eq!(json["phase_dir"], ".planning/phases/03-rate-limiting");
         assert_eq!(json["baton"]["source"], "github");
         assert_eq!(json["blockers"][0]["type"], "human_action");
+        assert_eq!(json["baton"]["github_record"]["edited_after_posting"], false);
+        assert_eq!(json["baton"]["github_record"]["form"], "baton");
         let again = state::from_handoff(&json, None);
         assert_eq!(again, state());
         assert_eq!(state::goal(&json, None), "Add rate limiting");

@@ -37,6 +37,31 @@ pub struct State {
     pub reply_summary: Option<String>,
 }
 
+impl State {
+    /// The same state with every value folded to one line and cut to its maximum, as
+    /// [`from_handoff`] makes them: how a state read from a comment anyone could write is
+    /// bounded. A state baton wrote is already bounded, so this leaves it unchanged.
+    pub fn bounded(self) -> State {
+        let cut = |text: String, max: usize| one_line(&text, max);
+        let opt =
+            |text: Option<String>, max: usize| text.map(|t| one_line(&t, max)).filter(|t| !t.is_empty());
+        let list = |items: Vec<String>| {
+            items.into_iter().map(|i| one_line(&i, ITEM_MAX)).filter(|i| !i.is_empty()).collect()
+        };
+        State {
+            status: cut(self.status, STATUS_MAX),
+            stage: cut(self.stage, STAGE_MAX),
+            next: cut(self.next, NEXT_MAX),
+            completed: list(self.completed),
+            decision: opt(self.decision, NOTE_MAX),
+            blocker: opt(self.blocker, NOTE_MAX),
+            plan_path: opt(self.plan_path, ITEM_MAX),
+            key_paths: list(self.key_paths),
+            reply_summary: opt(self.reply_summary, REPLY_MAX),
+        }
+    }
+}
+
 fn text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
@@ -106,7 +131,14 @@ pub fn parse_stage(stage: &str) -> StageFields {
     let mut fields = StageFields::default();
     let mut other = vec![];
     for part in stage.split(", ").map(str::trim).filter(|p| !p.is_empty()) {
-        if let Some(rest) = part.strip_prefix("phase ") {
+        // People write `Phase 3`, or the phase's number alone (`Stage: 03`).
+        let lower = part.to_ascii_lowercase();
+        let bare_number = part.starts_with(|c: char| c.is_ascii_digit())
+            && part.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && fields.phase.is_none();
+        if bare_number {
+            fields.phase = Some(part.to_string());
+        } else if let Some(rest) = lower.starts_with("phase ").then(|| &part["phase ".len()..]) {
             let rest = rest.trim();
             if let (Some(open), true) = (rest.find('('), rest.ends_with(')')) {
                 let number = rest[..open].trim();
@@ -115,9 +147,9 @@ pub fn parse_stage(stage: &str) -> StageFields {
             } else {
                 fields.phase = Some(rest.to_string());
             }
-        } else if let Some(plan) = part.strip_prefix("plan ") {
+        } else if let Some(plan) = lower.starts_with("plan ").then(|| &part["plan ".len()..]) {
             fields.plan = Some(plan.trim().to_string());
-        } else if let Some(task) = part.strip_prefix("task ") {
+        } else if let Some(task) = lower.starts_with("task ").then(|| &part["task ".len()..]) {
             let (t, n) = task.split_once('/').unwrap_or((task, ""));
             fields.task = t.trim().parse().ok();
             fields.total_tasks = n.trim().parse().ok();
@@ -317,6 +349,12 @@ mod tests {
             });
             assert_eq!(stage_text(&json), stage, "{fields:?}");
         }
+        assert_eq!(parse_stage("03").phase.as_deref(), Some("03"));
+        let people = parse_stage("Phase 3.1, Task 2/5");
+        assert_eq!(
+            (people.phase.as_deref(), people.task, people.total_tasks),
+            (Some("3.1"), Some(2), Some(5))
+        );
         let fields = parse_stage("phase 03 (rate-limiting), plan 2, task 3/4");
         assert_eq!(fields.phase.as_deref(), Some("03"));
         assert_eq!(fields.phase_name.as_deref(), Some("rate-limiting"));

@@ -20,24 +20,40 @@ pub struct EventSpec {
     /// The group's `matcher`, when one is written. Gemini and Codex read matchers as
     /// regular expressions (`*` alone is not one), and an absent matcher means "all".
     pub matcher: Option<&'static str>,
+    /// A `timeout` for this event in place of the host's usual one, where the host
+    /// allows less (Codex clamps SessionEnd hooks to 1-3 s and warns about more).
+    pub timeout: Option<u64>,
 }
 
+impl EventSpec {
+    const fn new(name: &'static str, matcher: Option<&'static str>) -> EventSpec {
+        EventSpec { name, matcher, timeout: None }
+    }
+}
+
+/// Claude Code: a failed tool call fires PostToolUseFailure instead of PostToolUse (same
+/// handler); SessionEnd lets baton mark the session ended.
 const CLAUDE_EVENTS: &[EventSpec] = &[
-    EventSpec { name: "PostToolUse", matcher: Some("*") },
-    EventSpec { name: "SessionStart", matcher: None },
-    EventSpec { name: "PreCompact", matcher: None },
+    EventSpec::new("PostToolUse", Some("*")),
+    EventSpec::new("PostToolUseFailure", Some("*")),
+    EventSpec::new("SessionStart", None),
+    EventSpec::new("PreCompact", None),
+    EventSpec::new("SessionEnd", None),
 ];
 
 const GEMINI_EVENTS: &[EventSpec] = &[
-    EventSpec { name: "AfterTool", matcher: None },
-    EventSpec { name: "SessionStart", matcher: None },
-    EventSpec { name: "PreCompress", matcher: None },
+    EventSpec::new("AfterTool", None),
+    EventSpec::new("SessionStart", None),
+    EventSpec::new("PreCompress", None),
+    EventSpec::new("SessionEnd", None),
 ];
 
+/// Codex 0.171.0 has no PostToolUseFailure event (it ignores unknown event names).
 const CODEX_EVENTS: &[EventSpec] = &[
-    EventSpec { name: "PostToolUse", matcher: None },
-    EventSpec { name: "SessionStart", matcher: None },
-    EventSpec { name: "PreCompact", matcher: None },
+    EventSpec::new("PostToolUse", None),
+    EventSpec::new("SessionStart", None),
+    EventSpec::new("PreCompact", None),
+    EventSpec { name: "SessionEnd", matcher: None, timeout: Some(3) },
 ];
 
 impl Host {
@@ -82,6 +98,11 @@ impl Host {
             Host::Gemini => 10_000,
             Host::Claude | Host::Codex => 10,
         }
+    }
+
+    /// The hook `timeout` baton asks for on one of its events.
+    pub fn timeout_for(self, spec: &EventSpec) -> u64 {
+        spec.timeout.unwrap_or_else(|| self.timeout())
     }
 
     /// Only Claude Code has a command status line.

@@ -376,7 +376,7 @@ fn install_hooks(
                 }
             }
             None => {
-                groups.push(new_group(spec, &command, plan.host.timeout()));
+                groups.push(new_group(spec, &command, plan.host.timeout_for(spec)));
                 changes.push(Change::HookAdded { event: spec.name.into(), command: command.clone() });
             }
         }
@@ -645,16 +645,26 @@ mod tests {
             json!({
                 "hooks": {
                     "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
+                    "PostToolUseFailure": [{"matcher": "*", "hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
                     "SessionStart": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
-                    "PreCompact": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}]
+                    "PreCompact": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
+                    "SessionEnd": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}]
                 },
                 "statusLine": {"type": "command", "command": "/opt/baton/bin/baton statusline", "padding": 0}
             })
         );
-        assert_eq!(out.changes.len(), 4);
+        assert_eq!(out.changes.len(), 6);
         assert_eq!(
             out.record.created,
-            vec!["/hooks", "/hooks/PostToolUse", "/hooks/SessionStart", "/hooks/PreCompact", "/statusLine"]
+            vec![
+                "/hooks",
+                "/hooks/PostToolUse",
+                "/hooks/PostToolUseFailure",
+                "/hooks/SessionStart",
+                "/hooks/PreCompact",
+                "/hooks/SessionEnd",
+                "/statusLine"
+            ]
         );
     }
 
@@ -665,13 +675,54 @@ mod tests {
             gemini["hooks"]["AfterTool"][0],
             json!({"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10000}]})
         );
-        assert!(gemini["hooks"]["PreCompress"].is_array());
+        let events: Vec<&String> = gemini["hooks"].as_object().unwrap().keys().collect();
+        assert_eq!(events, ["AfterTool", "SessionStart", "PreCompress", "SessionEnd"]);
         assert!(gemini.get("statusLine").is_none(), "Gemini CLI has no statusline");
         let codex = round_trip(&json!({}), &plan(Host::Codex)).settings;
         let events: Vec<&String> = codex["hooks"].as_object().unwrap().keys().collect();
-        assert_eq!(events, ["PostToolUse", "SessionStart", "PreCompact"]);
+        assert_eq!(events, ["PostToolUse", "SessionStart", "PreCompact", "SessionEnd"]);
         assert_eq!(codex["hooks"]["PostToolUse"][0]["hooks"][0]["timeout"], json!(10));
+        // Codex clamps SessionEnd hooks to 3 s (and warns about more).
+        assert_eq!(codex["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], json!(3));
         assert!(codex["hooks"]["PostToolUse"][0].get("matcher").is_none());
+    }
+
+    #[test]
+    fn an_older_install_gains_the_new_events_once() {
+        // What `baton install` wrote for Claude Code before PostToolUseFailure and SessionEnd.
+        let old_hook = json!({"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10});
+        let before = json!({
+            "hooks": {
+                "PostToolUse": [{"matcher": "*", "hooks": [old_hook.clone()]}],
+                "SessionStart": [{"hooks": [old_hook.clone()]}],
+                "PreCompact": [{"hooks": [old_hook]}]
+            },
+            "statusLine": {"type": "command", "command": "/opt/baton/bin/baton statusline", "padding": 0}
+        });
+        let previous = Record {
+            created: vec![
+                "/hooks".into(),
+                "/hooks/PostToolUse".into(),
+                "/hooks/SessionStart".into(),
+                "/hooks/PreCompact".into(),
+                "/statusLine".into(),
+            ],
+            ..Record::default()
+        };
+        let out = install(&before, &plan(Host::Claude), &previous).unwrap();
+        let added: Vec<String> = out.changes.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            added,
+            ["+ PostToolUseFailure: /opt/baton/bin/baton hook", "+ SessionEnd: /opt/baton/bin/baton hook"]
+        );
+        for event in ["PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "SessionEnd"] {
+            assert_eq!(out.settings["hooks"][event].as_array().unwrap().len(), 1, "{event}");
+        }
+        assert!(out.record.created.contains(&"/hooks/SessionEnd".to_string()));
+        // Once more: nothing to add; uninstall takes every event away again.
+        assert!(install(&out.settings, &plan(Host::Claude), &out.record).unwrap().changes.is_empty());
+        let back = uninstall(&out.settings, &plan(Host::Claude), Some(&out.record)).unwrap();
+        assert_eq!(back.settings, json!({}));
     }
 
     #[test]
@@ -766,7 +817,7 @@ mod tests {
         assert_eq!(out.settings["statusLine"]["command"], json!("'/new place/baton' statusline"));
         assert!(out.changes.contains(&Change::DuplicateRemoved { event: "PostToolUse".into() }));
         let updates = out.changes.iter().filter(|c| matches!(c, Change::HookUpdated { .. })).count();
-        assert_eq!(updates, 3);
+        assert_eq!(updates, Host::Claude.events().len());
     }
 
     #[test]
@@ -795,7 +846,16 @@ mod tests {
     fn empty_containers_the_user_had_survive_with_a_record() {
         let before = json!({"hooks": {"PostToolUse": []}});
         let installed = install(&before, &plan(Host::Claude), &Record::default()).unwrap();
-        assert_eq!(installed.record.created, vec!["/hooks/SessionStart", "/hooks/PreCompact", "/statusLine"]);
+        assert_eq!(
+            installed.record.created,
+            vec![
+                "/hooks/PostToolUseFailure",
+                "/hooks/SessionStart",
+                "/hooks/PreCompact",
+                "/hooks/SessionEnd",
+                "/statusLine"
+            ]
+        );
         let back = uninstall(&installed.settings, &plan(Host::Claude), Some(&installed.record)).unwrap();
         assert_eq!(text(&back.settings), text(&before));
     }

@@ -6,6 +6,7 @@
 //! diff (`--dry-run`) or back the file up (once) and replace it atomically, and keep the
 //! record uninstall needs in baton's state dir ([`state`]).
 
+pub mod codex_trust;
 pub mod commands;
 pub mod diff;
 pub mod hosts;
@@ -505,6 +506,32 @@ impl Run<'_> {
     }
 }
 
+/// What the user still has to do in Codex for the hooks in `hooks_file` to run: Codex
+/// skips every hook until the user trusts it, and again after its command changes.
+fn codex_trust_note(hooks_file: &Path, places: &Places) -> String {
+    let settings: Option<Value> =
+        fs::read(hooks_file).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok());
+    let hooks = settings
+        .map(|s| codex_trust::baton_hooks(&s, &codex_trust::key_path(hooks_file)))
+        .unwrap_or_default();
+    let states = places
+        .host_dir(Host::Codex, Scope::User)
+        .ok()
+        .and_then(|home| codex_trust::load_states(&codex_trust::config_path(&home)).ok())
+        .unwrap_or_default();
+    let waiting =
+        hooks.iter().filter(|h| codex_trust::trust(h, &states) != codex_trust::Trust::Trusted).count();
+    if !hooks.is_empty() && waiting == 0 {
+        return "Codex: baton's hooks are trusted; nothing more to do.".to_string();
+    }
+    format!(
+        "Codex runs a hook only once you trust it, and again after its command changes: {waiting} of \
+         baton's {} are not trusted for their current command. One time: {}.",
+        hooks.len(),
+        codex_trust::TRUST_STEP
+    )
+}
+
 /// Runs install or uninstall; returns the exit code.
 pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let places = Places::from_env();
@@ -586,6 +613,11 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
     if options.dry_run {
         let _ = writeln!(run.out, "dry run: nothing was written");
     } else if mode == Mode::Install && !failed && !files.is_empty() {
+        if options.hooks {
+            for (_, path) in files.iter().filter(|(host, _)| *host == Host::Codex) {
+                let _ = writeln!(run.out, "{}", codex_trust_note(path, &run.places));
+            }
+        }
         let _ = writeln!(
             run.out,
             "baton is installed. `baton doctor` checks the setup; `baton uninstall` undoes it."
