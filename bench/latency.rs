@@ -13,7 +13,10 @@
 //! - the hook at CRITICAL writing the handoff and its checkpoint in a repository of
 //!   10,000 files (target: 150 ms);
 //! - with `BATON_BENCH_BIG_REPO=1` (as `bench/run.sh` sets it), the statusline in a
-//!   repository of 100,000 files, with a cold git-marker cache and a warm one.
+//!   repository of 100,000 files, with a cold git-marker cache and a warm one; and, in a
+//!   repository with 50,000 untracked files, the hook at CRITICAL (target: p95 ≤ 1 s,
+//!   `.git` growth bounded by the snapshot budget) and the SessionStart brief (target:
+//!   ≤ 200 ms).
 //!
 //! Environment: `BATON_BENCH_RUNS` (runs per hot path, default 300; slow paths run a
 //! tenth as often), `BATON_BENCH_STATIC` (a statically linked baton, as
@@ -247,6 +250,30 @@ fn last_line_len(path: &Path) -> u64 {
     (tail.len() - start) as u64
 }
 
+/// Loose objects and their bytes under `.git/objects`.
+fn loose_objects(root: &Path) -> (usize, u64) {
+    let mut count = 0;
+    let mut bytes = 0;
+    for dir in std::fs::read_dir(root.join(".git/objects")).unwrap().flatten() {
+        if dir.file_name().len() != 2 {
+            continue;
+        }
+        for file in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            count += 1;
+            bytes += file.metadata().map(|m| m.len()).unwrap_or(0);
+        }
+    }
+    (count, bytes)
+}
+
+fn session_start_payload(cwd: &Path) -> Vec<u8> {
+    format!(
+        r#"{{"session_id":"bench-session-next","cwd":"{}","hook_event_name":"SessionStart","source":"startup"}}"#,
+        cwd.display()
+    )
+    .into_bytes()
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.2}", d.as_secs_f64() * 1000.0)
 }
@@ -350,6 +377,7 @@ fn main() {
         bench.write_bridge(20);
     }));
 
+    let mut growth = None;
     if std::env::var_os("BATON_BENCH_BIG_REPO").is_some_and(|v| v == "1") {
         let big_repo = scratch.join("repo100k/big");
         write_plain_repository(&big_repo, 100_000);
@@ -364,6 +392,41 @@ fn main() {
             let _ = std::fs::remove_dir_all(&cache);
         }));
         results.push(bench.measure(&render("warm git cache"), runs, &|| {}));
+        let _ = std::fs::remove_dir_all(&big_repo);
+
+        // 50,000 untracked files (issue 11): the CRITICAL checkpoint and the brief.
+        let untracked_root = scratch.join("untracked50k/app");
+        let transcript = write_repository(&untracked_root, 1_000);
+        for i in 0..50_000 {
+            let path = untracked_root.join(format!("gen/d{:03}/f{:05}.txt", i / 100, i));
+            if i % 100 == 0 {
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            }
+            std::fs::write(path, format!("generated {i}\n")).unwrap();
+        }
+        let before = loose_objects(&untracked_root);
+        let critical = Run {
+            name: "baton hook, CRITICAL + handoff + checkpoint, 50,000 untracked files".into(),
+            program: baton.clone(),
+            args: vec!["hook".into()],
+            payload: hook_payload(&untracked_root, &transcript),
+        };
+        bench.clear_session();
+        bench.write_bridge(20);
+        bench.once(&critical);
+        let after = loose_objects(&untracked_root);
+        growth = Some((after.0 - before.0, after.1 - before.1));
+        results.push(bench.measure(&critical, slow_runs, &|| {
+            bench.clear_session();
+            bench.write_bridge(20);
+        }));
+        let brief = Run {
+            name: "baton hook, SessionStart brief, 50,000 untracked files".into(),
+            program: baton.clone(),
+            args: vec!["hook".into()],
+            payload: session_start_payload(&untracked_root),
+        };
+        results.push(bench.measure(&brief, slow_runs, &|| {}));
     }
 
     if let Some(gsd) = std::env::var_os("BATON_BENCH_GSD").map(PathBuf::from) {
@@ -415,6 +478,12 @@ fn main() {
             ms(r.p95),
             r.median.as_secs_f64() / floor_median,
             r.max_rss_kib as f64 / 1024.0
+        );
+    }
+    if let Some((objects, bytes)) = growth {
+        println!(
+            "\n50,000 untracked files: the first CRITICAL checkpoint wrote {objects} loose objects ({:.1} MiB) to .git",
+            bytes as f64 / (1024.0 * 1024.0)
         );
     }
     let _ = std::fs::remove_dir_all(&scratch);

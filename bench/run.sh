@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The full benchmark behind the README's table: the default build, the statically
 # linked build that install/install.sh makes on Linux (glibc), and GSD's Node hooks
-# fetched from npm, all measured in one run on this machine.
+# fetched from npm, all measured in one run on this machine; with BATON_BENCH_BIG_REPO=1
+# also the 100,000-file statusline and the 50,000-untracked-files CRITICAL hook and brief.
 #
 #   bench/run.sh            # BATON_BENCH_RUNS=300 by default
 #   bench/run.sh --no-gsd   # without fetching GSD

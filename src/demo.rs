@@ -16,6 +16,7 @@ use std::process::{Command, Stdio};
 use serde_json::json;
 
 use crate::fsx;
+use crate::handoff::doc::{self, HandoffDoc};
 
 const SESSION: &str = "demo-session-0001";
 /// The sample transcript the demo session "ran"; its project folder is rewritten to the
@@ -302,34 +303,37 @@ fn indent(text: &str, prefix: &str) -> String {
 /// Shows what the CRITICAL warning left behind: the two files and the checkpoint.
 fn print_handoff(out: &mut impl Write, demo: &Demo) -> io::Result<()> {
     let project = demo.project();
-    let json_path = project.join(".planning/HANDOFF.json");
-    let Ok(bytes) = std::fs::read(&json_path) else {
+    let Some(Ok(handoff)) = HandoffDoc::read(&project, Path::new(".planning")) else {
         writeln!(out, "\n(no handoff was written)")?;
         return Ok(());
     };
-    let handoff: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
-    let md_rel =
-        handoff["baton"]["continue_here"].as_str().unwrap_or(".planning/.continue-here.md").to_string();
+    let md_rel = handoff
+        .continue_here()
+        .unwrap_or_else(|| PathBuf::from(".planning/.continue-here.md"))
+        .display()
+        .to_string();
     writeln!(
         out,
         "\nAt CRITICAL baton wrote the handoff itself (and refreshed it at the next CRITICAL warning),"
     )?;
     writeln!(out, "from facts it checked (git, .planning/, the transcript), in GSD's formats:\n")?;
+    let or_unknown = |v: Option<u64>| v.map(|n| n.to_string()).unwrap_or_else(|| "?".into());
     writeln!(
         out,
         "  .planning/HANDOFF.json: phase {} ({}), task {} of {}, {} uncommitted file(s)\n    next_action: {}",
-        handoff["phase"].as_str().unwrap_or("?"),
-        handoff["phase_name"].as_str().unwrap_or("?"),
-        handoff["task"],
-        handoff["total_tasks"],
-        handoff["uncommitted_files"].as_array().map(Vec::len).unwrap_or(0),
-        handoff["next_action"].as_str().unwrap_or("?"),
+        handoff.phase().unwrap_or_else(|| "?".into()),
+        handoff.phase_name().unwrap_or("?"),
+        or_unknown(handoff.task()),
+        or_unknown(handoff.total_tasks()),
+        handoff.uncommitted_files().len(),
+        handoff.next_action().unwrap_or("?"),
     )?;
-    let markdown = std::fs::read_to_string(project.join(&md_rel)).unwrap_or_default();
+    let markdown = fsx::read_limited(&project.join(&md_rel), doc::MARKDOWN_LIMIT)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
     writeln!(out, "\n  {md_rel}:\n{}", indent(&markdown, "    │ "))?;
-    let checkpoint = &handoff["baton"]["checkpoint"];
-    if let (Some(reference), Ok(repo)) = (checkpoint["reference"].as_str(), git2::Repository::open(&project))
-    {
+    let checkpoint = handoff.baton().checkpoint();
+    if let (Some(reference), Ok(repo)) = (checkpoint.reference.as_deref(), git2::Repository::open(&project)) {
         let commit = repo.find_reference(reference).and_then(|r| r.peel_to_commit());
         if let Ok(commit) = commit {
             let files = changed_files(&repo, &commit);

@@ -147,6 +147,9 @@ pub fn confirmation(paused: &Paused) -> String {
     for archived in &outcome.archived {
         text.push_str(&format!("  (the previous handoff was archived to {})\n", relative(archived, root)));
     }
+    for problem in &outcome.problems {
+        text.push_str(&format!("  (in the previous HANDOFF.json: {problem})\n"));
+    }
     text.push_str(&format!(
         "\nCurrent state:\n\n- Context: {}\n- Location: {}\n- Task: {task}\n- Status: {}\n- Blockers: {} ({} need human action)\n- Checkpoint: {}\n- Next: {}\n",
         summary.kind.as_str(),
@@ -173,6 +176,7 @@ pub fn confirmation_json(paused: &Paused) -> serde_json::Value {
     json!({
         "handoff": outcome.json_path,
         "continue_here": outcome.markdown_path,
+        "problems": outcome.problems,
         "report": paused.report,
         "archived": outcome.archived,
         "session_id": paused.session_id,

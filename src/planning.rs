@@ -117,6 +117,23 @@ pub struct Planning {
     pub methodology: bool,
 }
 
+impl Planning {
+    /// The phase a handoff records: the active phase plan's folder when there is one,
+    /// else `STATE.md`'s `Phase: X of Y (name)` (number as written there, name where
+    /// known), as the status line shows it.
+    pub fn phase_position(&self) -> (Option<String>, Option<String>) {
+        if let Some(phase) = &self.phase {
+            return (Some(phase.number.clone()), Some(phase.name.clone()).filter(|n| !n.is_empty()));
+        }
+        match &self.state {
+            Some(StateFile { phase: Some((x, _)), phase_name, .. }) => {
+                (Some(x.to_string()), phase_name.clone())
+            }
+            _ => (None, None),
+        }
+    }
+}
+
 /// Splits a phase folder name `NN-name` into number and name.
 pub fn split_phase_folder(folder: &str) -> (String, String) {
     match folder.split_once('-') {
@@ -397,6 +414,24 @@ plan: 02
 <task type="auto"><name>Wire tiers</name></task>
 </tasks>
 "#;
+
+    #[test]
+    fn phase_from_state_when_no_plan_says_otherwise() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".planning")).unwrap();
+        std::fs::write(
+            root.join(".planning/STATE.md"),
+            "# State\n\nPhase: 2 of 5 (Auth flow)\nPlan: 1 of 3\n",
+        )
+        .unwrap();
+        let planning = detect(root);
+        assert!(planning.phase.is_none());
+        assert_eq!(planning.phase_position(), (Some("2".into()), Some("Auth flow".into())));
+        std::fs::create_dir_all(root.join(".planning/phases/04-api")).unwrap();
+        std::fs::write(root.join(".planning/phases/04-api/04-01-PLAN.md"), "<tasks></tasks>").unwrap();
+        assert_eq!(detect(root).phase_position(), (Some("04".into()), Some("api".into())));
+    }
 
     #[test]
     fn plan_tasks_are_read_in_order() {

@@ -59,11 +59,20 @@ fn show(found: &Found, json_out: bool) -> u8 {
             colour,
         ));
     }
-    if handoff["status"] != "paused" {
+    if !handoff.is_paused() {
         text.push_str(&format!(
             "(status {}, not paused: it is not given to new sessions)\n\n",
-            handoff["status"]
+            handoff
+                .status()
+                .map(|s| format!("{:?}", resume::quote(s, 40)))
+                .unwrap_or_else(|| "missing".into())
         ));
+    }
+    for problem in handoff.problems() {
+        text.push_str(&paint(&format!("Ignored: {problem}\n"), "33", colour));
+    }
+    if !handoff.problems().is_empty() {
+        text.push('\n');
     }
     for line in brief.lines() {
         let styled = if line.starts_with("baton resume brief") {
@@ -87,8 +96,10 @@ fn show(found: &Found, json_out: bool) -> u8 {
         "path": found.json_path,
         "continue_here": found.markdown_rel,
         "trusted": found.trusted,
-        "status": handoff["status"],
-        "session_id": handoff.pointer("/baton/session_id"),
+        "status": handoff.status(),
+        "session_id": handoff.baton().session_id(),
+        "version": handoff.object().get("version"),
+        "problems": handoff.problems(),
         "blocking": found.markdown.as_deref().map(resume::blocking_items).unwrap_or_default(),
         "brief": brief,
     });

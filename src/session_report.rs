@@ -8,10 +8,9 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use crate::fsx;
 use crate::handoff::Outcome;
+use crate::handoff::doc::{HandoffDoc, TaskEntry};
 use crate::transcript::{self, SessionUsage, Usage};
 
 /// `1234567` → `1,234,567`.
@@ -39,96 +38,78 @@ fn usage_row(name: &str, usage: &Usage, replies: u64) -> String {
     )
 }
 
-fn list(json: &Value, key: &str) -> Vec<Value> {
-    json.get(key).and_then(Value::as_array).cloned().unwrap_or_default()
-}
-
-fn name_of(item: &Value, keys: &[&str]) -> String {
-    keys.iter()
-        .find_map(|k| item.get(*k).and_then(Value::as_str))
-        .map(|s| crate::handoff::model::one_line(s, 300))
-        .unwrap_or_else(|| crate::handoff::model::one_line(&item.to_string(), 300))
+fn one_line(text: &str) -> String {
+    crate::handoff::model::one_line(text, 300)
 }
 
 /// Renders the report from the handoff (one source of truth) and the usage.
-pub fn render(handoff: &Value, usage: Option<&SessionUsage>, generated_at: &str) -> String {
-    let baton = &handoff["baton"];
+pub fn render(handoff: &HandoffDoc, usage: Option<&SessionUsage>, generated_at: &str) -> String {
+    let baton = handoff.baton();
     let mut out = String::from("# Session Report\n\n");
     let _ = writeln!(out, "- Generated: {generated_at} by baton");
-    if let Some(session) = baton["session_id"].as_str() {
-        let _ = writeln!(out, "- Session: `{session}`");
+    if let Some(session) = baton.session_id() {
+        let _ = writeln!(out, "- Session: `{}`", one_line(session));
     }
-    if let Some(model) = baton["model"].as_str() {
-        let _ = writeln!(out, "- Model: {model}");
+    if let Some(model) = baton.model() {
+        let _ = writeln!(out, "- Model: {}", one_line(model));
     }
-    if let Some(branch) = baton["branch"].as_str() {
-        let _ = writeln!(out, "- Branch: `{branch}` at {}", baton["head"].as_str().unwrap_or("?"));
+    if let Some(branch) = baton.branch() {
+        let _ =
+            writeln!(out, "- Branch: `{}` at {}", one_line(branch), one_line(baton.head().unwrap_or("?")));
     }
 
     out.push_str("\n## What was done\n\n");
-    let done: Vec<Value> =
-        list(handoff, "completed_tasks").into_iter().filter(|t| t["status"] == "done").collect();
-    let commits = list(baton, "session_commits");
+    let done: Vec<TaskEntry> =
+        handoff.completed_tasks().into_iter().filter(|t| t.status.as_deref() == Some("done")).collect();
+    let commits = baton.session_commits();
     if done.is_empty() && commits.is_empty() {
         out.push_str("Nothing recorded as done (no completed todos, no commits this session).\n");
     }
     for task in &done {
-        let commit = task["commit"].as_str().map(|c| format!(" ({c})")).unwrap_or_default();
-        let _ = writeln!(out, "- {}{commit}", name_of(task, &["name"]));
+        let commit = task.commit.as_deref().map(|c| format!(" ({})", one_line(c))).unwrap_or_default();
+        let _ = writeln!(out, "- {}{commit}", one_line(&task.name));
     }
     if !commits.is_empty() {
         out.push_str("\nCommits this session:\n\n");
-        for commit in &commits {
-            let _ = writeln!(
-                out,
-                "- {} {}",
-                commit["short"].as_str().unwrap_or("?"),
-                name_of(commit, &["subject"])
-            );
+        for (short, subject) in &commits {
+            let _ = writeln!(out, "- {} {}", one_line(short), one_line(subject));
         }
     }
 
     out.push_str("\n## Files changed\n\n");
-    let touched = list(baton, "files_touched");
-    let uncommitted = list(handoff, "uncommitted_files");
+    let touched = baton.files_touched();
+    let uncommitted = handoff.uncommitted_files();
     if touched.is_empty() && uncommitted.is_empty() {
         out.push_str("None recorded.\n");
     }
-    for file in &touched {
-        let path = file.as_str().unwrap_or_default();
-        let state = if uncommitted.iter().any(|u| u.as_str() == Some(path)) { " (uncommitted)" } else { "" };
-        let _ = writeln!(out, "- `{path}`{state}");
+    for path in &touched {
+        let state = if uncommitted.contains(path) { " (uncommitted)" } else { "" };
+        let _ = writeln!(out, "- `{}`{state}", one_line(path));
     }
     for file in uncommitted.iter().filter(|u| !touched.contains(u)) {
-        let _ = writeln!(
-            out,
-            "- `{}` (uncommitted, not touched by the agent)",
-            file.as_str().unwrap_or_default()
-        );
+        let _ = writeln!(out, "- `{}` (uncommitted, not touched by the agent)", one_line(file));
     }
 
     out.push_str("\n## Blockers and open items\n\n");
-    let open: Vec<Value> = list(handoff, "completed_tasks")
-        .into_iter()
-        .filter(|t| t["status"] == "in_progress")
-        .chain(list(handoff, "remaining_tasks"))
-        .collect();
-    let blockers = list(handoff, "blockers");
-    let human = list(handoff, "human_actions_pending");
+    let in_progress = |t: &TaskEntry| t.status.as_deref() == Some("in_progress");
+    let open: Vec<TaskEntry> =
+        handoff.completed_tasks().into_iter().filter(in_progress).chain(handoff.remaining_tasks()).collect();
+    let blockers = handoff.blockers();
+    let human = handoff.human_actions();
     if open.is_empty() && blockers.is_empty() && human.is_empty() {
         out.push_str("None recorded.\n");
     }
     for task in &open {
-        let state = if task["status"] == "in_progress" { "in progress" } else { "not started" };
-        let _ = writeln!(out, "- {} ({state})", name_of(task, &["name"]));
+        let state = if in_progress(task) { "in progress" } else { "not started" };
+        let _ = writeln!(out, "- {} ({state})", one_line(&task.name));
     }
     for blocker in &blockers {
-        let _ = writeln!(out, "- Blocker: {}", name_of(blocker, &["description"]));
+        let _ = writeln!(out, "- Blocker: {}", one_line(&blocker.description));
     }
     for action in &human {
-        let _ = writeln!(out, "- Human action: {}", name_of(action, &["action"]));
+        let _ = writeln!(out, "- Human action: {}", one_line(&action.action));
     }
-    if let Some(next) = handoff["next_action"].as_str() {
+    if let Some(next) = handoff.next_action() {
         let _ = writeln!(out, "\nNext action: {}", crate::handoff::model::one_line(next, 600));
     }
 
@@ -178,9 +159,8 @@ pub fn render(handoff: &Value, usage: Option<&SessionUsage>, generated_at: &str)
 
 /// Writes the report beside the handoff and returns its path.
 pub fn write(outcome: &Outcome, transcript: Option<&Path>, dir: &Path) -> Result<PathBuf, String> {
-    let handoff: Value = fsx::read_limited(&outcome.json_path, 16 * 1024 * 1024)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
+    let handoff = HandoffDoc::read(&outcome.root, dir)
+        .and_then(Result::ok)
         .ok_or("the handoff just written cannot be read back")?;
     let usage = transcript.and_then(|t| transcript::session_usage(t).ok());
     let now = chrono::Utc::now();
@@ -212,8 +192,13 @@ mod tests {
     #[test]
     fn report_has_exact_usage_from_the_fixture() {
         let usage = transcript::usage_from_bytes(include_bytes!("../tests/fixtures/transcript.jsonl"));
-        let handoff =
-            serde_json::json!({"completed_tasks": [], "remaining_tasks": [], "baton": {"session_id": "s"}});
+        let handoff = HandoffDoc::from_object(
+            serde_json::json!({"completed_tasks": [], "remaining_tasks": [], "baton": {"session_id": "s"}})
+                .as_object()
+                .cloned()
+                .unwrap(),
+            Path::new("/"),
+        );
         let text = render(&handoff, Some(&usage), "now");
         assert!(text.contains("| claude-opus-4-5-20251101 |"), "{text}");
         assert!(text.contains("Compactions: 1"), "{text}");

@@ -38,6 +38,7 @@ use chrono::{SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 
 use crate::config::Config;
+use crate::handoff::doc::HandoffDoc;
 use crate::handoff::model::one_line;
 use crate::handoff::store;
 use crate::{fsx, places, planning};
@@ -53,8 +54,6 @@ pub const EXIT_FAILED: u8 = 1;
 /// Exit code of a usage or precondition problem (gh missing, not logged in, several
 /// candidate issues, a body to fix by hand).
 pub const EXIT_USAGE: u8 = 2;
-
-const HANDOFF_LIMIT: u64 = 16 * 1024 * 1024;
 
 /// Why a push or pull did not happen, with the exit code it maps to.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,10 +136,7 @@ impl Project {
         let root = crate::gitx::project_root(&cwd);
         let dir = config.handoff_dir();
         let json_path = root.join(&dir).join("HANDOFF.json");
-        let json = fsx::read_limited(&json_path, HANDOFF_LIMIT)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-            .filter(Value::is_object);
+        let json = HandoffDoc::read(&root, &dir).and_then(Result::ok).map(HandoffDoc::into_value);
         Ok(Project { root, json_path, dir, json })
     }
 
@@ -158,19 +154,19 @@ impl Project {
     /// rewritten the file during a push), under the lock handoffs are written with.
     fn update_baton(&self, edit: impl FnOnce(&mut Map<String, Value>)) -> Result<(), String> {
         let _lock = store::project_lock(&self.root);
-        let bytes = fsx::read_limited(&self.json_path, HANDOFF_LIMIT)
-            .map_err(|e| format!("cannot read {}: {e}", self.json_path.display()))?;
-        let mut json: Value = serde_json::from_slice(&bytes)
-            .map_err(|e| format!("{} is not valid JSON any more: {e}", self.json_path.display()))?;
-        let object = json.as_object_mut().ok_or("HANDOFF.json is not a JSON object")?;
-        let baton = object.entry("baton").or_insert_with(|| json!({}));
-        if !baton.is_object() {
-            *baton = json!({});
+        let mut handoff = match HandoffDoc::read(&self.root, &self.dir) {
+            None => return Err(format!("cannot read {}: it is gone", self.json_path.display())),
+            Some(Err(why)) => return Err(format!("{} {why}", self.json_path.display())),
+            Some(Ok(handoff)) => handoff,
+        };
+        if !handoff.writable() {
+            return Err(format!(
+                "{} has a newer version than this baton writes; not changed",
+                self.json_path.display()
+            ));
         }
-        if let Some(baton) = baton.as_object_mut() {
-            edit(baton);
-        }
-        store::rewrite_json(&self.json_path, &json)
+        handoff.edit_baton(edit);
+        store::rewrite_json(&self.json_path, &handoff.into_value())
     }
 }
 

@@ -29,6 +29,29 @@ use crate::fsx;
 /// Working-tree files larger than this are left out of a Ref checkpoint (and listed).
 pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
+/// What a Ref checkpoint may spend on working-tree files: past any of these the rest
+/// are left out, counted and (the first [`SKIPPED_LISTED`]) named. Tracked files the
+/// agent changed go first, then untracked ones, in path order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotBudget {
+    pub max_files: usize,
+    pub max_bytes: u64,
+    pub max_time: std::time::Duration,
+}
+
+impl Default for SnapshotBudget {
+    fn default() -> SnapshotBudget {
+        SnapshotBudget {
+            max_files: 2_000,
+            max_bytes: 64 * 1024 * 1024,
+            max_time: std::time::Duration::from_millis(250),
+        }
+    }
+}
+
+/// How many skipped paths a checkpoint names (the count covers the rest).
+pub const SKIPPED_LISTED: usize = 20;
+
 /// Where Ref checkpoints live; the session id completes the name.
 pub const WIP_REF_PREFIX: &str = "refs/baton/wip/";
 
@@ -107,6 +130,10 @@ pub struct Checkpoint {
     pub skipped_large: Vec<String>,
     /// Working-tree files that could not be read (left as in HEAD).
     pub unreadable: Vec<String>,
+    /// Working-tree files left out because the snapshot budget ran out (the first
+    /// [`SKIPPED_LISTED`]); `skipped_over_budget` counts them all.
+    pub skipped_budget: Vec<String>,
+    pub skipped_over_budget: usize,
     /// Files written into the tree on top of HEAD: changed and untracked working-tree
     /// files plus the extra files.
     pub files_included: usize,
@@ -133,6 +160,8 @@ impl Checkpoint {
             fallback_reason: None,
             skipped_large: Vec::new(),
             unreadable: Vec::new(),
+            skipped_budget: Vec::new(),
+            skipped_over_budget: 0,
             files_included: 0,
             files_deleted: 0,
         }
@@ -360,12 +389,32 @@ fn add_worktree(
 ) -> Result<(), String> {
     let git = repo.git();
     let scan = repo.scan()?;
+    let budget = snapshot_budget();
+    let started = std::time::Instant::now();
     // Without core.fileMode the executable bit on disk means nothing: keep the tree's.
     let trust_mode = git.config().and_then(|c| c.get_bool("core.filemode")).unwrap_or(true);
     let mut additions = Vec::new();
-    for path in scan.touched() {
+    // Tracked paths first (the agent's edits), then untracked ones, each in path order.
+    let (tracked, untracked): (Vec<&Vec<u8>>, Vec<&Vec<u8>>) =
+        scan.touched().iter().partition(|p| index.get_path(rel_path(p), 0).is_some());
+    let mut spent_bytes: u64 = 0;
+    let skip = |path: &[u8], result: &mut Checkpoint| {
+        if result.skipped_budget.len() < SKIPPED_LISTED {
+            result.skipped_budget.push(display_path(path));
+        }
+        result.skipped_over_budget += 1;
+    };
+    let tracked_count = tracked.len();
+    for (n, path) in tracked.into_iter().chain(untracked).enumerate() {
         // A trailing slash is a nested repository or an unreadable folder, not a file.
         if path.ends_with(b"/") || extras.iter().any(|e| e.path == *path) {
+            continue;
+        }
+        // Past the budget an untracked file is only counted (no need to look at it:
+        // it cannot be a removal); this keeps 50,000 of them cheap.
+        if n >= tracked_count && (additions.len() >= budget.max_files || started.elapsed() > budget.max_time)
+        {
+            skip(path, result);
             continue;
         }
         let abs = repo.root().join(rel_path(path));
@@ -379,7 +428,13 @@ fn add_worktree(
             Ok(meta) if meta.file_type().is_symlink() || meta.is_file() => {
                 if meta.is_file() && meta.len() > MAX_FILE_BYTES {
                     result.skipped_large.push(display_path(path));
+                } else if additions.len() >= budget.max_files
+                    || spent_bytes + meta.len() > budget.max_bytes
+                    || started.elapsed() > budget.max_time
+                {
+                    skip(path, result);
                 } else {
+                    spent_bytes += meta.len();
                     additions.push((path, abs, meta));
                 }
             }
@@ -394,6 +449,11 @@ fn add_worktree(
     }
     // Removals first, so a file that replaced a folder (or the reverse) does not collide.
     for (path, abs, meta) in additions {
+        // Storing blobs is the cost that grows: the time budget holds here too.
+        if started.elapsed() > budget.max_time {
+            skip(path, result);
+            continue;
+        }
         let (id, mode) = if meta.file_type().is_symlink() {
             match fs::read_link(&abs) {
                 Ok(target) => {
@@ -437,6 +497,16 @@ fn add_worktree(
         result.files_included += 1;
     }
     Ok(())
+}
+
+/// The snapshot budget: the default, or `BATON_SNAPSHOT_MAX_FILES` (for tests and for
+/// people who want more or less of the working tree in a checkpoint).
+fn snapshot_budget() -> SnapshotBudget {
+    let mut budget = SnapshotBudget::default();
+    if let Some(n) = std::env::var("BATON_SNAPSHOT_MAX_FILES").ok().and_then(|v| v.trim().parse().ok()) {
+        budget.max_files = n;
+    }
+    budget
 }
 
 /// True when a parent folder of `path` is not a real folder (a symlink, a file, missing).
@@ -493,7 +563,14 @@ impl Drop for Scratch {
 
 /// The WIP commit on the branch. `Err` is the reason it could not be made (nothing has
 /// changed then); the caller falls back to a Ref checkpoint.
+///
+/// The index is read into a scratch copy and updated there; the real `index.lock` is
+/// held only for the final check and rename, and SIGINT/SIGTERM/SIGHUP are deferred
+/// until the lock and the scratch copy are gone, so an interrupted `baton pause` never
+/// leaves `.git/index.lock` behind.
 fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result<Checkpoint, String> {
+    // Declared first, so dropped last: after the lock and the scratch index are removed.
+    let _signals = super::signals::DeferSignals::new();
     let git = repo.git();
     let head = head_info(git)?;
     if head.detached {
@@ -533,19 +610,6 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
         }
     }
 
-    // Hold the index lock from before reading the index until the new one is in place,
-    // as git does, so no concurrent `git add` is lost.
-    let _lock = match LockFile::create(&lock_path) {
-        Ok(lock) => lock,
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(locked.to_string()),
-        Err(e) => return Err(format!("cannot lock the index: {e}")),
-    };
-    // A checkout between the first look and the lock would pair another branch's index
-    // with this branch.
-    let now = head_info(git)?;
-    if now.branch_ref.as_deref() != Some(branch_ref.as_str()) || now.commit != Some(tip) {
-        return Err("HEAD moved while the checkpoint was being prepared".to_string());
-    }
     let index_meta = match fs::symlink_metadata(&index_path) {
         Ok(meta) if meta.is_file() => meta,
         Ok(_) => return Err("the index is not a regular file".to_string()),
@@ -584,6 +648,21 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
     }
     real.write().map_err(git_err("writing the index"))?;
 
+    // The real lock, only for the final step. A concurrent `git add` since the index was
+    // read, or a checkout, would be lost or mismatched: then nothing is replaced.
+    let _lock = match LockFile::create(&lock_path) {
+        Ok(lock) => lock,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(locked.to_string()),
+        Err(e) => return Err(format!("cannot lock the index: {e}")),
+    };
+    let now = head_info(git)?;
+    if now.branch_ref.as_deref() != Some(branch_ref.as_str()) || now.commit != Some(tip) {
+        return Err("HEAD moved while the checkpoint was being prepared".to_string());
+    }
+    match fsx::read_limited(&index_path, 1 << 32) {
+        Ok(again) if again == bytes => {}
+        _ => return Err("the index changed while the checkpoint was being prepared".to_string()),
+    }
     let subject = text.lines().next().unwrap_or_default();
     git.reference_matching(&branch_ref, commit_id, true, tip, &format!("commit: {subject}"))
         .map_err(|e| format!("the branch {branch} could not be moved ({})", e.message()))?;

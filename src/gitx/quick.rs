@@ -183,6 +183,57 @@ fn count_files(repo: &Repository, deadline: &mut Deadline) -> Result<Option<Coun
     }))
 }
 
+/// What a bounded look at the repository found for the resume brief: the branch, HEAD,
+/// and the uncommitted paths as `git status --short` lists them (an untracked folder is
+/// one entry ending in `/`); `paths` is `None` when the budget ran out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuickPaths {
+    pub branch: Option<String>,
+    pub head: Option<git2::Oid>,
+    pub paths: Option<Vec<String>>,
+}
+
+/// The uncommitted paths of the repository at `root` within `budget`.
+pub fn quick_paths(root: &Path, budget: Duration) -> Result<QuickPaths, String> {
+    let start = Instant::now();
+    let repo =
+        Repository::open(root).map_err(|e| format!("cannot open {}: {}", root.display(), e.message()))?;
+    if repo.is_bare() {
+        return Err(format!("{} is a bare repository", root.display()));
+    }
+    let head = super::facts::head_info(&repo)?;
+    let mut deadline = Deadline { at: start + budget, calls: 0, expired: false };
+    let index = repo.index().map_err(|e| format!("cannot read the index: {}", e.message()))?;
+    let tree = match head.commit {
+        Some(id) => Some(
+            repo.find_commit(id)
+                .and_then(|c| c.tree())
+                .map_err(|e| format!("cannot read HEAD: {}", e.message()))?,
+        ),
+        None => None,
+    };
+    let common = raw::GIT_DIFF_IGNORE_SUBMODULES | raw::GIT_DIFF_SKIP_BINARY_CHECK;
+    let mut paths = std::collections::BTreeSet::new();
+    let diffs = [
+        (Sides::TreeToIndex(tree.as_ref()), common),
+        (Sides::IndexToWorkdir, common | raw::GIT_DIFF_INCLUDE_UNTRACKED),
+    ];
+    for (sides, flags) in diffs {
+        let Some(diff) = diff_with_deadline(&repo, &index, sides, flags, &mut deadline)? else {
+            return Ok(QuickPaths { branch: head.branch, head: head.commit, paths: None });
+        };
+        for delta in diff.deltas() {
+            if matches!(delta.status(), Delta::Unmodified | Delta::Ignored) {
+                continue;
+            }
+            if let Some(path) = delta.new_file().path_bytes().or(delta.old_file().path_bytes()) {
+                paths.insert(String::from_utf8_lossy(path).into_owned());
+            }
+        }
+    }
+    Ok(QuickPaths { branch: head.branch, head: head.commit, paths: Some(paths.into_iter().collect()) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testutil::TestRepo;
@@ -254,6 +305,22 @@ mod tests {
         let status = quick_status(t.root(), PLENTY).unwrap();
         assert_eq!(status.ahead_behind, Some((1, 2)));
         assert_eq!(status.counts, Some(Counts::default()));
+    }
+
+    #[test]
+    fn paths_list_an_untracked_folder_once_and_give_up_past_the_budget() {
+        let t = TestRepo::new();
+        t.write("a.txt", "a\n");
+        t.commit_all("init");
+        t.write("a.txt", "changed\n");
+        t.write("new/one.txt", "1\n");
+        t.write("new/two.txt", "2\n");
+        let found = quick_paths(t.root(), PLENTY).unwrap();
+        assert_eq!(found.paths, Some(vec!["a.txt".to_string(), "new/".to_string()]));
+        for i in 0..200 {
+            t.write(&format!("f{i}.txt"), "x\n");
+        }
+        assert_eq!(quick_paths(t.root(), Duration::ZERO).unwrap().paths, None);
     }
 
     #[test]

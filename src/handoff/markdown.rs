@@ -7,8 +7,7 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
-
+use super::doc::HandoffDoc;
 use super::model::{Carried, Snapshot, Summary, TaskLine, TaskState, one_line};
 
 /// Text from the transcript inside a tagged section: one line, and no `<` that could
@@ -17,20 +16,16 @@ fn quoted(text: &str, max: usize) -> String {
     one_line(text, max).replace('<', "‹").replace('>', "›")
 }
 
-fn str_at<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str).filter(|s| !s.trim().is_empty())
-}
-
 /// Renders the file.
 pub fn render(
-    json: &Value,
+    json: &HandoffDoc,
     snapshot: &Snapshot,
     tasks: &[TaskLine],
     carried: &Carried,
     summary: &Summary,
 ) -> String {
     let planning = &snapshot.planning;
-    let baton = &json["baton"];
+    let baton = json.baton();
     let mut out = String::new();
 
     // Front matter.
@@ -44,7 +39,7 @@ pub fn render(
         summary.total_tasks.map(|t| t.to_string()).unwrap_or_else(|| "null".into())
     );
     let _ = writeln!(out, "status: {}", summary.status);
-    let _ = writeln!(out, "last_updated: {}", json["timestamp"].as_str().unwrap_or_default());
+    let _ = writeln!(out, "last_updated: {}", json.timestamp().unwrap_or_default());
     out.push_str("---\n\n");
 
     if !carried.constraints.is_empty() {
@@ -98,49 +93,44 @@ pub fn render(
         out.push_str("</remaining_work>\n\n");
     }
 
-    let decisions = json["decisions"].as_array().cloned().unwrap_or_default();
+    let decisions = json.decisions();
     if !decisions.is_empty() {
         out.push_str("<decisions_made>\n\n");
         for decision in &decisions {
-            match (str_at(decision, "decision"), str_at(decision, "rationale")) {
-                (Some(what), Some(why)) => {
-                    let _ = writeln!(out, "- {} because {}", one_line(what, 400), one_line(why, 400));
+            match &decision.rationale {
+                Some(why) => {
+                    let _ = writeln!(
+                        out,
+                        "- {} because {}",
+                        one_line(&decision.decision, 400),
+                        one_line(why, 400)
+                    );
                 }
-                (Some(what), None) => {
-                    let _ = writeln!(out, "- {}", one_line(what, 400));
-                }
-                _ => {
-                    let _ = writeln!(out, "- {}", one_line(&decision.to_string(), 400));
+                None => {
+                    let _ = writeln!(out, "- {}", one_line(&decision.decision, 400));
                 }
             }
         }
         out.push_str("</decisions_made>\n\n");
     }
 
-    let blockers = json["blockers"].as_array().cloned().unwrap_or_default();
-    let human = json["human_actions_pending"].as_array().cloned().unwrap_or_default();
+    let blockers = json.blockers();
+    let human = json.human_actions();
     if !blockers.is_empty() || !human.is_empty() {
         out.push_str("<blockers>\n");
         for blocker in &blockers {
-            let text = str_at(blocker, "description")
-                .map(|d| one_line(d, 400))
-                .unwrap_or_else(|| one_line(&blocker.to_string(), 400));
-            let kind = str_at(blocker, "type").map(|t| format!(" ({t})")).unwrap_or_default();
-            let workaround = str_at(blocker, "workaround")
+            let text = one_line(&blocker.description, 400);
+            let kind = blocker.kind.as_deref().map(|t| format!(" ({})", one_line(t, 40))).unwrap_or_default();
+            let workaround = blocker
+                .workaround
+                .as_deref()
                 .map(|w| format!(": workaround {}", one_line(w, 300)))
                 .unwrap_or_default();
             let _ = writeln!(out, "- {text}{kind}{workaround}");
         }
         for action in &human {
-            let text = str_at(action, "action")
-                .map(|a| one_line(a, 400))
-                .unwrap_or_else(|| one_line(&action.to_string(), 400));
-            let blocking = if action.get("blocking").and_then(Value::as_bool) == Some(true) {
-                " (blocking)"
-            } else {
-                ""
-            };
-            let _ = writeln!(out, "- Human action pending{blocking}: {text}");
+            let blocking = if action.blocking { " (blocking)" } else { "" };
+            let _ = writeln!(out, "- Human action pending{blocking}: {}", one_line(&action.action, 400));
         }
         out.push_str("</blockers>\n\n");
     }
@@ -154,12 +144,12 @@ pub fn render(
         out.push('\n');
     }
 
-    let background = baton["background_processes"].as_array().cloned().unwrap_or_default();
+    let background = baton.background_processes();
     if !background.is_empty() {
         out.push_str("## Infrastructure State\n");
         for process in &background {
-            let command = str_at(process, "command").map(|c| quoted(c, 200)).unwrap_or_default();
-            let id = str_at(process, "id").map(|i| format!(" ({i})")).unwrap_or_default();
+            let command = quoted(&process.command, 200);
+            let id = process.id.as_deref().map(|i| format!(" ({})", quoted(i, 40))).unwrap_or_default();
             let _ = writeln!(
                 out,
                 "- `{command}`{id}: started in the background by the paused session; check whether it still runs, restart if needed"
@@ -176,22 +166,17 @@ pub fn render(
         out.push('\n');
     }
 
-    let context_notes = json["context_notes"].as_str().unwrap_or_default();
+    let context_notes = json.context_notes().unwrap_or_default();
     let mut context = vec![];
-    if let Some(first) = str_at(baton, "first_request") {
+    if let Some(first) = baton.first_request() {
         context.push(format!("First request: {}", quoted(first, 600)));
     }
     for line in context_notes.lines().filter(|l| !l.trim().is_empty()) {
         context.push(quoted(line, 700));
     }
-    let touched = baton["files_touched"].as_array().cloned().unwrap_or_default();
+    let touched = baton.files_touched();
     if !touched.is_empty() {
-        let list: Vec<String> = touched
-            .iter()
-            .filter_map(Value::as_str)
-            .take(30)
-            .map(|f| format!("`{}`", quoted(f, 200)))
-            .collect();
+        let list: Vec<String> = touched.iter().take(30).map(|f| format!("`{}`", quoted(f, 200))).collect();
         let more = touched.len().saturating_sub(30);
         let more = if more > 0 { format!(" and {more} more") } else { String::new() };
         context.push(format!("Files touched this session: {}{more}", list.join(", ")));
@@ -210,8 +195,8 @@ pub fn render(
     out
 }
 
-fn current_state(json: &Value, snapshot: &Snapshot, summary: &Summary) -> String {
-    let baton = &json["baton"];
+fn current_state(json: &HandoffDoc, snapshot: &Snapshot, summary: &Summary) -> String {
+    let baton = json.baton();
     let mut lines = vec![];
     let mut first = format!("Paused by baton ({})", snapshot.trigger.as_str());
     if let Some(figure) = &snapshot.figure {
@@ -222,7 +207,7 @@ fn current_state(json: &Value, snapshot: &Snapshot, summary: &Summary) -> String
             figure.remaining_display()
         );
     }
-    match (str_at(baton, "branch"), str_at(baton, "head")) {
+    match (baton.branch(), baton.head()) {
         (Some(branch), Some(head)) => {
             let _ = write!(first, ", on branch `{branch}` at {head}");
         }
@@ -268,16 +253,15 @@ fn current_state(json: &Value, snapshot: &Snapshot, summary: &Summary) -> String
             lines.push(format!("STATE.md: phase {x} of {y}, status {}.", one_line(status, 100)));
         }
     }
-    let uncommitted = json["uncommitted_files"].as_array().map(Vec::len).unwrap_or(0);
+    let uncommitted = json.uncommitted_files().len();
     if uncommitted > 0 {
         lines.push(format!("{uncommitted} uncommitted file(s); see HANDOFF.json `uncommitted_files`."));
     }
-    if let Some(checkpoint) = baton.get("checkpoint").filter(|c| !c.is_null()) {
-        if let Some(reference) = str_at(checkpoint, "reference") {
-            lines.push(format!("Checkpoint: `{reference}` (inspect with `git diff HEAD {reference}`)."));
-        } else if let Some(branch) = str_at(checkpoint, "branch") {
-            lines.push(format!("Checkpoint: a wip commit on `{branch}`."));
-        }
+    let checkpoint = baton.checkpoint();
+    if let Some(reference) = checkpoint.reference.as_deref() {
+        lines.push(format!("Checkpoint: `{reference}` (inspect with `git diff HEAD {reference}`)."));
+    } else if let Some(branch) = checkpoint.branch.as_deref() {
+        lines.push(format!("Checkpoint: a wip commit on `{branch}`."));
     }
     let mut text = lines.join("\n");
     text.push('\n');

@@ -6,6 +6,7 @@
 //! branch). Every source of facts is optional: what is missing is recorded in the
 //! handoff, never fatal.
 
+pub mod doc;
 pub mod markdown;
 pub mod model;
 pub mod store;
@@ -47,6 +48,9 @@ pub struct Outcome {
     pub checkpoint_note: Option<String>,
     /// Handoffs moved to the archive first.
     pub archived: Vec<PathBuf>,
+    /// What was out of bounds in the HANDOFF.json found there (ignored), and whether it
+    /// was of a newer version (archived aside, untouched).
+    pub problems: Vec<String>,
     pub handoff_id: String,
 }
 
@@ -124,17 +128,27 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
             store::newest_archived(&root, &request.dir, &request.session_id)
         }
     };
-    let previous_json = previous.as_ref().and_then(|p| p.json.clone());
+    let previous_doc = previous.as_ref().and_then(|p| p.doc.clone());
+    let previous_json = previous_doc.as_ref().map(doc::HandoffDoc::to_value);
+    let mut problems: Vec<String> = existing.doc.as_ref().map(|d| d.problems().to_vec()).unwrap_or_default();
+    if !existing.writable() {
+        problems.push(format!(
+            "the existing HANDOFF.json has a newer version: archived aside as it was{}",
+            archived
+                .first()
+                .map(|p| format!(" ({})", relative_slash(p.strip_prefix(&root).unwrap_or(p))))
+                .unwrap_or_default()
+        ));
+    }
     let carried = previous
         .as_ref()
         .and_then(|p| p.markdown.as_deref())
         .map(markdown::parse_carried)
         .unwrap_or_default();
-    let id = previous_json
+    let id = previous_doc
         .as_ref()
-        .and_then(|j| j.pointer("/baton/id"))
-        .and_then(|v| v.as_str())
-        .filter(|id| store::is_registered(&root, id))
+        .and_then(|d| d.baton().id())
+        .filter(|id| crate::fsx::valid_session_id(id) && store::is_registered(&root, id))
         .map(str::to_string)
         .unwrap_or_else(|| crate::fsx::random_hex(12));
 
@@ -154,16 +168,17 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
         .as_ref()
         .filter(|_| request.checkpoint != Mode::Off)
         .map(|_| planned_checkpoint(request.checkpoint, &request.session_id));
-    let mut handoff = model::build(&snapshot, previous_json.as_ref(), &carried, planned.as_ref(), &root);
+    let mut handoff = model::build(&snapshot, previous_doc.as_ref(), &carried, planned.as_ref(), &root);
     // The GitHub issue the task is checkpointed to outlives any one handoff.
     crate::checkpoint_github::carry_issue(
         existing.json.as_ref().or(previous_json.as_ref()),
         &mut handoff.json,
     );
     // A same-session handoff whose .continue-here.md moved (the active phase changed):
-    // the old one is this session's own, and would only mislead.
+    // the old one is this session's own (its id registered, its path validated), and
+    // would only mislead.
     if let (Some(prev), store::Disposition::Refresh) = (&previous, disposition) {
-        if let Some(old) = &prev.markdown_path {
+        if let Some(old) = prev.markdown_path.as_ref().filter(|_| prev.owned) {
             if old != &handoff.continue_here {
                 let _ = std::fs::remove_file(root.join(old));
             }
@@ -218,6 +233,7 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
         checkpoint,
         checkpoint_note,
         archived,
+        problems,
         handoff_id: id,
     })
 }

@@ -17,6 +17,8 @@ use crate::metrics::Figure;
 use crate::planning::{ContextKind, Planning};
 use crate::transcript::{SessionFacts, TodoItem};
 
+use super::doc::HandoffDoc;
+
 /// What made baton write the handoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trigger {
@@ -256,20 +258,23 @@ fn generated_context_notes(facts: Option<&SessionFacts>) -> String {
     notes.join("\n")
 }
 
-fn text_field(value: Option<&Value>, key: &str) -> Option<String> {
-    value?.get(key)?.as_str().map(str::to_string)
-}
-
-fn array_field(value: Option<&Value>, key: &str) -> Vec<Value> {
-    value.and_then(|v| v.get(key)).and_then(Value::as_array).cloned().unwrap_or_default()
+fn array_field(value: Option<&HandoffDoc>, key: &str) -> Vec<Value> {
+    value.map(|v| v.list(key)).unwrap_or_default()
 }
 
 /// A field someone edited: it differs from the text baton generated for it last time.
-fn edited(previous: Option<&Value>, key: &str) -> Option<String> {
-    let current = text_field(previous, key).filter(|t| !t.trim().is_empty())?;
-    let generated = previous?.pointer(&format!("/baton/generated_text/{key}")).and_then(Value::as_str);
-    (generated != Some(current.as_str())).then_some(current)
+fn edited(previous: Option<&HandoffDoc>, key: &str) -> Option<String> {
+    let previous = previous?;
+    let current = match key {
+        "next_action" => previous.next_action(),
+        _ => previous.context_notes(),
+    }?;
+    let generated = previous.baton().generated_text(key);
+    (generated != Some(current)).then(|| current.to_string())
 }
+
+/// Keys of the `baton` section that describe one write and are not carried to the next.
+const TRANSIENT_BATON_KEYS: &[&str] = &["checkpoint_note", "cut", "closed", "resumptions"];
 
 fn plan_number(planning: &Planning) -> Value {
     let number = planning.phase.as_ref().and_then(|p| p.current()).and_then(|p| p.number.clone());
@@ -321,7 +326,7 @@ fn task_json(task: &TaskLine) -> Value {
 /// `checkpoint` what the checkpoint did or will do.
 pub fn build(
     snapshot: &Snapshot,
-    previous: Option<&Value>,
+    previous: Option<&HandoffDoc>,
     carried: &Carried,
     checkpoint: Option<&Checkpoint>,
     root: &Path,
@@ -367,12 +372,10 @@ pub fn build(
 
     let phase = planning.phase.as_ref();
     let timestamp = snapshot.now.to_rfc3339_opts(SecondsFormat::Secs, true);
-    let previous_baton = previous.and_then(|p| p.get("baton"));
-    let refreshes =
-        previous_baton.and_then(|b| b.get("refreshes")).and_then(Value::as_u64).map(|n| n + 1).unwrap_or(0);
+    let previous_baton = previous.map(HandoffDoc::baton);
+    let refreshes = previous_baton.and_then(|b| b.refreshes()).map(|n| n + 1).unwrap_or(0);
     let first_written = previous_baton
-        .and_then(|b| b.get("first_written"))
-        .and_then(Value::as_str)
+        .and_then(|b| b.first_written())
         .map(str::to_string)
         .unwrap_or_else(|| timestamp.clone());
     let files_touched = facts.map(|f| touched_files(f, root)).unwrap_or_default();
@@ -436,13 +439,15 @@ pub fn build(
     baton.insert("generated_at".into(), Value::from(timestamp.clone()));
     baton.insert("first_written".into(), Value::from(first_written));
     baton.insert("refreshes".into(), Value::from(refreshes));
+    baton.insert("schema".into(), Value::from(super::doc::BATON_SCHEMA));
     baton.insert("writer".into(), Value::from(concat!("baton ", env!("CARGO_PKG_VERSION"))));
 
     let mut out = Map::new();
-    out.insert("version".into(), Value::from("1.0"));
+    out.insert("version".into(), Value::from(super::doc::GSD_VERSION));
     out.insert("timestamp".into(), Value::from(timestamp.clone()));
-    out.insert("phase".into(), json!(phase.map(|p| p.number.clone())));
-    out.insert("phase_name".into(), json!(phase.map(|p| p.name.clone())));
+    let (phase_number, phase_name) = planning.phase_position();
+    out.insert("phase".into(), json!(phase_number));
+    out.insert("phase_name".into(), json!(phase_name));
     out.insert("phase_dir".into(), json!(phase.map(|p| p.dir.to_string_lossy().into_owned())));
     out.insert("plan".into(), plan_number(planning));
     out.insert("task".into(), json!(task));
@@ -457,15 +462,24 @@ pub fn build(
     out.insert("next_action".into(), Value::from(next_action.clone()));
     out.insert("context_notes".into(), Value::from(context_notes));
     // Fields someone added that neither GSD nor baton know are kept.
-    if let Some(Value::Object(prev)) = previous {
-        for (key, value) in prev {
+    if let Some(prev) = previous {
+        for (key, value) in prev.object() {
             if !out.contains_key(key) && key != "baton" {
                 out.insert(key.clone(), value.clone());
             }
         }
+        if let Some(Value::Object(prev_baton)) = prev.object().get("baton") {
+            for (key, value) in prev_baton {
+                if !baton.contains_key(key)
+                    && !TRANSIENT_BATON_KEYS.contains(&key.as_str())
+                    && !key.starts_with("github_")
+                {
+                    baton.insert(key.clone(), value.clone());
+                }
+            }
+        }
     }
     out.insert("baton".into(), Value::Object(baton));
-    let json = Value::Object(out);
 
     let status = if blockers.is_empty() { "in_progress" } else { "blocked" }.to_string();
     let summary = Summary {
@@ -478,7 +492,9 @@ pub fn build(
         human_actions: human_actions.len(),
         next_action,
     };
-    let markdown = super::markdown::render(&json, snapshot, &tasks, carried, &summary);
+    let doc = HandoffDoc::from_object(out, root);
+    let markdown = super::markdown::render(&doc, snapshot, &tasks, carried, &summary);
+    let json = doc.into_value();
     Handoff { json, markdown, continue_here: planning.continue_here.clone(), summary }
 }
 

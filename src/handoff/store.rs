@@ -11,28 +11,39 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
+use super::doc::{self, HandoffDoc};
 use crate::{fsx, places};
 
 /// How many archived handoffs are kept.
 pub const ARCHIVE_KEEP: usize = 10;
-const HANDOFF_LIMIT: u64 = 16 * 1024 * 1024;
+const REGISTRY_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// The handoff found on disk before a write.
 #[derive(Debug, Clone, Default)]
 pub struct Existing {
     /// HANDOFF.json's bytes, when the file exists.
     pub raw: Option<Vec<u8>>,
-    /// Its content, when it parses as a JSON object.
+    /// Its content, when it parses as a JSON object (paths validated).
+    pub doc: Option<HandoffDoc>,
+    /// The same, as JSON.
     pub json: Option<Value>,
-    /// Its `.continue-here.md` (as recorded in it, else the place now detected).
+    /// Its `.continue-here.md` (as recorded in it and valid, else the place now detected).
     pub markdown_path: Option<PathBuf>,
     pub markdown: Option<String>,
+    /// baton wrote it on this machine for this project (its id is in the registry): only
+    /// then may its `.continue-here.md` be moved away rather than copied.
+    pub owned: bool,
 }
 
 impl Existing {
     /// The session that wrote it, when baton did.
     pub fn session(&self) -> Option<&str> {
-        self.json.as_ref()?.pointer("/baton/session_id")?.as_str()
+        self.doc.as_ref()?.baton().session_id()
+    }
+
+    /// Whether baton may rewrite it in place (not a newer major version).
+    pub fn writable(&self) -> bool {
+        self.doc.as_ref().is_none_or(HandoffDoc::writable)
     }
 }
 
@@ -43,7 +54,7 @@ pub enum Disposition {
     Fresh,
     /// The same session's: refresh it, keeping what someone wrote into it.
     Refresh,
-    /// Someone else's, or unreadable: archive it first.
+    /// Someone else's, unreadable, or of a newer version: archive it first.
     Archive,
 }
 
@@ -51,29 +62,52 @@ pub enum Disposition {
 pub fn disposition(existing: &Existing, session_id: &str) -> Disposition {
     match (&existing.raw, existing.session()) {
         (None, _) if existing.markdown.is_none() => Disposition::Fresh,
-        (Some(_), Some(owner)) if owner == session_id => Disposition::Refresh,
+        (Some(_), Some(owner)) if owner == session_id && existing.writable() => Disposition::Refresh,
         _ => Disposition::Archive,
     }
 }
 
+/// Whether `path` (relative) may be a `.continue-here.md` baton reads or writes: the
+/// name, relative, no `..`, no `.git`, no symlinked folder. `handoff.dir` may put it
+/// outside `.planning/`, so only the name and shape are checked here.
+fn plausible_markdown(root: &Path, path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    path.is_relative()
+        && path.file_name().is_some_and(|n| n == doc::CONTINUE_HERE)
+        && path.components().all(|c| matches!(c, std::path::Component::Normal(_)))
+        && !path.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+        && !text.contains('\\')
+        && {
+            let mut at = root.to_path_buf();
+            path.components().all(|c| {
+                at.push(c);
+                !fsx::is_symlink(&at)
+            })
+        }
+}
+
+fn read_markdown(root: &Path, rel: &Path) -> Option<String> {
+    if !plausible_markdown(root, rel) {
+        return None;
+    }
+    fsx::read_limited(&root.join(rel), doc::MARKDOWN_LIMIT)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
 /// Reads the handoff files under `root`. `detected_md` is where `.continue-here.md`
-/// would go now, used when HANDOFF.json does not name its own.
+/// would go now, used when HANDOFF.json does not name a valid one of its own.
 pub fn read_existing(root: &Path, dir: &Path, detected_md: &Path) -> Existing {
     let json_path = root.join(dir).join("HANDOFF.json");
-    let raw = fsx::read_limited(&json_path, HANDOFF_LIMIT).ok();
-    let json = raw.as_ref().and_then(|b| serde_json::from_slice::<Value>(b).ok()).filter(Value::is_object);
-    let recorded_md = json
-        .as_ref()
-        .and_then(|j| j.pointer("/baton/continue_here"))
-        .and_then(Value::as_str)
-        .map(PathBuf::from)
-        .filter(|p| p.is_relative() && !p.components().any(|c| matches!(c, std::path::Component::ParentDir)));
-    let markdown_path = recorded_md.unwrap_or_else(|| detected_md.to_path_buf());
-    let markdown = fsx::read_limited(&root.join(&markdown_path), HANDOFF_LIMIT)
-        .ok()
-        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let raw = fsx::read_limited(&json_path, doc::READ_LIMIT).ok();
+    let doc = raw.as_ref().and_then(|b| HandoffDoc::parse_in(b, root, Some(dir)).ok());
+    let json = doc.as_ref().map(HandoffDoc::to_value);
+    let owned = doc.as_ref().and_then(|d| d.baton().id()).is_some_and(|id| is_registered(root, id));
+    let markdown_path =
+        doc.as_ref().and_then(HandoffDoc::continue_here).unwrap_or_else(|| detected_md.to_path_buf());
+    let markdown = read_markdown(root, &markdown_path);
     let markdown_path = markdown.as_ref().map(|_| markdown_path);
-    Existing { raw, json, markdown_path, markdown }
+    Existing { raw, doc, json, markdown_path, markdown, owned }
 }
 
 fn archive_dir(root: &Path, dir: &Path) -> PathBuf {
@@ -94,8 +128,69 @@ fn safe_name(text: &str) -> String {
     if cleaned.is_empty() { "unknown".into() } else { cleaned }
 }
 
+/// An archive file name baton made: `<stamp>-<seq>-<session>.json|.md` (this version),
+/// or `<stamp>-<session>.json|.md` (earlier ones, sequence 0).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ArchiveName {
+    pub stamp: String,
+    pub seq: u32,
+    /// The name without its extension.
+    pub stem: String,
+    /// Named the way earlier versions did (no sequence): counted only beside its `.json`.
+    pub legacy: bool,
+}
+
+/// Parses an archive file name; `None` for any file baton did not name.
+pub fn parse_archive_name(name: &str) -> Option<ArchiveName> {
+    let stem = name.strip_suffix(".json").or_else(|| name.strip_suffix(".md"))?;
+    let bytes = stem.as_bytes();
+    let stamp_ok = bytes.len() > 17
+        && bytes[..8].iter().all(u8::is_ascii_digit)
+        && bytes[8] == b'T'
+        && bytes[9..15].iter().all(u8::is_ascii_digit)
+        && bytes[15] == b'Z'
+        && bytes[16] == b'-';
+    if !stamp_ok {
+        return None;
+    }
+    let rest = &stem[17..];
+    if rest.is_empty() || !rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return None;
+    }
+    // `s<seq>-` marks this version's sequence.
+    let seq: Option<u32> = rest
+        .strip_prefix('s')
+        .and_then(|r| r.split_once('-'))
+        .filter(|(n, session)| n.len() == 4 && n.bytes().all(|b| b.is_ascii_digit()) && !session.is_empty())
+        .and_then(|(n, _)| n.parse().ok());
+    Some(ArchiveName {
+        stamp: stem[..16].to_string(),
+        seq: seq.unwrap_or(0),
+        stem: stem.to_string(),
+        legacy: seq.is_none(),
+    })
+}
+
+/// baton's archives in `folder`, oldest first (by their own stamp and sequence).
+fn archives(folder: &Path) -> Vec<ArchiveName> {
+    let mut names: Vec<ArchiveName> = std::fs::read_dir(folder)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .filter_map(|e| parse_archive_name(&e.file_name().to_string_lossy()))
+                .filter(|a| !a.legacy || folder.join(format!("{}.json", a.stem)).is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names.dedup_by(|a, b| a.stem == b.stem);
+    names
+}
+
 /// Moves the existing handoff into the archive and prunes it to the newest ten. Returns
-/// the archived paths.
+/// the archived paths. HANDOFF.json's bytes are copied as they were; `.continue-here.md`
+/// is copied, and removed only when baton wrote it (the handoff's id is registered).
 pub fn archive(
     root: &Path,
     dir: &Path,
@@ -109,15 +204,17 @@ pub fn archive(
         .map(str::to_string)
         .or_else(|| existing.raw.as_ref().map(|_| "unparsed".to_string()))
         .unwrap_or_else(|| "orphan".into());
-    let base = format!("{}-{}", stamp(now), safe_name(&session));
-    let mut archived = vec![];
-    let mut name = base.clone();
-    for n in 1.. {
+    let stamp = stamp(now);
+    let existing_names = archives(&folder);
+    let mut seq = existing_names.iter().filter(|a| a.stamp == stamp).map(|a| a.seq + 1).max().unwrap_or(0);
+    let name = loop {
+        let name = format!("{stamp}-s{seq:04}-{}", safe_name(&session));
         if !folder.join(format!("{name}.json")).exists() && !folder.join(format!("{name}.md")).exists() {
-            break;
+            break name;
         }
-        name = format!("{base}-{n}");
-    }
+        seq += 1;
+    };
+    let mut archived = vec![];
     if let Some(raw) = &existing.raw {
         let target = folder.join(format!("{name}.json"));
         fsx::write_atomic(&target, raw, fsx::WriteOptions::USER)
@@ -129,31 +226,27 @@ pub fn archive(
         fsx::write_atomic(&target, text.as_bytes(), fsx::WriteOptions::USER)
             .map_err(|e| format!("cannot archive {}: {e}", rel.display()))?;
         archived.push(target);
-        let _ = std::fs::remove_file(root.join(rel));
+        if existing.owned && plausible_markdown(root, rel) {
+            let _ = std::fs::remove_file(root.join(rel));
+        }
     }
     prune(&folder);
     Ok(archived)
 }
 
-/// Keeps the newest [`ARCHIVE_KEEP`] archived handoffs (a .json and its .md count as one).
+/// Keeps the newest [`ARCHIVE_KEEP`] of baton's archived handoffs (a .json and its .md
+/// count as one), by their own stamp and sequence. Other files are neither counted nor
+/// touched.
 fn prune(folder: &Path) {
-    let mut stems: Vec<String> = std::fs::read_dir(folder)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    name.strip_suffix(".json").or_else(|| name.strip_suffix(".md")).map(str::to_string)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    stems.sort();
-    stems.dedup();
-    let excess = stems.len().saturating_sub(ARCHIVE_KEEP);
-    for stem in &stems[..excess] {
-        let _ = std::fs::remove_file(folder.join(format!("{stem}.json")));
-        let _ = std::fs::remove_file(folder.join(format!("{stem}.md")));
+    let names = archives(folder);
+    let excess = names.len().saturating_sub(ARCHIVE_KEEP);
+    for name in &names[..excess] {
+        for ext in ["json", "md"] {
+            let path = folder.join(format!("{}.{ext}", name.stem));
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                let _ = std::fs::remove_file(path);
+            }
+        }
     }
 }
 
@@ -161,24 +254,26 @@ fn prune(folder: &Path) {
 /// place of this one's, a refresh still keeps what was written into it).
 pub fn newest_archived(root: &Path, dir: &Path, session_id: &str) -> Option<Existing> {
     let folder = archive_dir(root, dir);
-    let suffix = format!("-{}.json", safe_name(session_id));
-    let mut names: Vec<String> = std::fs::read_dir(&folder)
-        .ok()?
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(&suffix))
-        .collect();
-    names.sort();
-    let name = names.pop()?;
-    let raw = fsx::read_limited(&folder.join(&name), HANDOFF_LIMIT).ok()?;
-    let json = serde_json::from_slice::<Value>(&raw).ok().filter(Value::is_object)?;
-    if json.pointer("/baton/session_id").and_then(Value::as_str) != Some(session_id) {
+    let suffix = format!("-{}", safe_name(session_id));
+    let name = archives(&folder).into_iter().rev().find(|a| a.stem.ends_with(&suffix))?;
+    let raw = fsx::read_limited(&folder.join(format!("{}.json", name.stem)), doc::READ_LIMIT).ok()?;
+    let parsed = HandoffDoc::parse_in(&raw, root, Some(dir)).ok()?;
+    if parsed.baton().session_id() != Some(session_id) || !parsed.writable() {
         return None;
     }
-    let md_path = folder.join(name.replace(".json", ".md"));
-    let markdown =
-        fsx::read_limited(&md_path, HANDOFF_LIMIT).ok().map(|b| String::from_utf8_lossy(&b).into_owned());
-    Some(Existing { raw: Some(raw), json: Some(json), markdown_path: None, markdown })
+    let json = parsed.to_value();
+    let md_path = folder.join(format!("{}.md", name.stem));
+    let markdown = fsx::read_limited(&md_path, doc::MARKDOWN_LIMIT)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    Some(Existing {
+        raw: Some(raw),
+        doc: Some(parsed),
+        json: Some(json),
+        markdown_path: None,
+        markdown,
+        owned: false,
+    })
 }
 
 /// Writes HANDOFF.json and `.continue-here.md`, creating folders as needed.
@@ -204,10 +299,7 @@ pub fn write_files(
 
 /// Writes HANDOFF.json alone (also after a checkpoint, to record its commit).
 pub fn rewrite_json(path: &Path, json: &Value) -> Result<(), String> {
-    let mut bytes = serde_json::to_vec_pretty(json).map_err(|e| e.to_string())?;
-    bytes.push(b'\n');
-    fsx::write_atomic(path, &bytes, fsx::WriteOptions::USER)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    doc::write(path, json)
 }
 
 /// The registry's format version (1: `projects` → list of `{id, session_id, written}`).
@@ -219,7 +311,7 @@ fn registry_path() -> Option<PathBuf> {
 
 /// The handoff registry as a versioned state file (doctor checks it).
 pub fn registry_file() -> Option<crate::state::VersionedFile> {
-    registry_path().map(|path| crate::state::VersionedFile::new(path, REGISTRY_VERSION, HANDOFF_LIMIT))
+    registry_path().map(|path| crate::state::VersionedFile::new(path, REGISTRY_VERSION, REGISTRY_LIMIT))
 }
 
 /// How long a handoff waits for another writer of the same project: within the hook's
@@ -302,12 +394,9 @@ mod tests {
     use super::*;
 
     fn existing(json: Option<Value>) -> Existing {
-        Existing {
-            raw: json.as_ref().map(|j| j.to_string().into_bytes()),
-            json,
-            markdown_path: None,
-            markdown: None,
-        }
+        let raw = json.as_ref().map(|j| j.to_string().into_bytes());
+        let doc = raw.as_ref().and_then(|r| HandoffDoc::parse(r, Path::new("/")).ok());
+        Existing { raw, doc, json, markdown_path: None, markdown: None, owned: false }
     }
 
     #[test]
@@ -348,5 +437,53 @@ mod tests {
         names.sort();
         assert_eq!(names.len(), 10);
         assert!(names[0].starts_with("20261103T"), "{names:?}");
+    }
+
+    #[test]
+    fn thirteen_in_one_second_keep_the_newest_ten_and_ignore_other_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let planning = Path::new(".planning");
+        let folder = root.join(".planning/handoffs");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("00000000T000000Z-notes.md"), "mine").unwrap();
+        std::fs::write(folder.join("README.md"), "mine").unwrap();
+        let time = DateTime::parse_from_rfc3339("2026-11-30T10:00:00Z").unwrap().with_timezone(&Utc);
+        for n in 0..13 {
+            let e = existing(Some(json!({"baton": {"session_id": format!("z{n}")}})));
+            archive(root, planning, &e, time).unwrap();
+        }
+        let mut sessions: Vec<String> =
+            archives(&folder).iter().map(|a| a.stem.rsplit('-').next().unwrap().to_string()).collect();
+        sessions.sort();
+        let mut want: Vec<String> = (3..13).map(|n| format!("z{n}")).collect();
+        want.sort();
+        assert_eq!(sessions, want);
+        assert!(folder.join("00000000T000000Z-notes.md").exists());
+        assert!(folder.join("README.md").exists());
+    }
+
+    #[test]
+    fn archive_names() {
+        let a = parse_archive_name("20261130T100000Z-s0012-abc.json").unwrap();
+        assert_eq!((a.stamp.as_str(), a.seq), ("20261130T100000Z", 12));
+        let old = parse_archive_name("20261130T100000Z-abc-1.md").unwrap();
+        assert_eq!((old.seq, old.legacy), (0, true));
+        assert!(parse_archive_name("notes.md").is_none());
+        assert!(parse_archive_name("20261130T100000Z-.json").is_none());
+        assert!(parse_archive_name("20261130T100000Z-a b.json").is_none());
+        assert!(parse_archive_name("20261130T100000Z-abc.txt").is_none());
+    }
+
+    #[test]
+    fn a_foreign_continue_here_is_copied_not_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".planning")).unwrap();
+        std::fs::write(root.join(".planning/.continue-here.md"), "notes").unwrap();
+        let e = read_existing(root, Path::new(".planning"), Path::new(".planning/.continue-here.md"));
+        assert!(!e.owned);
+        archive(root, Path::new(".planning"), &e, Utc::now()).unwrap();
+        assert!(root.join(".planning/.continue-here.md").exists());
     }
 }

@@ -3,29 +3,22 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
-
 use super::{Context, Segment, Style};
 use crate::fsx;
+use crate::handoff::doc::{self, HandoffDoc};
 
 pub const MARKER: &str = "⏸ handoff";
-
-/// HANDOFF.json is read whole to find its status; a bigger file is not one baton wrote.
-const HANDOFF_LIMIT: u64 = 4 * 1024 * 1024;
 
 pub fn segment(ctx: &Context) -> Option<Segment> {
     ctx.handoff_paused().then(|| Segment::new(MARKER.to_string(), Style::Warning))
 }
 
-#[derive(Deserialize)]
-struct Status {
-    status: Option<String>,
-}
-
-/// True when the handoff file at `path` says it is paused.
+/// True when the handoff file at `path` says it is paused (read through the one typed
+/// reader, bounded).
 pub fn is_paused(path: &Path) -> bool {
-    let Ok(bytes) = fsx::read_limited(path, HANDOFF_LIMIT) else { return false };
-    serde_json::from_slice::<Status>(&bytes).ok().and_then(|s| s.status).as_deref() == Some("paused")
+    let Ok(bytes) = fsx::read_limited(path, doc::READ_LIMIT) else { return false };
+    let root = path.parent().and_then(Path::parent).unwrap_or(Path::new("/"));
+    HandoffDoc::parse(&bytes, root).is_ok_and(|d| d.is_paused())
 }
 
 #[cfg(test)]
