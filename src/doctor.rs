@@ -686,7 +686,7 @@ fn temp_dir_planted_check() -> Option<Check> {
 /// baton's versioned state files: one written by a newer baton is left alone (and
 /// said here), as is one that cannot be read (a FIFO, a symlink, too large, broken).
 fn state_files_check() -> Check {
-    let files = [crate::handoff::store::registry_file(), metrics::learned::file()];
+    let files = [crate::handoff::store::registry_file(), metrics::learned::file(), metrics::windows::file()];
     let mut problems: Vec<String> = files.iter().flatten().filter_map(|file| file.problem()).collect();
     problems.extend(planted(places::session_dir().as_deref(), "claude-ctx-"));
     if problems.is_empty() {

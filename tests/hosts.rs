@@ -88,6 +88,25 @@ fn a_window_the_statusline_gave_is_remembered_for_the_hook() {
 }
 
 #[test]
+fn a_windows_file_from_a_newer_baton_is_left_alone_and_reported() {
+    let sandbox = Sandbox::new();
+    let windows = sandbox.state_dir().join("windows.json");
+    common::write(&windows, r#"{"version": 99, "models": {"claude-next-9": 1000000}}"#);
+    let before = std::fs::read(&windows).unwrap();
+    let mut payload = fixture_json("real/claude/statusline.json");
+    payload["model"]["id"] = json!("claude-next-9");
+    payload["context_window"]["context_window_size"] = json!(1_000_000);
+    payload["session_id"] = json!("11111111-2222-4333-8444-555555555555");
+    assert!(sandbox.run(&["statusline"], payload.to_string().as_bytes()).status.success());
+    payload["context_window"]["context_window_size"] = json!(200_000);
+    assert!(sandbox.run(&["statusline"], payload.to_string().as_bytes()).status.success());
+    assert_eq!(std::fs::read(&windows).unwrap(), before, "never rewritten");
+    let doctor = sandbox.run(&["doctor"], b"");
+    let shown = String::from_utf8_lossy(&doctor.stdout);
+    assert!(shown.contains("windows.json was written by a newer baton"), "{shown}");
+}
+
+#[test]
 fn a_bridge_one_reply_behind_the_transcript_does_not_hide_the_crossing() {
     let sandbox = Sandbox::new();
     let transcript = sandbox.home().join("t.jsonl");

@@ -7,7 +7,6 @@
 //! configured default. Only the last one is an assumption, and the monitor says so.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -153,13 +152,15 @@ const LIMIT: u64 = 256 * 1024;
 const MODELS_MAX: usize = 200;
 const MODEL_ID_MAX: usize = 200;
 
-fn path() -> Option<PathBuf> {
-    places::state_dir().map(|d| d.join(FILE))
+/// The remembered windows file, versioned like baton's other state files.
+pub fn file() -> Option<crate::state::VersionedFile> {
+    places::state_dir().map(|d| crate::state::VersionedFile::new(d.join(FILE), VERSION, LIMIT))
 }
 
-/// Every remembered window, by model id. An unreadable or foreign-version file is empty.
+/// Every remembered window, by model id. An unreadable file, or one a newer baton wrote,
+/// is empty.
 pub fn remembered_windows() -> BTreeMap<String, u64> {
-    path().and_then(|p| fsx::read_limited(&p, LIMIT).ok()).map(|bytes| parse(&bytes)).unwrap_or_default()
+    file().and_then(|f| f.load().object()).map(|object| models_of(&object)).unwrap_or_default()
 }
 
 /// The remembered window of one model id.
@@ -167,13 +168,14 @@ pub fn remembered_window(model: &str) -> Option<u64> {
     remembered_windows().get(model).copied()
 }
 
-/// Parses the file (pure).
+/// Parses the file (pure): its windows when it is of a version this build reads.
 pub fn parse(bytes: &[u8]) -> BTreeMap<String, u64> {
-    let Ok(value) = serde_json::from_slice::<Value>(bytes) else { return BTreeMap::new() };
-    if value.get("version").and_then(Value::as_u64) != Some(VERSION) {
-        return BTreeMap::new();
-    }
-    value
+    let reader = crate::state::VersionedFile::new(FILE, VERSION, LIMIT);
+    reader.classify(bytes).object().map(|object| models_of(&object)).unwrap_or_default()
+}
+
+fn models_of(object: &serde_json::Map<String, Value>) -> BTreeMap<String, u64> {
+    object
         .get("models")
         .and_then(Value::as_object)
         .map(|models| {
@@ -183,7 +185,8 @@ pub fn parse(bytes: &[u8]) -> BTreeMap<String, u64> {
 }
 
 /// Remembers the window a statusline payload gave for `model`, writing the file only
-/// when it changes (atomically, under a lock). Returns whether it was written.
+/// when it changes (atomically, under a lock, never over a newer baton's file). Returns
+/// whether it was written.
 pub fn remember(model: &str, window: u64) -> bool {
     if window == 0 || model.is_empty() || model.len() > MODEL_ID_MAX || model.chars().any(char::is_control) {
         return false;
@@ -191,23 +194,25 @@ pub fn remember(model: &str, window: u64) -> bool {
     if remembered_window(model) == Some(window) {
         return false;
     }
-    let Some(path) = path() else { return false };
-    let Some(dir) = path.parent() else { return false };
+    let Some(file) = file() else { return false };
+    let Some(dir) = file.path.parent() else { return false };
     if fsx::ensure_dir(dir, true).is_err() {
         return false;
     }
     let lock = fsx::FileLock::acquire_within(&dir.join("windows.lock"), crate::monitor::DEBOUNCE_LOCK_WAIT);
     let Ok(_lock) = lock else { return false };
-    let mut models = remembered_windows();
+    let loaded = file.load();
+    if !loaded.replaceable() {
+        return false;
+    }
+    let mut models = loaded.object().map(|object| models_of(&object)).unwrap_or_default();
     if models.get(model) == Some(&window) || (models.len() >= MODELS_MAX && !models.contains_key(model)) {
         return false;
     }
     models.insert(model.to_string(), window);
-    let bytes = match serde_json::to_vec_pretty(&json!({"version": VERSION, "models": models})) {
-        Ok(bytes) => bytes,
-        Err(_) => return false,
-    };
-    fsx::write_atomic(&path, &bytes, fsx::WriteOptions::PRIVATE_DURABLE).is_ok()
+    let mut object = serde_json::Map::new();
+    object.insert("models".into(), json!(models));
+    file.store(object, true).is_ok()
 }
 
 /// One window baton knows for a model id.
