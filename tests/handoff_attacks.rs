@@ -316,26 +316,9 @@ fn hostile_value(rng: &mut Rng, paths: &[String]) -> Value {
 
 fn hostile_handoff(rng: &mut Rng, paths: &[String]) -> Value {
     let mut handoff = json!({"version": rng.pick(&["1.0", "1.7", "2.0", "x", "999.1"]), "status": "paused"});
-    let keys = [
-        "timestamp",
-        "phase",
-        "phase_name",
-        "phase_dir",
-        "plan",
-        "task",
-        "total_tasks",
-        "status",
-        "completed_tasks",
-        "remaining_tasks",
-        "blockers",
-        "human_actions_pending",
-        "decisions",
-        "uncommitted_files",
-        "next_action",
-        "context_notes",
-    ];
+    let keys = baton::handoff::doc::GSD_FIELDS;
     for _ in 0..6 {
-        let key = *rng.pick(&keys);
+        let key = *rng.pick(keys);
         handoff[key] = hostile_value(rng, paths);
     }
     if rng.next() % 4 != 0 {

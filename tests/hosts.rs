@@ -106,17 +106,25 @@ fn a_windows_file_from_a_newer_baton_is_left_alone_and_reported() {
     assert!(shown.contains("windows.json was written by a newer baton"), "{shown}");
 }
 
-#[test]
-fn a_bridge_one_reply_behind_the_transcript_does_not_hide_the_crossing() {
+/// A session whose last reply (tool call `toolu_a`) is at 60 % of a 200k window, its tool
+/// result written, and the statusline rendered after both (the bridge records where the
+/// transcript ended).
+fn rendered_at_60_percent() -> (Sandbox, PathBuf) {
     let sandbox = Sandbox::new();
     let transcript = sandbox.home().join("t.jsonl");
     let model = "claude-sonnet-4-5-20250929";
     write_lines(&transcript, &[reply("m1", model, 120_000, "toolu_a"), tool_result("toolu_a", 100)]);
-    // The statusline renders at 60 % and records where the transcript ended.
     let mut payload = fixture_json("real/claude/statusline.json");
     payload["session_id"] = json!(CLAUDE_SESSION);
     payload["transcript_path"] = json!(transcript);
     assert!(sandbox.run(&["statusline"], payload.to_string().as_bytes()).status.success());
+    (sandbox, transcript)
+}
+
+#[test]
+fn a_bridge_one_reply_behind_the_transcript_does_not_hide_the_crossing() {
+    let (sandbox, transcript) = rendered_at_60_percent();
+    let model = "claude-sonnet-4-5-20250929";
     let bridge = read_json(&sandbox.bridge_path(CLAUDE_SESSION));
     assert_eq!(bridge["used_pct"], 60);
     assert_eq!(bridge["transcript_offset"], std::fs::metadata(&transcript).unwrap().len());
@@ -133,14 +141,7 @@ fn a_bridge_one_reply_behind_the_transcript_does_not_hide_the_crossing() {
 
 #[test]
 fn a_fresh_bridge_waits_for_the_reply_still_in_the_hosts_write_queue() {
-    let sandbox = Sandbox::new();
-    let transcript = sandbox.home().join("t.jsonl");
-    let model = "claude-sonnet-4-5-20250929";
-    write_lines(&transcript, &[reply("m1", model, 120_000, "toolu_a"), tool_result("toolu_a", 100)]);
-    let mut payload = fixture_json("real/claude/statusline.json");
-    payload["session_id"] = json!(CLAUDE_SESSION);
-    payload["transcript_path"] = json!(transcript);
-    assert!(sandbox.run(&["statusline"], payload.to_string().as_bytes()).status.success());
+    let (sandbox, transcript) = rendered_at_60_percent();
     let mut event = claude_event(&sandbox, "PostToolUse-Bash.json", &transcript);
     // The tool call the statusline already counted: no wait, nothing to say.
     event["tool_use_id"] = json!("toolu_a");

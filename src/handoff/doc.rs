@@ -15,6 +15,26 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// GSD's HANDOFF.json fields (schema 1.0) besides `version`, in GSD's order.
+pub const GSD_FIELDS: &[&str] = &[
+    "timestamp",
+    "phase",
+    "phase_name",
+    "phase_dir",
+    "plan",
+    "task",
+    "total_tasks",
+    "status",
+    "completed_tasks",
+    "remaining_tasks",
+    "blockers",
+    "human_actions_pending",
+    "decisions",
+    "uncommitted_files",
+    "next_action",
+    "context_notes",
+];
+
 use serde_json::{Map, Value};
 
 use crate::fsx;
@@ -735,33 +755,14 @@ pub fn encode(value: &Value) -> Result<Vec<u8>, String> {
         }
     }
     // Still too big: drop fields nobody reads, biggest first.
-    let known: &[&str] = &[
-        "version",
-        "timestamp",
-        "phase",
-        "phase_name",
-        "phase_dir",
-        "plan",
-        "task",
-        "total_tasks",
-        "status",
-        "completed_tasks",
-        "remaining_tasks",
-        "blockers",
-        "human_actions_pending",
-        "decisions",
-        "uncommitted_files",
-        "next_action",
-        "context_notes",
-        "baton",
-    ];
+    let known = |key: &str| key == "version" || key == "baton" || GSD_FIELDS.contains(&key);
     loop {
         if pretty(&Value::Object(object.clone()))?.len() <= SIZE_LIMIT - 1024 {
             break;
         }
         let biggest = object
             .iter()
-            .filter(|(k, _)| !known.contains(&k.as_str()))
+            .filter(|(k, _)| !known(k.as_str()))
             .map(|(k, v)| (k.clone(), v.to_string().len()))
             .max_by_key(|(_, n)| *n);
         let Some((key, _)) = biggest else { break };
