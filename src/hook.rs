@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use crate::config::Config;
 use crate::gitx::Mode;
 use crate::handoff::{self, Trigger};
-use crate::host::{Dialect, Envelope, Event, HookInput, gemini};
+use crate::host::{Envelope, Event, HookInput, HostKind, gemini};
 use crate::metrics::Level;
 use crate::monitor::{HandoffWords, SavedHandoff, SessionRef};
 use crate::{metrics, monitor, resume};
@@ -54,7 +54,7 @@ pub fn project_dir(input: &HookInput, env: &HookEnv) -> Option<PathBuf> {
 struct Call<'a> {
     input: &'a HookInput,
     env: &'a HookEnv,
-    dialect: Dialect,
+    host: HostKind,
     /// `CLAUDE_PROJECT_DIR`, else the event's `cwd`.
     project: Option<PathBuf>,
     /// The event's `cwd`, else the project.
@@ -68,7 +68,7 @@ impl<'a> Call<'a> {
         let cwd =
             input.cwd.as_deref().map(PathBuf::from).filter(|p| p.is_absolute()).or_else(|| project.clone());
         let config = Config::load(project.as_deref());
-        Call { input, env, dialect: input.dialect(env.gemini_key_set), project, cwd, config }
+        Call { input, env, host: input.host(env.gemini_key_set), project, cwd, config }
     }
 
     fn session(&self) -> Option<&'a str> {
@@ -78,7 +78,7 @@ impl<'a> Call<'a> {
     fn session_ref(&self) -> Option<SessionRef<'_>> {
         Some(SessionRef {
             id: self.session()?,
-            dialect: self.dialect,
+            host: self.host,
             transcript: self.input.transcript_path.as_deref().map(Path::new),
             model: self.input.model.as_deref(),
             tool_use_id: self.input.tool_use_id.as_deref(),
@@ -139,7 +139,7 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
 /// PreCompress before every model call: only a manual one, or one with the prompt at or
 /// past the compression point, is. Every other host fires it only when it compacts.
 fn is_real_compaction(call: &Call, figure: Option<&metrics::Figure>) -> bool {
-    if call.dialect != Dialect::Gemini {
+    if call.host != HostKind::Gemini {
         return true;
     }
     let point = figure

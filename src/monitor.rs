@@ -18,7 +18,7 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::fsx::{self, FileLock};
 use crate::gitx::Mode;
-use crate::host::Dialect;
+use crate::host::HostKind;
 use crate::metrics::{self, Figure, FigureQuery, Headroom, Level, Limits, Origin, learned};
 use crate::state::{Loaded, VersionedFile};
 use crate::{handoff, places, transcript};
@@ -101,14 +101,14 @@ pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32) -> Decis
 /// How the figure was read, as far as the words need it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FigureNotes {
-    pub dialect: Dialect,
+    pub host: HostKind,
     /// A fresh status line figure was there, but the transcript was newer.
     pub newer_than_bridge: bool,
 }
 
 impl Default for FigureNotes {
     fn default() -> Self {
-        FigureNotes { dialect: Dialect::Claude, newer_than_bridge: false }
+        FigureNotes { host: HostKind::Claude, newer_than_bridge: false }
     }
 }
 
@@ -197,15 +197,15 @@ pub fn message(
         );
     }
     if figure.origin == Origin::Transcript {
-        source.push_str(match (notes.dialect, notes.newer_than_bridge) {
-            (Dialect::Claude, true) => {
+        source.push_str(match (notes.host, notes.newer_than_bridge) {
+            (HostKind::Claude, true) => {
                 " (This figure was read from the session's transcript: it is newer than the status line's.)"
             }
-            (Dialect::Claude, false) => {
+            (HostKind::Claude, false) => {
                 " (This figure was read from the session's transcript: no status line figure was available.)"
             }
-            (Dialect::Codex, _) => " (This figure was read from the session's transcript: Codex's rollout.)",
-            (Dialect::Gemini, _) => {
+            (HostKind::Codex, _) => " (This figure was read from the session's transcript: Codex's rollout.)",
+            (HostKind::Gemini, _) => {
                 " (This figure was read from the session's transcript: Gemini CLI's chat recording.)"
             }
         });
@@ -290,7 +290,7 @@ impl Warning {
 #[derive(Debug, Clone)]
 pub struct SessionRef<'a> {
     pub id: &'a str,
-    pub dialect: Dialect,
+    pub host: HostKind,
     pub transcript: Option<&'a Path>,
     pub model: Option<&'a str>,
     pub tool_use_id: Option<&'a str>,
@@ -304,7 +304,7 @@ impl<'a> SessionRef<'a> {
     pub fn claude(id: &'a str, transcript: Option<&'a Path>) -> SessionRef<'a> {
         SessionRef {
             id,
-            dialect: Dialect::Claude,
+            host: HostKind::Claude,
             transcript,
             model: None,
             tool_use_id: None,
@@ -362,7 +362,7 @@ pub fn current_figure(
     let windows = config.configured_windows();
     let query = FigureQuery {
         session_id: session.id,
-        dialect: session.dialect,
+        host: session.host,
         transcript: session.transcript,
         model: session.model,
         tool_use_id: session.tool_use_id,
@@ -374,10 +374,10 @@ pub fn current_figure(
         now,
     };
     let found = metrics::session_figure(&query)?;
-    let newer_than_bridge = session.dialect == Dialect::Claude
+    let newer_than_bridge = session.host == HostKind::Claude
         && found.figure.origin == Origin::Transcript
         && metrics::read_bridge(session.id, now, stale_seconds).is_some();
-    Some((found, FigureNotes { dialect: session.dialect, newer_than_bridge }))
+    Some((found, FigureNotes { host: session.host, newer_than_bridge }))
 }
 
 /// Runs the monitor for one tool call: finds the figure, applies the debounce under the
@@ -421,8 +421,8 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
         }
         let mut decision = decide(level, previous, config.debounce_calls());
         // Only a warning that is given pays for measuring the pace (Claude's transcript).
-        let pace = match (decision.fire, session.transcript, session.dialect) {
-            (Some(_), Some(path), Dialect::Claude) => transcript::tokens_per_tool_call(path).ok().flatten(),
+        let pace = match (decision.fire, session.transcript, session.host) {
+            (Some(_), Some(path), HostKind::Claude) => transcript::tokens_per_tool_call(path).ok().flatten(),
             _ => None,
         };
         if let Some(pace) = pace {
@@ -440,7 +440,7 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
     let critical_used = 100.0 - limits.thresholds.critical_remaining;
     Some(Warning {
         level,
-        critical_action_allowed: critical_action_allowed(&figure, session.dialect.windows(), critical_used),
+        critical_action_allowed: critical_action_allowed(&figure, session.host.windows(), critical_used),
         figure,
         headroom,
         notes,
@@ -450,8 +450,8 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
 
 /// Where the session's host compacts, into `limits`: only when a level or a message needs it.
 fn set_compaction(limits: &mut Limits, session: &SessionRef, figure: &Figure, model: Option<&str>) {
-    limits.compaction = metrics::compaction_for(session.dialect, figure, session.project);
-    if session.dialect == Dialect::Claude {
+    limits.compaction = metrics::compaction_for(session.host, figure, session.project);
+    if session.host == HostKind::Claude {
         limits.rule.learned = model.and_then(learned::learned_point);
     }
 }

@@ -118,7 +118,7 @@ pub struct WindowFacts<'a> {
 /// Windows any host is known to use, smallest first.
 pub const KNOWN_WINDOWS: &[u64] = &[128_000, 200_000, 272_000, 1_000_000, 1_047_576, 1_048_576, 2_097_152];
 /// Claude Code's windows: what tokens beyond an assumed window prove.
-pub const CLAUDE_WINDOWS: &[u64] = &[200_000, 1_000_000];
+pub const CLAUDE_WINDOWS: &[u64] = crate::host::claude::WINDOWS;
 
 /// Chooses the window (pure). When the tokens already exceed it, the window is at least
 /// the next larger known size.
