@@ -23,8 +23,8 @@ use crate::gitx::Mode;
 use crate::handoff::{self, Trigger};
 use crate::host::{Envelope, Event, HookInput, HostKind, gemini};
 use crate::metrics::Level;
-use crate::monitor::{HandoffWords, SavedHandoff, SessionRef};
-use crate::{metrics, monitor, resume};
+use crate::monitor::{CheckpointWords, HandoffWords, SavedHandoff, SessionRef};
+use crate::{metrics, monitor, resume, session_state};
 
 /// The facts of the process the hook runs in, gathered once at the edge.
 #[derive(Debug, Clone, Default)]
@@ -127,7 +127,7 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         }
         Event::SessionEnd => {
             if let Some(session) = call.session() {
-                monitor::mark_ended(session, metrics::now_unix());
+                session_state::mark_ended(session, metrics::now_unix());
             }
             None
         }
@@ -174,7 +174,7 @@ fn pre_compact(call: &Call) {
             push_to_github(&call.config, &outcome.root);
         }
     }
-    monitor::note_compaction(session, metrics::now_unix());
+    session_state::note_compaction(session, metrics::now_unix());
 }
 
 /// With `checkpoint.github.auto`, pushes the new handoff to its GitHub issue in a
@@ -207,10 +207,24 @@ fn critical_handoff(call: &Call, warning: &monitor::Warning) -> HandoffWords {
     };
     match handoff::write(&request) {
         Ok(outcome) => {
-            monitor::mark_critical_recorded(session);
+            session_state::mark_critical_recorded(session);
             push_to_github(&call.config, &outcome.root);
-            HandoffWords::Saved(SavedHandoff::from_outcome(&outcome))
+            HandoffWords::Saved(saved_handoff(&outcome))
         }
         Err(why) => HandoffWords::Failed(why.to_string()),
     }
+}
+
+/// The handoff written, as the monitor's message names it: paths relative to the root.
+fn saved_handoff(outcome: &handoff::Outcome) -> SavedHandoff {
+    let rel = |p: &Path| p.strip_prefix(&outcome.root).unwrap_or(p).display().to_string();
+    let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
+    let checkpoint = match &outcome.checkpoint {
+        Some(c) if c.used == Mode::Branch => {
+            CheckpointWords::Branch { branch: text(&c.branch), short: text(&c.short) }
+        }
+        Some(c) => CheckpointWords::Ref { reference: text(&c.reference), short: text(&c.short) },
+        None => outcome.checkpoint_note.clone().map(CheckpointWords::Note).unwrap_or(CheckpointWords::None),
+    };
+    SavedHandoff { json: rel(&outcome.json_path), markdown: rel(&outcome.markdown_path), checkpoint }
 }

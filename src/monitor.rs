@@ -2,76 +2,18 @@
 //! its context is, and with which words.
 //!
 //! [`decide`] is the whole rule (GSD's contract) as a pure function over the level and
-//! the previous debounce state; [`message`] words every level, in this one place. [`check`]
-//! is the I/O around them: ask for the session's newest figure
-//! ([`metrics::session_figure`]), then read-modify-write the state file (private,
-//! versioned: [`crate::state`]) under an exclusive lock so parallel tool calls in one
-//! session never lose a count. The lock is waited for at most [`DEBOUNCE_LOCK_WAIT`];
-//! past it the monitor goes on unlocked (a count may be lost, a warning is not).
-
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+//! the previous [`WarnState`]; [`message`] words every level, in this one place. [`check`]
+//! is the thin I/O around them: the session's newest figure from the figure source
+//! ([`metrics::session_figure`]), then the decision inside the session state's one
+//! locked update ([`session_state::update`]).
 
 use std::path::Path;
-use std::time::Duration;
 
 use crate::config::Config;
-use crate::fsx::{self, FileLock};
-use crate::gitx::Mode;
 use crate::host::HostKind;
-use crate::metrics::{self, Figure, FigureQuery, Headroom, Level, Limits, Origin, learned};
-use crate::state::{Loaded, VersionedFile};
-use crate::{handoff, places, transcript};
-
-/// The debounce state, GSD's `claude-ctx-<sid>-warned.json`. Unknown fields are kept so
-/// a session can switch between GSD's hook and baton's mid-way.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct WarnState {
-    #[serde(rename = "callsSinceWarn", default)]
-    pub calls_since_warn: u32,
-    #[serde(rename = "lastLevel", default)]
-    pub last_level: Option<String>,
-    #[serde(rename = "criticalRecorded", default)]
-    pub critical_recorded: bool,
-    /// When the session last compacted (Unix seconds): figures taken before it are
-    /// history and never raise a warning. baton's addition; GSD keeps unknown fields.
-    #[serde(rename = "compactedAt", default, skip_serializing_if = "Option::is_none")]
-    pub compacted_at: Option<i64>,
-    /// When the host said the session ended (Unix seconds). baton's addition.
-    #[serde(rename = "endedAt", default, skip_serializing_if = "Option::is_none")]
-    pub ended_at: Option<i64>,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl WarnState {
-    /// Reads a state file leniently; anything that is not an object with sane fields is
-    /// "no state" (the next warning fires at once, as in GSD).
-    pub fn parse(bytes: &[u8]) -> Option<WarnState> {
-        let Value::Object(object) = serde_json::from_slice::<Value>(bytes).ok()? else {
-            return None;
-        };
-        Some(WarnState::from_object(object))
-    }
-
-    /// The state from a file's object (its `version` stays among the unknown fields and
-    /// is set again on write).
-    pub fn from_object(mut object: Map<String, Value>) -> WarnState {
-        let calls = object.remove("callsSinceWarn").and_then(|v| v.as_u64()).unwrap_or(0);
-        let last_level = object.remove("lastLevel").and_then(|v| v.as_str().map(str::to_string));
-        let critical_recorded = object.remove("criticalRecorded").and_then(|v| v.as_bool()).unwrap_or(false);
-        let compacted_at = object.remove("compactedAt").and_then(|v| v.as_i64());
-        let ended_at = object.remove("endedAt").and_then(|v| v.as_i64());
-        WarnState {
-            calls_since_warn: calls.min(u32::MAX as u64) as u32,
-            last_level,
-            critical_recorded,
-            compacted_at,
-            ended_at,
-            extra: object,
-        }
-    }
-}
+use crate::metrics::{self, Basis, Figure, FigureQuery, Headroom, Level, Origin, Want};
+use crate::session_state::{self, WarnState};
+use crate::{fsx, transcript};
 
 /// What the monitor decided for one tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -138,23 +80,6 @@ pub struct SavedHandoff {
     /// .continue-here.md, relative to the project root.
     pub markdown: String,
     pub checkpoint: CheckpointWords,
-}
-
-impl SavedHandoff {
-    pub fn from_outcome(outcome: &handoff::Outcome) -> SavedHandoff {
-        let rel = |p: &Path| p.strip_prefix(&outcome.root).unwrap_or(p).display().to_string();
-        let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
-        let checkpoint = match &outcome.checkpoint {
-            Some(c) if c.used == Mode::Branch => {
-                CheckpointWords::Branch { branch: text(&c.branch), short: text(&c.short) }
-            }
-            Some(c) => CheckpointWords::Ref { reference: text(&c.reference), short: text(&c.short) },
-            None => {
-                outcome.checkpoint_note.clone().map(CheckpointWords::Note).unwrap_or(CheckpointWords::None)
-            }
-        };
-        SavedHandoff { json: rel(&outcome.json_path), markdown: rel(&outcome.markdown_path), checkpoint }
-    }
 }
 
 /// What happened to the CRITICAL handoff.
@@ -314,43 +239,6 @@ impl<'a> SessionRef<'a> {
     }
 }
 
-const STATE_LIMIT: u64 = 64 * 1024;
-
-/// The debounce state's format version (1: GSD's fields, baton's `compactedAt` and
-/// `tokensPerCall`, in the private session folder).
-pub const WARN_STATE_VERSION: u64 = 1;
-
-/// How long the hook waits for the debounce lock: well under the 2 s stdin deadline.
-pub const DEBOUNCE_LOCK_WAIT: Duration = Duration::from_millis(300);
-
-/// Session state files untouched this long are pruned (sessions long gone).
-const SESSION_STATE_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// The session's debounce state file, `None` without a home (then no state is kept).
-pub fn warn_state_file(session_id: &str) -> Option<VersionedFile> {
-    places::warn_state_path(session_id).map(|path| VersionedFile::new(path, WARN_STATE_VERSION, STATE_LIMIT))
-}
-
-/// The session's debounce lock, taken within [`DEBOUNCE_LOCK_WAIT`]. `None` when it
-/// cannot be had in time: the caller goes on unlocked rather than hang or fall silent.
-fn debounce_lock(session_id: &str) -> Option<FileLock> {
-    let path = places::warn_lock_path(session_id)?;
-    fsx::ensure_dir(path.parent()?, true).ok()?;
-    FileLock::acquire_within(&path, DEBOUNCE_LOCK_WAIT).ok()
-}
-
-/// GSD's state for the session, when GSD's hook ran before baton's: read only when this
-/// user owns it (anyone can plant a file in the temp dir), never written.
-fn gsd_state(session_id: &str) -> Option<WarnState> {
-    let bytes = fsx::read_owned(&places::gsd_warn_state_path(session_id), STATE_LIMIT).ok()?;
-    WarnState::parse(&bytes)
-}
-
-fn store_state(file: &VersionedFile, state: &WarnState) -> Option<()> {
-    let Value::Object(object) = serde_json::to_value(state).ok()? else { return None };
-    file.store(object, false).ok()
-}
-
 /// The session's newest figure (see [`metrics::session_figure`]), with the notes the
 /// message needs. `stale_seconds` bounds the age of a bridge.
 pub fn current_figure(
@@ -387,57 +275,39 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
     if !fsx::valid_session_id(session.id) || !config.context_warnings() {
         return None;
     }
-    let mut limits: Limits = config.limits();
     let (found, notes) = current_figure(session, config, config.stale_seconds(), now)?;
     let figure = found.figure;
-    let model = found.model;
-    let headroom_mode = limits.warn_headroom.is_some();
-    if headroom_mode {
-        set_compaction(&mut limits, session, &figure, model.as_deref());
-    }
-    let level = metrics::assess(&figure, &limits, model.as_deref(), None).level;
+    let basis = Basis {
+        limits: config.limits(),
+        host: session.host,
+        model: found.model.as_deref(),
+        project: session.project,
+    };
+    let level = metrics::assess(&figure, &basis, Want::Level).level;
     if level == Level::Normal {
         return None;
     }
-    let (decision, pace) = {
-        let state_file = warn_state_file(session.id)?;
-        let _lock = debounce_lock(session.id);
-        let loaded = state_file.load();
-        // A newer baton's state is left alone (doctor says so).
-        if !loaded.replaceable() {
-            return None;
-        }
-        let previous = if loaded == Loaded::Missing {
-            if let Some(dir) = places::session_dir() {
-                crate::state::prune_older_than(&dir, SESSION_STATE_MAX_AGE);
-            }
-            gsd_state(session.id)
-        } else {
-            loaded.object().map(WarnState::from_object)
-        };
+    let debounce = config.debounce_calls();
+    let (decision, pace) = session_state::update(session.id, |previous| {
         // A figure from before the session's last compaction is history.
         if previous.as_ref().and_then(|p| p.compacted_at).is_some_and(|at| figure.taken_at <= at) {
-            return None;
+            return (None, None);
         }
-        let mut decision = decide(level, previous, config.debounce_calls());
+        let mut decision = decide(level, previous, debounce);
         // Only a warning that is given pays for measuring the pace (Claude's transcript).
         let pace = match (decision.fire, session.transcript, session.host) {
             (Some(_), Some(path), HostKind::Claude) => transcript::tokens_per_tool_call(path).ok().flatten(),
             _ => None,
         };
         if let Some(pace) = pace {
-            decision.state.extra.insert("tokensPerCall".into(), Value::from(pace.tokens_per_call.round()));
+            decision.state.tokens_per_call = Some(pace.tokens_per_call.round());
         }
-        store_state(&state_file, &decision.state)?;
-        (decision, pace)
-    };
+        (Some(decision.state.clone()), Some((decision, pace)))
+    })??;
     let level = decision.fire?;
-    if !headroom_mode {
-        set_compaction(&mut limits, session, &figure, model.as_deref());
-    }
-    let headroom =
-        metrics::assess(&figure, &limits, model.as_deref(), pace.map(|p| p.tokens_per_call)).headroom;
-    let critical_used = 100.0 - limits.thresholds.critical_remaining;
+    let want = Want::Headroom { tokens_per_call: pace.map(|p| p.tokens_per_call) };
+    let headroom = metrics::assess(&figure, &basis, want).headroom;
+    let critical_used = 100.0 - basis.limits.thresholds.critical_remaining;
     Some(Warning {
         level,
         critical_action_allowed: critical_action_allowed(&figure, session.host.windows(), critical_used),
@@ -446,69 +316,6 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
         notes,
         critical_recorded: decision.state.critical_recorded,
     })
-}
-
-/// Where the session's host compacts, into `limits`: only when a level or a message needs it.
-fn set_compaction(limits: &mut Limits, session: &SessionRef, figure: &Figure, model: Option<&str>) {
-    limits.compaction = metrics::compaction_for(session.host, figure, session.project);
-    if session.host == HostKind::Claude {
-        limits.rule.learned = model.and_then(learned::learned_point);
-    }
-}
-
-/// The recent tokens per tool call the monitor last measured for a session, if any.
-pub fn tokens_per_call(session_id: &str) -> Option<f64> {
-    if !fsx::valid_session_id(session_id) {
-        return None;
-    }
-    let state = WarnState::from_object(warn_state_file(session_id)?.load().object()?);
-    state.extra.get("tokensPerCall")?.as_f64().filter(|p| *p > 0.0)
-}
-
-/// Records a compaction in the session's state, under the lock: the debounce starts
-/// over (the next warning fires at once, escalation works again, the next CRITICAL
-/// writes a fresh handoff) and figures taken up to `now` are ignored from then on.
-pub fn note_compaction(session_id: &str, now: i64) {
-    update_state(session_id, |state| {
-        state.calls_since_warn = 0;
-        state.last_level = None;
-        state.critical_recorded = false;
-        state.compacted_at = Some(now);
-    });
-}
-
-/// Read-modify-write of the session's state under its lock; silent on any failure.
-fn update_state(session_id: &str, change: impl FnOnce(&mut WarnState)) {
-    if !fsx::valid_session_id(session_id) {
-        return;
-    }
-    let Some(state_file) = warn_state_file(session_id) else { return };
-    let _lock = debounce_lock(session_id);
-    let loaded = state_file.load();
-    if !loaded.replaceable() {
-        return;
-    }
-    let mut state = loaded.object().map(WarnState::from_object).unwrap_or_default();
-    change(&mut state);
-    let _ = store_state(&state_file, &state);
-}
-
-/// Notes that the host ended the session, so no resume brief calls it active.
-pub fn mark_ended(session_id: &str, now: i64) {
-    update_state(session_id, |state| state.ended_at = Some(now));
-}
-
-/// When the host said the session ended, if it did.
-pub fn session_ended(session_id: &str) -> Option<i64> {
-    if !fsx::valid_session_id(session_id) {
-        return None;
-    }
-    WarnState::from_object(warn_state_file(session_id)?.load().object()?).ended_at
-}
-
-/// Notes in the session's state that the CRITICAL handoff was written, under the lock.
-pub fn mark_critical_recorded(session_id: &str) {
-    update_state(session_id, |state| state.critical_recorded = true);
 }
 
 #[cfg(test)]
@@ -559,23 +366,6 @@ mod tests {
         let previous =
             WarnState { calls_since_warn: 1, last_level: Some("warning".into()), ..Default::default() };
         assert_eq!(decide(Level::Warning, Some(previous), 5).fire, None);
-    }
-
-    #[test]
-    fn state_keeps_gsd_names_and_unknown_fields() {
-        let state = WarnState::parse(
-            br#"{"callsSinceWarn": 3, "lastLevel": "warning", "criticalRecorded": true, "other": 1}"#,
-        )
-        .unwrap();
-        assert_eq!(state.calls_since_warn, 3);
-        assert!(state.critical_recorded);
-        let json = serde_json::to_value(&state).unwrap();
-        assert_eq!(
-            json,
-            serde_json::json!({"callsSinceWarn": 3, "lastLevel": "warning", "criticalRecorded": true, "other": 1})
-        );
-        assert!(WarnState::parse(b"[]").is_none());
-        assert!(WarnState::parse(b"garbage").is_none());
     }
 
     fn words(level: Level, figure: &Figure, headroom: Option<&Headroom>, handoff: &HandoffWords) -> String {
