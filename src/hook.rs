@@ -22,8 +22,7 @@ use crate::config::Config;
 use crate::gitx::Mode;
 use crate::handoff::{self, Trigger};
 use crate::host::{Envelope, Event, HookInput, HostKind, gemini};
-use crate::metrics::Level;
-use crate::monitor::{CheckpointWords, HandoffWords, SavedHandoff, SessionRef};
+use crate::monitor::{CheckpointWords, HandoffWords, SavedHandoff, SessionRef, Step};
 use crate::{metrics, monitor, resume, session_state};
 
 /// The facts of the process the hook runs in, gathered once at the edge.
@@ -106,12 +105,10 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         Event::PostToolUse => {
             let session = call.session_ref()?;
             let warning = monitor::check(&session, &call.config, metrics::now_unix())?;
-            let handoff = if warning.level != Level::Critical || !call.config.handoff_auto() {
-                HandoffWords::NotAttempted
-            } else if !warning.critical_action_allowed {
-                HandoffWords::HeldBack
-            } else {
-                critical_handoff(&call, &warning)
+            let handoff = match warning.step(call.config.handoff_auto(), call.config.auto_checkpoint()) {
+                Step::Warn => HandoffWords::NotAttempted,
+                Step::HoldBack => HandoffWords::HeldBack,
+                Step::Handoff(mode) => critical_handoff(&call, &warning, mode),
             };
             Some(call.envelope(&warning.text(&handoff)))
         }
@@ -185,16 +182,12 @@ fn push_to_github(config: &Config, root: &std::path::Path) {
     }
 }
 
-/// Writes the automatic handoff for a CRITICAL warning and says what became of it. In
-/// `branch` mode only the session's first handoff commits; later ones refresh the files.
-fn critical_handoff(call: &Call, warning: &monitor::Warning) -> HandoffWords {
+/// Writes the automatic handoff for a CRITICAL warning, checkpointed as the monitor
+/// decided ([`monitor::Warning::step`]), and says what became of it.
+fn critical_handoff(call: &Call, warning: &monitor::Warning, mode: Mode) -> HandoffWords {
     let (Some(session), Some(cwd)) = (call.session(), call.cwd.clone()) else {
         return HandoffWords::NotAttempted;
     };
-    let mut mode = call.config.auto_checkpoint();
-    if mode == Mode::Branch && warning.critical_recorded {
-        mode = Mode::Off;
-    }
     let request = handoff::Request {
         trigger: Trigger::CriticalContext,
         session_id: session.to_string(),

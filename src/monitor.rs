@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use crate::config::Config;
+use crate::gitx::Mode;
 use crate::host::HostKind;
 use crate::metrics::{self, Basis, Figure, FigureQuery, Headroom, Level, Origin, Want};
 use crate::session_state::{self, WarnState};
@@ -204,7 +205,33 @@ pub struct Warning {
     pub critical_action_allowed: bool,
 }
 
+/// What the hook does beside giving the warning (decided by [`Warning::step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Only the warning.
+    Warn,
+    /// No handoff: the window is assumed, so the figure may be far too high.
+    HoldBack,
+    /// Write the CRITICAL handoff, checkpointed this way.
+    Handoff(Mode),
+}
+
 impl Warning {
+    /// What to do beside the warning (pure): a CRITICAL warning with automatic handoffs
+    /// on writes one, unless the figure may not carry it; in `branch` mode only the
+    /// session's first handoff commits, later ones refresh the files.
+    pub fn step(&self, handoff_auto: bool, checkpoint: Mode) -> Step {
+        if self.level != Level::Critical || !handoff_auto {
+            Step::Warn
+        } else if !self.critical_action_allowed {
+            Step::HoldBack
+        } else if checkpoint == Mode::Branch && self.critical_recorded {
+            Step::Handoff(Mode::Off)
+        } else {
+            Step::Handoff(checkpoint)
+        }
+    }
+
     /// The message, given what became of the handoff.
     pub fn text(&self, handoff: &HandoffWords) -> String {
         message(self.level, &self.figure, self.headroom.as_ref(), &self.notes, handoff)
@@ -366,6 +393,28 @@ mod tests {
         let previous =
             WarnState { calls_since_warn: 1, last_level: Some("warning".into()), ..Default::default() };
         assert_eq!(decide(Level::Warning, Some(previous), 5).fire, None);
+    }
+
+    #[test]
+    fn what_to_do_beside_the_warning() {
+        let warning = |level, allowed, recorded| Warning {
+            level,
+            figure: Figure::default(),
+            headroom: None,
+            notes: FigureNotes::default(),
+            critical_recorded: recorded,
+            critical_action_allowed: allowed,
+        };
+        assert_eq!(warning(Level::Warning, true, false).step(true, Mode::Ref), Step::Warn);
+        assert_eq!(warning(Level::Critical, true, false).step(false, Mode::Ref), Step::Warn);
+        assert_eq!(warning(Level::Critical, false, false).step(true, Mode::Ref), Step::HoldBack);
+        assert_eq!(warning(Level::Critical, true, false).step(true, Mode::Ref), Step::Handoff(Mode::Ref));
+        assert_eq!(
+            warning(Level::Critical, true, false).step(true, Mode::Branch),
+            Step::Handoff(Mode::Branch)
+        );
+        assert_eq!(warning(Level::Critical, true, true).step(true, Mode::Branch), Step::Handoff(Mode::Off));
+        assert_eq!(warning(Level::Critical, true, true).step(true, Mode::Ref), Step::Handoff(Mode::Ref));
     }
 
     fn words(level: Level, figure: &Figure, headroom: Option<&Headroom>, handoff: &HandoffWords) -> String {
