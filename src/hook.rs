@@ -21,10 +21,9 @@ use std::path::{Path, PathBuf};
 use crate::config::Config;
 use crate::gitx::Mode;
 use crate::handoff::{self, Trigger};
-use crate::host::{Dialect, Envelope, Event, HookInput, gemini};
-use crate::metrics::Level;
-use crate::monitor::{HandoffWords, SavedHandoff, SessionRef};
-use crate::{metrics, monitor, resume};
+use crate::host::{Envelope, Event, HookInput, HostKind, gemini};
+use crate::monitor::{CheckpointWords, HandoffWords, SavedHandoff, SessionRef, Step};
+use crate::{metrics, monitor, resume, session_state};
 
 /// The facts of the process the hook runs in, gathered once at the edge.
 #[derive(Debug, Clone, Default)]
@@ -54,7 +53,7 @@ pub fn project_dir(input: &HookInput, env: &HookEnv) -> Option<PathBuf> {
 struct Call<'a> {
     input: &'a HookInput,
     env: &'a HookEnv,
-    dialect: Dialect,
+    host: HostKind,
     /// `CLAUDE_PROJECT_DIR`, else the event's `cwd`.
     project: Option<PathBuf>,
     /// The event's `cwd`, else the project.
@@ -68,7 +67,7 @@ impl<'a> Call<'a> {
         let cwd =
             input.cwd.as_deref().map(PathBuf::from).filter(|p| p.is_absolute()).or_else(|| project.clone());
         let config = Config::load(project.as_deref());
-        Call { input, env, dialect: input.dialect(env.gemini_key_set), project, cwd, config }
+        Call { input, env, host: input.host(env.gemini_key_set), project, cwd, config }
     }
 
     fn session(&self) -> Option<&'a str> {
@@ -78,7 +77,7 @@ impl<'a> Call<'a> {
     fn session_ref(&self) -> Option<SessionRef<'_>> {
         Some(SessionRef {
             id: self.session()?,
-            dialect: self.dialect,
+            host: self.host,
             transcript: self.input.transcript_path.as_deref().map(Path::new),
             model: self.input.model.as_deref(),
             tool_use_id: self.input.tool_use_id.as_deref(),
@@ -106,12 +105,10 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         Event::PostToolUse => {
             let session = call.session_ref()?;
             let warning = monitor::check(&session, &call.config, metrics::now_unix())?;
-            let handoff = if warning.level != Level::Critical || !call.config.handoff_auto() {
-                HandoffWords::NotAttempted
-            } else if !warning.critical_action_allowed {
-                HandoffWords::HeldBack
-            } else {
-                critical_handoff(&call, &warning)
+            let handoff = match warning.step(call.config.handoff_auto(), call.config.auto_checkpoint()) {
+                Step::Warn => HandoffWords::NotAttempted,
+                Step::HoldBack => HandoffWords::HeldBack,
+                Step::Handoff(mode) => critical_handoff(&call, &warning, mode),
             };
             Some(call.envelope(&warning.text(&handoff)))
         }
@@ -127,7 +124,7 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         }
         Event::SessionEnd => {
             if let Some(session) = call.session() {
-                monitor::mark_ended(session, metrics::now_unix());
+                session_state::mark_ended(session, metrics::now_unix());
             }
             None
         }
@@ -139,7 +136,7 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
 /// PreCompress before every model call: only a manual one, or one with the prompt at or
 /// past the compression point, is. Every other host fires it only when it compacts.
 fn is_real_compaction(call: &Call, figure: Option<&metrics::Figure>) -> bool {
-    if call.dialect != Dialect::Gemini {
+    if call.host != HostKind::Gemini {
         return true;
     }
     let point = figure
@@ -174,7 +171,7 @@ fn pre_compact(call: &Call) {
             push_to_github(&call.config, &outcome.root);
         }
     }
-    monitor::note_compaction(session, metrics::now_unix());
+    session_state::note_compaction(session, metrics::now_unix());
 }
 
 /// With `checkpoint.github.auto`, pushes the new handoff to its GitHub issue in a
@@ -185,16 +182,12 @@ fn push_to_github(config: &Config, root: &std::path::Path) {
     }
 }
 
-/// Writes the automatic handoff for a CRITICAL warning and says what became of it. In
-/// `branch` mode only the session's first handoff commits; later ones refresh the files.
-fn critical_handoff(call: &Call, warning: &monitor::Warning) -> HandoffWords {
+/// Writes the automatic handoff for a CRITICAL warning, checkpointed as the monitor
+/// decided ([`monitor::Warning::step`]), and says what became of it.
+fn critical_handoff(call: &Call, warning: &monitor::Warning, mode: Mode) -> HandoffWords {
     let (Some(session), Some(cwd)) = (call.session(), call.cwd.clone()) else {
         return HandoffWords::NotAttempted;
     };
-    let mut mode = call.config.auto_checkpoint();
-    if mode == Mode::Branch && warning.critical_recorded {
-        mode = Mode::Off;
-    }
     let request = handoff::Request {
         trigger: Trigger::CriticalContext,
         session_id: session.to_string(),
@@ -207,10 +200,24 @@ fn critical_handoff(call: &Call, warning: &monitor::Warning) -> HandoffWords {
     };
     match handoff::write(&request) {
         Ok(outcome) => {
-            monitor::mark_critical_recorded(session);
+            session_state::mark_critical_recorded(session);
             push_to_github(&call.config, &outcome.root);
-            HandoffWords::Saved(SavedHandoff::from_outcome(&outcome))
+            HandoffWords::Saved(saved_handoff(&outcome))
         }
         Err(why) => HandoffWords::Failed(why.to_string()),
     }
+}
+
+/// The handoff written, as the monitor's message names it: paths relative to the root.
+fn saved_handoff(outcome: &handoff::Outcome) -> SavedHandoff {
+    let rel = |p: &Path| p.strip_prefix(&outcome.root).unwrap_or(p).display().to_string();
+    let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
+    let checkpoint = match &outcome.checkpoint {
+        Some(c) if c.used == Mode::Branch => {
+            CheckpointWords::Branch { branch: text(&c.branch), short: text(&c.short) }
+        }
+        Some(c) => CheckpointWords::Ref { reference: text(&c.reference), short: text(&c.short) },
+        None => outcome.checkpoint_note.clone().map(CheckpointWords::Note).unwrap_or(CheckpointWords::None),
+    };
+    SavedHandoff { json: rel(&outcome.json_path), markdown: rel(&outcome.markdown_path), checkpoint }
 }

@@ -24,6 +24,7 @@ pub mod report;
 pub mod resume;
 pub mod resume_cmd;
 pub mod session_report;
+pub mod session_state;
 pub mod state;
 pub mod statusline;
 pub mod stdin;

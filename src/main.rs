@@ -542,7 +542,7 @@ fn run_report(
     };
     let config = Config::load(folder.as_deref());
     let session_id = session.or_else(|| usage.session_id.clone()).or_else(|| report::session_id_of(&path));
-    let report = Report::build(&usage, &path.display().to_string(), session_id, config.levels());
+    let report = Report::for_session(&usage, &path.display().to_string(), session_id, &config);
     if let Some(file) = &svg {
         let chart = report::svg::render(&report);
         if let Err(e) = baton::fsx::write_atomic(file, chart.as_bytes(), baton::fsx::WriteOptions::USER) {

@@ -2,76 +2,19 @@
 //! its context is, and with which words.
 //!
 //! [`decide`] is the whole rule (GSD's contract) as a pure function over the level and
-//! the previous debounce state; [`message`] words every level, in this one place. [`check`]
-//! is the I/O around them: ask for the session's newest figure
-//! ([`metrics::session_figure`]), then read-modify-write the state file (private,
-//! versioned: [`crate::state`]) under an exclusive lock so parallel tool calls in one
-//! session never lose a count. The lock is waited for at most [`DEBOUNCE_LOCK_WAIT`];
-//! past it the monitor goes on unlocked (a count may be lost, a warning is not).
-
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+//! the previous [`WarnState`]; [`message`] words every level, in this one place. [`check`]
+//! is the thin I/O around them: the session's newest figure from the figure source
+//! ([`metrics::session_figure`]), then the decision inside the session state's one
+//! locked update ([`session_state::update`]).
 
 use std::path::Path;
-use std::time::Duration;
 
 use crate::config::Config;
-use crate::fsx::{self, FileLock};
 use crate::gitx::Mode;
-use crate::host::Dialect;
-use crate::metrics::{self, Figure, FigureQuery, Headroom, Level, Limits, Origin, learned};
-use crate::state::{Loaded, VersionedFile};
-use crate::{handoff, places, transcript};
-
-/// The debounce state, GSD's `claude-ctx-<sid>-warned.json`. Unknown fields are kept so
-/// a session can switch between GSD's hook and baton's mid-way.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct WarnState {
-    #[serde(rename = "callsSinceWarn", default)]
-    pub calls_since_warn: u32,
-    #[serde(rename = "lastLevel", default)]
-    pub last_level: Option<String>,
-    #[serde(rename = "criticalRecorded", default)]
-    pub critical_recorded: bool,
-    /// When the session last compacted (Unix seconds): figures taken before it are
-    /// history and never raise a warning. baton's addition; GSD keeps unknown fields.
-    #[serde(rename = "compactedAt", default, skip_serializing_if = "Option::is_none")]
-    pub compacted_at: Option<i64>,
-    /// When the host said the session ended (Unix seconds). baton's addition.
-    #[serde(rename = "endedAt", default, skip_serializing_if = "Option::is_none")]
-    pub ended_at: Option<i64>,
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl WarnState {
-    /// Reads a state file leniently; anything that is not an object with sane fields is
-    /// "no state" (the next warning fires at once, as in GSD).
-    pub fn parse(bytes: &[u8]) -> Option<WarnState> {
-        let Value::Object(object) = serde_json::from_slice::<Value>(bytes).ok()? else {
-            return None;
-        };
-        Some(WarnState::from_object(object))
-    }
-
-    /// The state from a file's object (its `version` stays among the unknown fields and
-    /// is set again on write).
-    pub fn from_object(mut object: Map<String, Value>) -> WarnState {
-        let calls = object.remove("callsSinceWarn").and_then(|v| v.as_u64()).unwrap_or(0);
-        let last_level = object.remove("lastLevel").and_then(|v| v.as_str().map(str::to_string));
-        let critical_recorded = object.remove("criticalRecorded").and_then(|v| v.as_bool()).unwrap_or(false);
-        let compacted_at = object.remove("compactedAt").and_then(|v| v.as_i64());
-        let ended_at = object.remove("endedAt").and_then(|v| v.as_i64());
-        WarnState {
-            calls_since_warn: calls.min(u32::MAX as u64) as u32,
-            last_level,
-            critical_recorded,
-            compacted_at,
-            ended_at,
-            extra: object,
-        }
-    }
-}
+use crate::host::HostKind;
+use crate::metrics::{self, Basis, Figure, FigureQuery, Headroom, Level, Origin, Want};
+use crate::session_state::{self, WarnState};
+use crate::{fsx, transcript};
 
 /// What the monitor decided for one tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,14 +44,14 @@ pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32) -> Decis
 /// How the figure was read, as far as the words need it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FigureNotes {
-    pub dialect: Dialect,
+    pub host: HostKind,
     /// A fresh status line figure was there, but the transcript was newer.
     pub newer_than_bridge: bool,
 }
 
 impl Default for FigureNotes {
     fn default() -> Self {
-        FigureNotes { dialect: Dialect::Claude, newer_than_bridge: false }
+        FigureNotes { host: HostKind::Claude, newer_than_bridge: false }
     }
 }
 
@@ -138,23 +81,6 @@ pub struct SavedHandoff {
     /// .continue-here.md, relative to the project root.
     pub markdown: String,
     pub checkpoint: CheckpointWords,
-}
-
-impl SavedHandoff {
-    pub fn from_outcome(outcome: &handoff::Outcome) -> SavedHandoff {
-        let rel = |p: &Path| p.strip_prefix(&outcome.root).unwrap_or(p).display().to_string();
-        let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
-        let checkpoint = match &outcome.checkpoint {
-            Some(c) if c.used == Mode::Branch => {
-                CheckpointWords::Branch { branch: text(&c.branch), short: text(&c.short) }
-            }
-            Some(c) => CheckpointWords::Ref { reference: text(&c.reference), short: text(&c.short) },
-            None => {
-                outcome.checkpoint_note.clone().map(CheckpointWords::Note).unwrap_or(CheckpointWords::None)
-            }
-        };
-        SavedHandoff { json: rel(&outcome.json_path), markdown: rel(&outcome.markdown_path), checkpoint }
-    }
 }
 
 /// What happened to the CRITICAL handoff.
@@ -197,15 +123,15 @@ pub fn message(
         );
     }
     if figure.origin == Origin::Transcript {
-        source.push_str(match (notes.dialect, notes.newer_than_bridge) {
-            (Dialect::Claude, true) => {
+        source.push_str(match (notes.host, notes.newer_than_bridge) {
+            (HostKind::Claude, true) => {
                 " (This figure was read from the session's transcript: it is newer than the status line's.)"
             }
-            (Dialect::Claude, false) => {
+            (HostKind::Claude, false) => {
                 " (This figure was read from the session's transcript: no status line figure was available.)"
             }
-            (Dialect::Codex, _) => " (This figure was read from the session's transcript: Codex's rollout.)",
-            (Dialect::Gemini, _) => {
+            (HostKind::Codex, _) => " (This figure was read from the session's transcript: Codex's rollout.)",
+            (HostKind::Gemini, _) => {
                 " (This figure was read from the session's transcript: Gemini CLI's chat recording.)"
             }
         });
@@ -279,7 +205,33 @@ pub struct Warning {
     pub critical_action_allowed: bool,
 }
 
+/// What the hook does beside giving the warning (decided by [`Warning::step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Only the warning.
+    Warn,
+    /// No handoff: the window is assumed, so the figure may be far too high.
+    HoldBack,
+    /// Write the CRITICAL handoff, checkpointed this way.
+    Handoff(Mode),
+}
+
 impl Warning {
+    /// What to do beside the warning (pure): a CRITICAL warning with automatic handoffs
+    /// on writes one, unless the figure may not carry it; in `branch` mode only the
+    /// session's first handoff commits, later ones refresh the files.
+    pub fn step(&self, handoff_auto: bool, checkpoint: Mode) -> Step {
+        if self.level != Level::Critical || !handoff_auto {
+            Step::Warn
+        } else if !self.critical_action_allowed {
+            Step::HoldBack
+        } else if checkpoint == Mode::Branch && self.critical_recorded {
+            Step::Handoff(Mode::Off)
+        } else {
+            Step::Handoff(checkpoint)
+        }
+    }
+
     /// The message, given what became of the handoff.
     pub fn text(&self, handoff: &HandoffWords) -> String {
         message(self.level, &self.figure, self.headroom.as_ref(), &self.notes, handoff)
@@ -290,7 +242,7 @@ impl Warning {
 #[derive(Debug, Clone)]
 pub struct SessionRef<'a> {
     pub id: &'a str,
-    pub dialect: Dialect,
+    pub host: HostKind,
     pub transcript: Option<&'a Path>,
     pub model: Option<&'a str>,
     pub tool_use_id: Option<&'a str>,
@@ -304,7 +256,7 @@ impl<'a> SessionRef<'a> {
     pub fn claude(id: &'a str, transcript: Option<&'a Path>) -> SessionRef<'a> {
         SessionRef {
             id,
-            dialect: Dialect::Claude,
+            host: HostKind::Claude,
             transcript,
             model: None,
             tool_use_id: None,
@@ -312,43 +264,6 @@ impl<'a> SessionRef<'a> {
             project: None,
         }
     }
-}
-
-const STATE_LIMIT: u64 = 64 * 1024;
-
-/// The debounce state's format version (1: GSD's fields, baton's `compactedAt` and
-/// `tokensPerCall`, in the private session folder).
-pub const WARN_STATE_VERSION: u64 = 1;
-
-/// How long the hook waits for the debounce lock: well under the 2 s stdin deadline.
-pub const DEBOUNCE_LOCK_WAIT: Duration = Duration::from_millis(300);
-
-/// Session state files untouched this long are pruned (sessions long gone).
-const SESSION_STATE_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// The session's debounce state file, `None` without a home (then no state is kept).
-pub fn warn_state_file(session_id: &str) -> Option<VersionedFile> {
-    places::warn_state_path(session_id).map(|path| VersionedFile::new(path, WARN_STATE_VERSION, STATE_LIMIT))
-}
-
-/// The session's debounce lock, taken within [`DEBOUNCE_LOCK_WAIT`]. `None` when it
-/// cannot be had in time: the caller goes on unlocked rather than hang or fall silent.
-fn debounce_lock(session_id: &str) -> Option<FileLock> {
-    let path = places::warn_lock_path(session_id)?;
-    fsx::ensure_dir(path.parent()?, true).ok()?;
-    FileLock::acquire_within(&path, DEBOUNCE_LOCK_WAIT).ok()
-}
-
-/// GSD's state for the session, when GSD's hook ran before baton's: read only when this
-/// user owns it (anyone can plant a file in the temp dir), never written.
-fn gsd_state(session_id: &str) -> Option<WarnState> {
-    let bytes = fsx::read_owned(&places::gsd_warn_state_path(session_id), STATE_LIMIT).ok()?;
-    WarnState::parse(&bytes)
-}
-
-fn store_state(file: &VersionedFile, state: &WarnState) -> Option<()> {
-    let Value::Object(object) = serde_json::to_value(state).ok()? else { return None };
-    file.store(object, false).ok()
 }
 
 /// The session's newest figure (see [`metrics::session_figure`]), with the notes the
@@ -362,7 +277,7 @@ pub fn current_figure(
     let windows = config.configured_windows();
     let query = FigureQuery {
         session_id: session.id,
-        dialect: session.dialect,
+        host: session.host,
         transcript: session.transcript,
         model: session.model,
         tool_use_id: session.tool_use_id,
@@ -374,10 +289,10 @@ pub fn current_figure(
         now,
     };
     let found = metrics::session_figure(&query)?;
-    let newer_than_bridge = session.dialect == Dialect::Claude
+    let newer_than_bridge = session.host == HostKind::Claude
         && found.figure.origin == Origin::Transcript
         && metrics::read_bridge(session.id, now, stale_seconds).is_some();
-    Some((found, FigureNotes { dialect: session.dialect, newer_than_bridge }))
+    Some((found, FigureNotes { host: session.host, newer_than_bridge }))
 }
 
 /// Runs the monitor for one tool call: finds the figure, applies the debounce under the
@@ -387,128 +302,47 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
     if !fsx::valid_session_id(session.id) || !config.context_warnings() {
         return None;
     }
-    let mut limits: Limits = config.limits();
     let (found, notes) = current_figure(session, config, config.stale_seconds(), now)?;
     let figure = found.figure;
-    let model = found.model;
-    let headroom_mode = limits.warn_headroom.is_some();
-    if headroom_mode {
-        set_compaction(&mut limits, session, &figure, model.as_deref());
-    }
-    let level = metrics::assess(&figure, &limits, model.as_deref(), None).level;
+    let basis = Basis {
+        limits: config.limits(),
+        host: session.host,
+        model: found.model.as_deref(),
+        project: session.project,
+    };
+    let level = metrics::assess(&figure, &basis, Want::Level).level;
     if level == Level::Normal {
         return None;
     }
-    let (decision, pace) = {
-        let state_file = warn_state_file(session.id)?;
-        let _lock = debounce_lock(session.id);
-        let loaded = state_file.load();
-        // A newer baton's state is left alone (doctor says so).
-        if !loaded.replaceable() {
-            return None;
-        }
-        let previous = if loaded == Loaded::Missing {
-            if let Some(dir) = places::session_dir() {
-                crate::state::prune_older_than(&dir, SESSION_STATE_MAX_AGE);
-            }
-            gsd_state(session.id)
-        } else {
-            loaded.object().map(WarnState::from_object)
-        };
+    let debounce = config.debounce_calls();
+    let (decision, pace) = session_state::update(session.id, |previous| {
         // A figure from before the session's last compaction is history.
         if previous.as_ref().and_then(|p| p.compacted_at).is_some_and(|at| figure.taken_at <= at) {
-            return None;
+            return (None, None);
         }
-        let mut decision = decide(level, previous, config.debounce_calls());
+        let mut decision = decide(level, previous, debounce);
         // Only a warning that is given pays for measuring the pace (Claude's transcript).
-        let pace = match (decision.fire, session.transcript, session.dialect) {
-            (Some(_), Some(path), Dialect::Claude) => transcript::tokens_per_tool_call(path).ok().flatten(),
+        let pace = match (decision.fire, session.transcript, session.host) {
+            (Some(_), Some(path), HostKind::Claude) => transcript::tokens_per_tool_call(path).ok().flatten(),
             _ => None,
         };
         if let Some(pace) = pace {
-            decision.state.extra.insert("tokensPerCall".into(), Value::from(pace.tokens_per_call.round()));
+            decision.state.tokens_per_call = Some(pace.tokens_per_call.round());
         }
-        store_state(&state_file, &decision.state)?;
-        (decision, pace)
-    };
+        (Some(decision.state.clone()), Some((decision, pace)))
+    })??;
     let level = decision.fire?;
-    if !headroom_mode {
-        set_compaction(&mut limits, session, &figure, model.as_deref());
-    }
-    let headroom =
-        metrics::assess(&figure, &limits, model.as_deref(), pace.map(|p| p.tokens_per_call)).headroom;
-    let critical_used = 100.0 - limits.thresholds.critical_remaining;
+    let want = Want::Headroom { tokens_per_call: pace.map(|p| p.tokens_per_call) };
+    let headroom = metrics::assess(&figure, &basis, want).headroom;
+    let critical_used = 100.0 - basis.limits.thresholds.critical_remaining;
     Some(Warning {
         level,
-        critical_action_allowed: critical_action_allowed(&figure, session.dialect.windows(), critical_used),
+        critical_action_allowed: critical_action_allowed(&figure, session.host.windows(), critical_used),
         figure,
         headroom,
         notes,
         critical_recorded: decision.state.critical_recorded,
     })
-}
-
-/// Where the session's host compacts, into `limits`: only when a level or a message needs it.
-fn set_compaction(limits: &mut Limits, session: &SessionRef, figure: &Figure, model: Option<&str>) {
-    limits.compaction = metrics::compaction_for(session.dialect, figure, session.project);
-    if session.dialect == Dialect::Claude {
-        limits.rule.learned = model.and_then(learned::learned_point);
-    }
-}
-
-/// The recent tokens per tool call the monitor last measured for a session, if any.
-pub fn tokens_per_call(session_id: &str) -> Option<f64> {
-    if !fsx::valid_session_id(session_id) {
-        return None;
-    }
-    let state = WarnState::from_object(warn_state_file(session_id)?.load().object()?);
-    state.extra.get("tokensPerCall")?.as_f64().filter(|p| *p > 0.0)
-}
-
-/// Records a compaction in the session's state, under the lock: the debounce starts
-/// over (the next warning fires at once, escalation works again, the next CRITICAL
-/// writes a fresh handoff) and figures taken up to `now` are ignored from then on.
-pub fn note_compaction(session_id: &str, now: i64) {
-    update_state(session_id, |state| {
-        state.calls_since_warn = 0;
-        state.last_level = None;
-        state.critical_recorded = false;
-        state.compacted_at = Some(now);
-    });
-}
-
-/// Read-modify-write of the session's state under its lock; silent on any failure.
-fn update_state(session_id: &str, change: impl FnOnce(&mut WarnState)) {
-    if !fsx::valid_session_id(session_id) {
-        return;
-    }
-    let Some(state_file) = warn_state_file(session_id) else { return };
-    let _lock = debounce_lock(session_id);
-    let loaded = state_file.load();
-    if !loaded.replaceable() {
-        return;
-    }
-    let mut state = loaded.object().map(WarnState::from_object).unwrap_or_default();
-    change(&mut state);
-    let _ = store_state(&state_file, &state);
-}
-
-/// Notes that the host ended the session, so no resume brief calls it active.
-pub fn mark_ended(session_id: &str, now: i64) {
-    update_state(session_id, |state| state.ended_at = Some(now));
-}
-
-/// When the host said the session ended, if it did.
-pub fn session_ended(session_id: &str) -> Option<i64> {
-    if !fsx::valid_session_id(session_id) {
-        return None;
-    }
-    WarnState::from_object(warn_state_file(session_id)?.load().object()?).ended_at
-}
-
-/// Notes in the session's state that the CRITICAL handoff was written, under the lock.
-pub fn mark_critical_recorded(session_id: &str) {
-    update_state(session_id, |state| state.critical_recorded = true);
 }
 
 #[cfg(test)]
@@ -562,20 +396,25 @@ mod tests {
     }
 
     #[test]
-    fn state_keeps_gsd_names_and_unknown_fields() {
-        let state = WarnState::parse(
-            br#"{"callsSinceWarn": 3, "lastLevel": "warning", "criticalRecorded": true, "other": 1}"#,
-        )
-        .unwrap();
-        assert_eq!(state.calls_since_warn, 3);
-        assert!(state.critical_recorded);
-        let json = serde_json::to_value(&state).unwrap();
+    fn what_to_do_beside_the_warning() {
+        let warning = |level, allowed, recorded| Warning {
+            level,
+            figure: Figure::default(),
+            headroom: None,
+            notes: FigureNotes::default(),
+            critical_recorded: recorded,
+            critical_action_allowed: allowed,
+        };
+        assert_eq!(warning(Level::Warning, true, false).step(true, Mode::Ref), Step::Warn);
+        assert_eq!(warning(Level::Critical, true, false).step(false, Mode::Ref), Step::Warn);
+        assert_eq!(warning(Level::Critical, false, false).step(true, Mode::Ref), Step::HoldBack);
+        assert_eq!(warning(Level::Critical, true, false).step(true, Mode::Ref), Step::Handoff(Mode::Ref));
         assert_eq!(
-            json,
-            serde_json::json!({"callsSinceWarn": 3, "lastLevel": "warning", "criticalRecorded": true, "other": 1})
+            warning(Level::Critical, true, false).step(true, Mode::Branch),
+            Step::Handoff(Mode::Branch)
         );
-        assert!(WarnState::parse(b"[]").is_none());
-        assert!(WarnState::parse(b"garbage").is_none());
+        assert_eq!(warning(Level::Critical, true, true).step(true, Mode::Branch), Step::Handoff(Mode::Off));
+        assert_eq!(warning(Level::Critical, true, true).step(true, Mode::Ref), Step::Handoff(Mode::Ref));
     }
 
     fn words(level: Level, figure: &Figure, headroom: Option<&Headroom>, handoff: &HandoffWords) -> String {

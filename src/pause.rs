@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::gitx::Mode;
 use crate::handoff::{self, Outcome, Trigger};
 use crate::metrics::{self, Figure};
-use crate::{fsx, places, session_report};
+use crate::{fsx, session_report};
 
 /// What `baton pause` was asked.
 #[derive(Debug, Clone)]
@@ -41,7 +41,7 @@ pub fn encode_project_dir(path: &Path) -> String {
 
 /// The newest transcript of the project at `root` (or `cwd`) in the Claude config folder.
 pub fn newest_transcript(root: &Path, cwd: &Path) -> Option<PathBuf> {
-    let projects = places::claude_config_dir()?.join("projects");
+    let projects = crate::host::claude::config_dir()?.join("projects");
     [root, cwd]
         .iter()
         .filter_map(|dir| std::fs::read_dir(projects.join(encode_project_dir(dir))).ok())

@@ -68,11 +68,3 @@ pub fn state_dir() -> Option<PathBuf> {
         .or_else(|| home_dir().map(|h| h.join(".local").join("state")))?;
     Some(base.join("baton"))
 }
-
-/// Claude Code's config folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
-pub fn claude_config_dir() -> Option<PathBuf> {
-    env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| home_dir().map(|h| h.join(".claude")))
-}

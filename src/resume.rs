@@ -466,7 +466,7 @@ pub fn today(found: &Found, handoff: &HandoffDoc, session_id: Option<&str>, conf
     }
     let unix = now.timestamp();
     // A session the host said has ended (SessionEnd) is never active.
-    let ended = |session: &str| crate::monitor::session_ended(session).is_some();
+    let ended = |session: &str| crate::session_state::session_ended(session).is_some();
     let bridge_age = |session: &str| {
         metrics::read_bridge(session, unix, ACTIVE_SECONDS as u64)
             .filter(|_| !ended(session))

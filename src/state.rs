@@ -6,11 +6,13 @@
 //! from a newer baton (a version above the one this build writes) is left alone: it is
 //! never rewritten or migrated, its content is not used, and `baton doctor` says so.
 //! Reads go through [`fsx::read_limited`] (no-follow, non-blocking, regular, capped);
-//! writes are atomic and private.
+//! writes are atomic and private. Every load-edit-store of one goes through
+//! [`VersionedFile::update`], under the file's lock.
 
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -62,7 +64,67 @@ pub fn version_of(object: &Map<String, Value>) -> Option<u64> {
     }
 }
 
+/// How long the hook waits for a state file's lock: well under the 2 s stdin deadline.
+pub const LOCK_WAIT: Duration = Duration::from_millis(300);
+
+/// The lock that guards a state file's load-edit-store, and what to do without it.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    pub lock: PathBuf,
+    /// The longest wait for the lock.
+    pub wait: Duration,
+    /// Go on unlocked when the lock cannot be had in time (a count may be lost, the
+    /// caller is not held up); else the update is given up.
+    pub or_unlocked: bool,
+}
+
+impl Guard {
+    /// A lock waited for at most [`LOCK_WAIT`]; the update is given up without it.
+    pub fn new(lock: impl Into<PathBuf>) -> Guard {
+        Guard { lock: lock.into(), wait: LOCK_WAIT, or_unlocked: false }
+    }
+}
+
+/// What the edit of [`VersionedFile::update`] decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Edit<T> {
+    /// Store this object (with this build's `version`), then return the value.
+    Store(Map<String, Value>, T),
+    /// Leave the file as it is and return the value.
+    Keep(T),
+}
+
 impl VersionedFile {
+    /// The one locked load-edit-store: takes `guard`'s lock, loads the file, lets `edit`
+    /// decide from what was found, and stores what it returns. A newer baton's file is
+    /// never given to `edit` nor replaced (an error, with doctor's words).
+    pub fn update<T>(
+        &self,
+        guard: &Guard,
+        durable: bool,
+        edit: impl FnOnce(Loaded) -> Edit<T>,
+    ) -> io::Result<T> {
+        let lock = guard
+            .lock
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or(Ok(()), |dir| fsx::ensure_dir(dir, true))
+            .and_then(|()| fsx::FileLock::acquire_within(&guard.lock, guard.wait));
+        let _lock = match lock {
+            Ok(lock) => Some(lock),
+            Err(_) if guard.or_unlocked => None,
+            Err(e) => return Err(e),
+        };
+        let loaded = self.load();
+        if let Loaded::Newer { version } = loaded {
+            return Err(io::Error::other(newer_message(&self.path, version, self.version)));
+        }
+        match edit(loaded) {
+            Edit::Keep(value) => Ok(value),
+            Edit::Store(object, value) => self.store(object, durable).map(|()| value),
+        }
+    }
+
     pub fn new(path: impl Into<PathBuf>, version: u64, limit: u64) -> VersionedFile {
         VersionedFile { path: path.into(), version, limit }
     }
@@ -190,6 +252,30 @@ mod tests {
         prune_older_than(dir.path(), std::time::Duration::from_secs(7 * 24 * 3600));
         assert!(!old.exists());
         assert!(fresh.exists() && folder.exists());
+    }
+
+    #[test]
+    fn updates_are_locked_and_leave_a_newer_file_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = VersionedFile::new(dir.path().join("s/state.json"), 1, 1024);
+        let guard = Guard::new(dir.path().join("s/state.lock"));
+        let count = |loaded: Loaded| {
+            let n = loaded.object().and_then(|o| o.get("n").and_then(Value::as_u64)).unwrap_or(0) + 1;
+            Edit::Store(object(json!({"n": n})), n)
+        };
+        assert_eq!(file.update(&guard, false, count).unwrap(), 1);
+        assert_eq!(file.update(&guard, false, count).unwrap(), 2);
+        assert_eq!(file.update(&guard, false, |_| Edit::Keep(7)).unwrap(), 7);
+        assert_eq!(file.load().object().unwrap()["n"], json!(2));
+        let held = fsx::FileLock::acquire_within(&guard.lock, Duration::from_millis(10)).unwrap();
+        let quick = Guard { wait: Duration::from_millis(20), ..guard.clone() };
+        assert!(file.update(&quick, false, count).is_err(), "no lock, no update");
+        let unlocked = Guard { or_unlocked: true, ..quick };
+        assert_eq!(file.update(&unlocked, false, count).unwrap(), 3, "or unlocked when asked");
+        drop(held);
+        std::fs::write(&file.path, br#"{"version": 9}"#).unwrap();
+        assert!(file.update(&guard, false, count).unwrap_err().to_string().contains("newer baton"));
+        assert_eq!(std::fs::read(&file.path).unwrap(), br#"{"version": 9}"#);
     }
 
     #[test]

@@ -369,3 +369,25 @@ fn a_gsd_bridge_without_an_offset_is_compared_by_time() {
     sandbox.write_bridge(other, 40.0, 0);
     assert_eq!(told(&sandbox.hook(&event)), None);
 }
+
+#[test]
+fn a_relative_codex_home_is_the_same_place_for_install_and_the_hook() {
+    let sandbox = Sandbox::new();
+    // Relative to the current folder (the project, where baton runs here), as Codex reads it.
+    let codex_home = sandbox.project().join("codex-home");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::write(codex_home.join("config.toml"), "model_auto_compact_token_limit = 170000\n").unwrap();
+    let install =
+        sandbox.command(&["install", "--host", "codex"]).env("CODEX_HOME", "codex-home").output().unwrap();
+    assert!(install.status.success(), "{}", String::from_utf8_lossy(&install.stderr));
+    assert!(codex_home.join("hooks.json").is_file(), "install writes into the relative CODEX_HOME");
+    let rollout = sandbox.home().join("rollout.jsonl");
+    std::fs::write(&rollout, fixture("real/codex/rollout-at-PostToolUse-3.jsonl")).unwrap();
+    let event = codex_event(&sandbox, &rollout);
+    let output = sandbox.run_with(&["hook"], event.to_string().as_bytes(), &[("CODEX_HOME", "codex-home")]);
+    let text = told(&output).unwrap();
+    assert!(
+        text.contains("About 35k tokens before auto-compaction."),
+        "the hook reads the same config.toml: {text}"
+    );
+}

@@ -227,3 +227,54 @@ fn help_reads_well() {
         assert!(help.contains(needle), "missing {needle} in\n{help}");
     }
 }
+
+/// The `--json` report of `transcript`.
+fn json_report(sandbox: &Sandbox, transcript: &Path) -> Value {
+    let output = sandbox.run(&["report", "--json", "--transcript", transcript.to_str().unwrap()], b"");
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+/// What the hook tells the agent after a tool call in the session of `transcript`.
+fn hook_on(sandbox: &Sandbox, transcript: &Path) -> Option<String> {
+    let mut event = sandbox.post_tool_use(SESSION);
+    event["transcript_path"] = serde_json::json!(transcript);
+    sandbox.hook_told(&event)
+}
+
+#[test]
+fn the_report_shows_the_window_and_level_the_hook_uses() {
+    // `models.<id>.window` sizes the session for the hook: 144,012 of 400,000 is normal.
+    let sandbox = Sandbox::new();
+    let path = sample(&sandbox);
+    common::write(&sandbox.user_config(), r#"{"models": {"claude-opus-4-5-20251101": {"window": 400000}}}"#);
+    let report = json_report(&sandbox, &path);
+    assert_eq!(report["window_tokens"], 400_000, "{report}");
+    assert_eq!(report["context"]["level"], "normal", "{report}");
+    assert_eq!(hook_on(&sandbox, &path), None, "the hook sees the same 400k window");
+
+    // Headroom thresholds decide the level: 22,988 tokens before compaction is CRITICAL.
+    let sandbox = Sandbox::new();
+    let path = sample(&sandbox);
+    common::write(
+        &sandbox.user_config(),
+        r#"{"warn_headroom_tokens": 60000, "critical_headroom_tokens": 25000}"#,
+    );
+    let report = json_report(&sandbox, &path);
+    assert_eq!(report["window_tokens"], 200_000, "{report}");
+    assert_eq!(report["context"]["level"], "critical", "{report}");
+    let told = hook_on(&sandbox, &path).expect("the hook warns");
+    assert!(told.starts_with("CONTEXT CRITICAL:"), "{told}");
+
+    // A window the status line gave for the model (windows.json) is the hook's too.
+    let sandbox = Sandbox::new();
+    let path = sample(&sandbox);
+    common::write(
+        &sandbox.state_dir().join("windows.json"),
+        r#"{"version": 1, "models": {"claude-opus-4-5-20251101": 1000000}}"#,
+    );
+    let report = json_report(&sandbox, &path);
+    assert_eq!(report["window_tokens"], 1_000_000, "{report}");
+    assert_eq!(report["context"]["level"], "normal", "{report}");
+    assert_eq!(hook_on(&sandbox, &path), None, "the hook sees the same 1M window");
+}

@@ -346,36 +346,31 @@ pub fn register(root: &Path, id: &str, session_id: &str, now: DateTime<Utc>) -> 
     let dir = file.path.parent().ok_or("bad state dir")?;
     fsx::ensure_dir(dir, true).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     // Within the hook's budget, like the project lock.
-    let _lock = fsx::FileLock::acquire_within(&dir.join("handoffs.lock"), PROJECT_LOCK_WAIT)
-        .map_err(|e| e.to_string())?;
-    let loaded = file.load();
-    if let crate::state::Loaded::Newer { .. } = loaded {
-        return Err(file.problem().unwrap_or_default());
-    }
-    let mut registry = loaded.object().map(Value::Object).unwrap_or_else(|| json!({"projects": {}}));
-    let key = root.to_string_lossy().into_owned();
-    let projects = registry
-        .as_object_mut()
-        .and_then(|o| {
-            if !o.get("projects").is_some_and(Value::is_object) {
-                o.insert("projects".into(), json!({}));
+    let guard = crate::state::Guard {
+        wait: PROJECT_LOCK_WAIT,
+        ..crate::state::Guard::new(dir.join("handoffs.lock"))
+    };
+    let edit = |loaded: crate::state::Loaded| {
+        let mut registry = loaded.object().unwrap_or_default();
+        if !registry.get("projects").is_some_and(Value::is_object) {
+            registry.insert("projects".into(), json!({}));
+        }
+        if let Some(projects) = registry.get_mut("projects").and_then(Value::as_object_mut) {
+            let list = projects.entry(root.to_string_lossy().into_owned()).or_insert_with(|| json!([]));
+            if !list.is_array() {
+                *list = json!([]);
             }
-            o.get_mut("projects")
-        })
-        .and_then(Value::as_object_mut)
-        .ok_or("registry is not an object")?;
-    let list = projects.entry(key).or_insert_with(|| json!([]));
-    if !list.is_array() {
-        *list = json!([]);
-    }
-    let entries = list.as_array_mut().ok_or("registry entry is not a list")?;
-    if !entries.iter().any(|e| e.get("id").and_then(Value::as_str) == Some(id)) {
-        entries.push(json!({"id": id, "session_id": session_id, "written": now.to_rfc3339()}));
-    }
-    let excess = entries.len().saturating_sub(50);
-    entries.drain(..excess);
-    let Value::Object(object) = registry else { return Err("registry is not an object".into()) };
-    file.store(object, true).map_err(|e| e.to_string())
+            if let Some(entries) = list.as_array_mut() {
+                if !entries.iter().any(|e| e.get("id").and_then(Value::as_str) == Some(id)) {
+                    entries.push(json!({"id": id, "session_id": session_id, "written": now.to_rfc3339()}));
+                }
+                let excess = entries.len().saturating_sub(50);
+                entries.drain(..excess);
+            }
+        }
+        crate::state::Edit::Store(registry, ())
+    };
+    file.update(&guard, true, edit).map_err(|e| e.to_string())
 }
 
 /// Whether this machine wrote handoff `id` for the project at `root`.

@@ -17,12 +17,56 @@ use std::io;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use std::path::PathBuf;
+
+use super::{EventSpec, HookInput, Places, Scope};
 use crate::transcript::{
     self, COMPACTION_LOOKBACK, CONTEXT_BUDGET, ContextReading, ContextScanner, TailReader, open_transcript,
 };
 
+pub const NAME: &str = "Claude Code";
+pub const ID: &str = "claude";
+/// The hook timeout, in seconds.
+pub const HOOK_TIMEOUT: u64 = 10;
+pub const HAS_STATUSLINE: bool = true;
+pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project, Scope::Local];
+pub const PROJECT_FOLDER: &str = ".claude";
+
+/// A failed tool call fires PostToolUseFailure instead of PostToolUse (same handler);
+/// SessionEnd lets baton mark the session ended.
+pub const EVENTS: &[EventSpec] = &[
+    EventSpec::new("PostToolUse", Some("*")),
+    EventSpec::new("PostToolUseFailure", Some("*")),
+    EventSpec::new("SessionStart", None),
+    EventSpec::new("PreCompact", None),
+    EventSpec::new("SessionEnd", None),
+];
+
 /// The windows Claude Code's models use, smallest first.
-pub const WINDOWS: &[u64] = crate::metrics::windows::CLAUDE_WINDOWS;
+pub const WINDOWS: &[u64] = &[200_000, 1_000_000];
+
+/// Claude Code sends nothing of its own: it is the host when no other claims the event.
+pub fn detect(_input: &HookInput, _gemini_key_set: bool) -> u8 {
+    0
+}
+
+/// `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub fn home(places: &Places) -> Option<PathBuf> {
+    places.claude_config_dir.clone().or_else(|| places.home.as_ref().map(|h| h.join(PROJECT_FOLDER)))
+}
+
+/// Claude Code's config folder as the environment has it now.
+pub fn config_dir() -> Option<PathBuf> {
+    home(&Places::from_env())
+}
+
+/// The settings file of a scope.
+pub fn settings_file(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Local => "settings.local.json",
+        Scope::User | Scope::Project => "settings.json",
+    }
+}
 
 /// The longest the hook waits for the transcript to catch up with the tool call.
 pub const WAIT_MAX: Duration = Duration::from_millis(250);
@@ -204,14 +248,6 @@ pub fn wait_for_tool_use(path: &Path, from: u64, tool_use_id: &str, mut len: u64
         }
     }
     None
-}
-
-/// Records an automatic compaction the transcript shows, for learning where the host
-/// compacts this model.
-pub fn learn_compaction(reading: &ContextReading) {
-    if let (Some(model), Some(compaction)) = (reading.model.as_deref(), reading.last_compaction.as_ref()) {
-        crate::metrics::learned::record(model, compaction);
-    }
 }
 
 /// Reads a reading's time as Unix seconds.

@@ -12,12 +12,39 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::metrics::{CompactionAt, HeadroomEnd};
+use super::{EventSpec, HookInput, Places, Scope};
+use crate::fsx;
 use crate::transcript::{TailReader, open_transcript, unix_seconds};
-use crate::{fsx, places};
+
+pub const NAME: &str = "Codex";
+pub const ID: &str = "codex";
+/// The hook timeout, in seconds.
+pub const HOOK_TIMEOUT: u64 = 10;
+pub const HAS_STATUSLINE: bool = false;
+pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
+pub const PROJECT_FOLDER: &str = ".codex";
+
+/// Codex 0.171.0 has no PostToolUseFailure event (it ignores unknown event names).
+pub const EVENTS: &[EventSpec] = &[
+    EventSpec::new("PostToolUse", None),
+    EventSpec::new("SessionStart", None),
+    EventSpec::new("PreCompact", None),
+    EventSpec { name: "SessionEnd", matcher: None, timeout: Some(3) },
+];
 
 /// Windows of the models Codex runs, smallest first.
 pub const WINDOWS: &[u64] = &[128_000, 200_000, 272_000, 1_047_576];
+
+/// Codex's events carry a `turn_id` (surer than Gemini's `timestamp`, less than its
+/// event names).
+pub fn detect(input: &HookInput, _gemini_key_set: bool) -> u8 {
+    if input.turn_id.is_some() { 2 } else { 0 }
+}
+
+/// The settings file of a scope.
+pub fn settings_file(_scope: Scope) -> &'static str {
+    "hooks.json"
+}
 
 /// Most bytes read from the end of a rollout.
 pub const ROLLOUT_BUDGET: u64 = 8 * 1024 * 1024;
@@ -116,13 +143,10 @@ pub fn read(path: &Path) -> io::Result<Option<RolloutReading>> {
     Ok(scan.finish())
 }
 
-/// `$CODEX_HOME`, else `~/.codex`.
-pub fn codex_home() -> Option<PathBuf> {
-    std::env::var_os("CODEX_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| places::home_dir().map(|h| h.join(".codex")))
+/// `$CODEX_HOME` (a relative one is relative to the current folder, as Codex reads it),
+/// else `~/.codex`.
+pub fn home(places: &Places) -> Option<PathBuf> {
+    places.codex_home.clone().or_else(|| places.home.as_ref().map(|h| h.join(PROJECT_FOLDER)))
 }
 
 /// The settings of Codex's `config.toml` that decide the figure.
@@ -145,19 +169,11 @@ pub fn parse_settings(text: &str) -> CodexSettings {
 
 /// Codex's settings as its `config.toml` has them now.
 pub fn settings() -> CodexSettings {
-    codex_home()
+    home(&Places::from_env())
         .and_then(|home| fsx::read_limited(&home.join("config.toml"), CONFIG_LIMIT).ok())
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .map(|text| parse_settings(&text))
         .unwrap_or_default()
-}
-
-/// Where Codex compacts: its configured limit, else unknown (no headroom is claimed).
-pub fn compaction(settings: &CodexSettings) -> CompactionAt {
-    match settings.auto_compact_limit {
-        Some(limit) => CompactionAt::Tokens(limit, HeadroomEnd::AutoCompaction),
-        None => CompactionAt::Unknown,
-    }
 }
 
 #[cfg(test)]
@@ -191,7 +207,6 @@ mod tests {
         let s =
             parse_settings("model = \"gpt-5\"\nmodel_auto_compact_token_limit = 150000\n[hooks]\nx = 1\n");
         assert_eq!(s.auto_compact_limit, Some(150_000));
-        assert_eq!(compaction(&s), CompactionAt::Tokens(150_000, HeadroomEnd::AutoCompaction));
-        assert_eq!(compaction(&parse_settings("not toml [")), CompactionAt::Unknown);
+        assert_eq!(parse_settings("not toml [").auto_compact_limit, None);
     }
 }

@@ -7,13 +7,49 @@
 //! PreCompress at or past that point is a compaction.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::metrics::{CompactionAt, HeadroomEnd};
+use super::{EventSpec, HookInput, Places, Scope};
+use crate::fsx;
 use crate::transcript::{TailReader, open_transcript, unix_seconds};
-use crate::{fsx, places};
+
+pub const NAME: &str = "Gemini CLI";
+pub const ID: &str = "gemini";
+/// The hook timeout, in milliseconds (Gemini's unit).
+pub const HOOK_TIMEOUT: u64 = 10_000;
+pub const HAS_STATUSLINE: bool = false;
+pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
+pub const PROJECT_FOLDER: &str = ".gemini";
+
+pub const EVENTS: &[EventSpec] = &[
+    EventSpec::new("AfterTool", None),
+    EventSpec::new("SessionStart", None),
+    EventSpec::new("PreCompress", None),
+    EventSpec::new("SessionEnd", None),
+];
+
+/// Gemini's own event names, or no name with `GEMINI_API_KEY` set (GSD's fallback for
+/// old versions), are sure; a `timestamp` field alone is a hint.
+pub fn detect(input: &HookInput, gemini_key_set: bool) -> u8 {
+    match input.hook_event_name.as_deref() {
+        Some("AfterTool" | "BeforeTool" | "PreCompress" | "BeforeAgent" | "AfterAgent") => 3,
+        None if gemini_key_set => 3,
+        _ if input.timestamp.is_some() => 1,
+        _ => 0,
+    }
+}
+
+/// `~/.gemini`.
+pub fn home(places: &Places) -> Option<PathBuf> {
+    places.home.as_ref().map(|h| h.join(PROJECT_FOLDER))
+}
+
+/// The settings file of a scope.
+pub fn settings_file(_scope: Scope) -> &'static str {
+    "settings.json"
+}
 
 /// Windows of Gemini models, smallest first.
 pub const WINDOWS: &[u64] = &[1_048_576, 2_097_152];
@@ -68,19 +104,15 @@ pub fn threshold_from_settings(bytes: &[u8]) -> Option<f64> {
 pub fn compression_threshold(project: Option<&Path>) -> f64 {
     let read =
         |path: &Path| fsx::read_limited(path, SETTINGS_LIMIT).ok().and_then(|b| threshold_from_settings(&b));
-    let project = project.and_then(|p| read(&p.join(".gemini").join("settings.json")));
-    let user = || places::home_dir().and_then(|h| read(&h.join(".gemini").join("settings.json")));
+    let project = project.and_then(|p| read(&p.join(PROJECT_FOLDER).join(settings_file(Scope::Project))));
+    let places = Places { home: crate::places::home_dir(), ..Places::default() };
+    let user = || home(&places).and_then(|h| read(&h.join(settings_file(Scope::User))));
     project.or_else(user).unwrap_or(DEFAULT_COMPRESSION_THRESHOLD)
 }
 
 /// The token count where Gemini CLI compresses a `window`-token conversation.
 pub fn compression_point(window: u64, threshold: f64) -> u64 {
     (window as f64 * threshold).round() as u64
-}
-
-/// Where Gemini CLI compresses.
-pub fn compaction(window: u64, threshold: f64) -> CompactionAt {
-    CompactionAt::Tokens(compression_point(window, threshold), HeadroomEnd::Compression)
 }
 
 /// Whether a PreCompress is a real compression (pure): a manual `/compress` always is;

@@ -2,16 +2,8 @@
 
 use serde::Deserialize;
 
+use super::HostKind;
 use super::lenient::{lenient, number, text};
-
-/// Which host sent an event. It decides the event's name in the envelope and which
-/// fields the reply may carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    Claude,
-    Gemini,
-    Codex,
-}
 
 /// The event, normalised across hosts (Gemini's `AfterTool` and Claude Code's
 /// `PostToolUseFailure` are a PostToolUse, Gemini's `PreCompress` a PreCompact).
@@ -80,17 +72,9 @@ impl HookInput {
         }
     }
 
-    /// Which host sent this.
-    pub fn dialect(&self, gemini_key_set: bool) -> Dialect {
-        match self.hook_event_name.as_deref() {
-            Some("AfterTool" | "BeforeTool" | "PreCompress" | "BeforeAgent" | "AfterAgent") => {
-                Dialect::Gemini
-            }
-            None if gemini_key_set => Dialect::Gemini,
-            _ if self.turn_id.is_some() => Dialect::Codex,
-            _ if self.timestamp.is_some() => Dialect::Gemini,
-            _ => Dialect::Claude,
-        }
+    /// Which host sent this ([`HostKind::detect`]).
+    pub fn host(&self, gemini_key_set: bool) -> HostKind {
+        HostKind::detect(self, gemini_key_set)
     }
 
     /// The event name to put in the envelope: the one the host sent.
@@ -214,7 +198,7 @@ mod tests {
         let input: HookInput =
             serde_json::from_str(r#"{"hook_event_name": "AfterTool", "session_id": "g"}"#).unwrap();
         assert_eq!(input.event(false), Event::PostToolUse);
-        assert_eq!(input.dialect(false), Dialect::Gemini);
+        assert_eq!(input.host(false), HostKind::Gemini);
         assert_eq!(input.envelope_event_name(false), "AfterTool");
 
         let missing: HookInput = serde_json::from_str(r#"{"session_id": "g"}"#).unwrap();
@@ -230,7 +214,7 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(input.event(false), Event::PostToolUse);
-        assert_eq!(input.dialect(false), Dialect::Claude);
+        assert_eq!(input.host(false), HostKind::Claude);
         assert_eq!(input.envelope_event_name(false), "PostToolUseFailure");
         assert_eq!(input.tool_use_id.as_deref(), Some("toolu_mock_fail_49125"));
         let end: HookInput = serde_json::from_str(r#"{"hook_event_name": "SessionEnd"}"#).unwrap();
@@ -242,13 +226,13 @@ mod tests {
         let codex: HookInput =
             serde_json::from_slice(include_bytes!("../../tests/fixtures/real/codex/PostToolUse.json"))
                 .unwrap();
-        assert_eq!(codex.dialect(false), Dialect::Codex);
+        assert_eq!(codex.host(false), HostKind::Codex);
         assert_eq!(codex.model.as_deref(), Some("mock-model"));
         let gemini: HookInput = serde_json::from_slice(include_bytes!(
             "../../tests/fixtures/real/gemini/PreCompress-auto-every-turn.json"
         ))
         .unwrap();
-        assert_eq!(gemini.dialect(false), Dialect::Gemini);
+        assert_eq!(gemini.host(false), HostKind::Gemini);
         assert_eq!(gemini.event(false), Event::PreCompact);
     }
 

@@ -1,10 +1,15 @@
 //! The hosts: what Claude Code, Gemini CLI and Codex send on stdin, the one envelope they
-//! accept back, and one adapter per host ([`claude`], [`codex`], [`gemini`]) that knows
-//! where that host keeps its context figure, its models' windows and where it compacts.
+//! accept back, and [`HostKind`], the one host model. Each host's file ([`claude`],
+//! [`codex`], [`gemini`]) owns everything baton knows about it: how its events are told
+//! apart, the events baton registers and their matchers, where its context figure lives,
+//! its models' windows, where it compacts, its homes and settings paths. A new host is
+//! one file, one variant, and its arms in the `match`es below.
 //!
 //! Input is read leniently: every field may be missing, `null` or of the wrong type in
 //! some host version, and each of those means "not given" rather than a failed parse.
 //! Fields baton never looks at (a tool's whole output, say) are skipped, not kept.
+//!
+//! This is an edge: it returns facts, and learns or stores nothing.
 
 pub mod claude;
 pub mod codex;
@@ -13,26 +18,288 @@ pub mod gemini;
 mod input;
 mod lenient;
 
-pub use envelope::Envelope;
-pub use input::{ContextWindow, CurrentUsage, Dialect, Event, HookInput, StatuslineInput};
+use std::fmt;
+use std::path::PathBuf;
 
-impl Dialect {
+pub use envelope::Envelope;
+pub use input::{ContextWindow, CurrentUsage, Event, HookInput, StatuslineInput};
+
+/// A host that runs hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HostKind {
+    Claude,
+    Gemini,
+    Codex,
+}
+
+/// One event baton registers for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventSpec {
+    pub name: &'static str,
+    /// The group's `matcher`, when one is written. Gemini and Codex read matchers as
+    /// regular expressions (`*` alone is not one), and an absent matcher means "all".
+    pub matcher: Option<&'static str>,
+    /// A `timeout` for this event in place of the host's usual one, where the host
+    /// allows less (Codex clamps SessionEnd hooks to 1-3 s and warns about more).
+    pub timeout: Option<u64>,
+}
+
+impl EventSpec {
+    pub const fn new(name: &'static str, matcher: Option<&'static str>) -> EventSpec {
+        EventSpec { name, matcher, timeout: None }
+    }
+}
+
+impl HostKind {
+    pub const ALL: [HostKind; 3] = [HostKind::Claude, HostKind::Gemini, HostKind::Codex];
+
+    /// Which host sent a hook event. Each host says how sure its own signs make it
+    /// ([`claude::detect`] …); the surest wins, Claude Code when none claims it.
+    pub fn detect(input: &HookInput, gemini_key_set: bool) -> HostKind {
+        let claims = [
+            (HostKind::Claude, claude::detect(input, gemini_key_set)),
+            (HostKind::Gemini, gemini::detect(input, gemini_key_set)),
+            (HostKind::Codex, codex::detect(input, gemini_key_set)),
+        ];
+        claims
+            .into_iter()
+            .filter(|(_, strength)| *strength > 0)
+            .max_by_key(|(_, strength)| *strength)
+            .map_or(HostKind::Claude, |(host, _)| host)
+    }
+
+    /// The name people know it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostKind::Claude => claude::NAME,
+            HostKind::Gemini => gemini::NAME,
+            HostKind::Codex => codex::NAME,
+        }
+    }
+
+    /// The name on the command line (`--host`) and in baton's state.
+    pub fn id(self) -> &'static str {
+        match self {
+            HostKind::Claude => claude::ID,
+            HostKind::Gemini => gemini::ID,
+            HostKind::Codex => codex::ID,
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<HostKind> {
+        HostKind::ALL.into_iter().find(|h| h.id() == id)
+    }
+
+    /// The events `baton hook` is registered for.
+    pub fn events(self) -> &'static [EventSpec] {
+        match self {
+            HostKind::Claude => claude::EVENTS,
+            HostKind::Gemini => gemini::EVENTS,
+            HostKind::Codex => codex::EVENTS,
+        }
+    }
+
+    /// The hook `timeout` baton asks for, in the host's unit (Gemini: milliseconds,
+    /// the others: seconds). Ten seconds: far above the hook's own 2 s stdin deadline,
+    /// far below the hosts' defaults (Claude Code: 600 s).
+    pub fn timeout(self) -> u64 {
+        match self {
+            HostKind::Claude => claude::HOOK_TIMEOUT,
+            HostKind::Gemini => gemini::HOOK_TIMEOUT,
+            HostKind::Codex => codex::HOOK_TIMEOUT,
+        }
+    }
+
+    /// The hook `timeout` baton asks for on one of its events.
+    pub fn timeout_for(self, spec: &EventSpec) -> u64 {
+        spec.timeout.unwrap_or_else(|| self.timeout())
+    }
+
+    /// Only Claude Code has a command status line.
+    pub fn has_statusline(self) -> bool {
+        match self {
+            HostKind::Claude => claude::HAS_STATUSLINE,
+            HostKind::Gemini => gemini::HAS_STATUSLINE,
+            HostKind::Codex => codex::HAS_STATUSLINE,
+        }
+    }
+
+    /// The scopes the host has a settings file for.
+    pub fn scopes(self) -> &'static [Scope] {
+        match self {
+            HostKind::Claude => claude::SCOPES,
+            HostKind::Gemini => gemini::SCOPES,
+            HostKind::Codex => codex::SCOPES,
+        }
+    }
+
     /// The windows this host's models use, smallest first: what tokens beyond an assumed
     /// window prove.
     pub fn windows(self) -> &'static [u64] {
         match self {
-            Dialect::Claude => claude::WINDOWS,
-            Dialect::Codex => codex::WINDOWS,
-            Dialect::Gemini => gemini::WINDOWS,
+            HostKind::Claude => claude::WINDOWS,
+            HostKind::Gemini => gemini::WINDOWS,
+            HostKind::Codex => codex::WINDOWS,
+        }
+    }
+}
+
+impl fmt::Display for HostKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which of a host's settings files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scope {
+    /// The user's own settings, for every project.
+    User,
+    /// The project's shared settings (committed with it).
+    Project,
+    /// The project's private settings (Claude Code's `settings.local.json`).
+    Local,
+}
+
+impl Scope {
+    pub fn id(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+            Scope::Local => "local",
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// The folders the hosts' homes and settings paths are built from, gathered once from
+/// the environment. Every reader of a host's home (install, doctor, the hook) goes
+/// through [`Places::home_of`], so they all agree on one place.
+#[derive(Debug, Clone, Default)]
+pub struct Places {
+    pub home: Option<PathBuf>,
+    /// `$CLAUDE_CONFIG_DIR`.
+    pub claude_config_dir: Option<PathBuf>,
+    /// `$CODEX_HOME`, as given (a relative one is relative to the current folder).
+    pub codex_home: Option<PathBuf>,
+    /// The project folder (the current directory).
+    pub project: Option<PathBuf>,
+}
+
+impl Places {
+    pub fn from_env() -> Places {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        Places {
+            home: crate::places::home_dir(),
+            claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+            codex_home: var("CODEX_HOME"),
+            project: std::env::current_dir().ok(),
         }
     }
 
-    /// The host's name, for messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dialect::Claude => "Claude Code",
-            Dialect::Codex => "Codex",
-            Dialect::Gemini => "Gemini CLI",
+    /// The host's own folder for the user (`$CLAUDE_CONFIG_DIR` or `~/.claude`,
+    /// `~/.gemini`, `$CODEX_HOME` or `~/.codex`).
+    pub fn home_of(&self, host: HostKind) -> Option<PathBuf> {
+        match host {
+            HostKind::Claude => claude::home(self),
+            HostKind::Gemini => gemini::home(self),
+            HostKind::Codex => codex::home(self),
+        }
+    }
+
+    /// The host's own folder for the scope (`~/.claude`, `<project>/.gemini` …).
+    pub fn host_dir(&self, host: HostKind, scope: Scope) -> Result<PathBuf, String> {
+        match scope {
+            Scope::User => self.home_of(host).ok_or_else(|| "HOME is not set".to_string()),
+            Scope::Project | Scope::Local if host.scopes().contains(&scope) => {
+                let project =
+                    self.project.clone().ok_or_else(|| "the current folder cannot be read".to_string())?;
+                Ok(project.join(project_folder(host)))
+            }
+            _ => Err(format!(
+                "{} has no {scope} scope (only Claude Code has settings.local.json); use --scope project",
+                host.name()
+            )),
+        }
+    }
+
+    /// The settings file baton edits for the host and scope.
+    pub fn settings_path(&self, host: HostKind, scope: Scope) -> Result<PathBuf, String> {
+        let dir = self.host_dir(host, scope)?;
+        let name = match host {
+            HostKind::Claude => claude::settings_file(scope),
+            HostKind::Gemini => gemini::settings_file(scope),
+            HostKind::Codex => codex::settings_file(scope),
+        };
+        Ok(dir.join(name))
+    }
+}
+
+/// The host's folder inside a project (`.claude`, `.gemini`, `.codex`).
+fn project_folder(host: HostKind) -> &'static str {
+    match host {
+        HostKind::Claude => claude::PROJECT_FOLDER,
+        HostKind::Gemini => gemini::PROJECT_FOLDER,
+        HostKind::Codex => codex::PROJECT_FOLDER,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places() -> Places {
+        Places {
+            home: Some("/h".into()),
+            claude_config_dir: None,
+            codex_home: None,
+            project: Some("/p".into()),
+        }
+    }
+
+    #[test]
+    fn settings_paths() {
+        let p = places();
+        let path = |host, scope| p.settings_path(host, scope).unwrap();
+        assert_eq!(path(HostKind::Claude, Scope::User), PathBuf::from("/h/.claude/settings.json"));
+        assert_eq!(path(HostKind::Claude, Scope::Project), PathBuf::from("/p/.claude/settings.json"));
+        assert_eq!(path(HostKind::Claude, Scope::Local), PathBuf::from("/p/.claude/settings.local.json"));
+        assert_eq!(path(HostKind::Gemini, Scope::User), PathBuf::from("/h/.gemini/settings.json"));
+        assert_eq!(path(HostKind::Gemini, Scope::Project), PathBuf::from("/p/.gemini/settings.json"));
+        assert_eq!(path(HostKind::Codex, Scope::User), PathBuf::from("/h/.codex/hooks.json"));
+        assert_eq!(path(HostKind::Codex, Scope::Project), PathBuf::from("/p/.codex/hooks.json"));
+        assert!(p.settings_path(HostKind::Gemini, Scope::Local).unwrap_err().contains("--scope project"));
+    }
+
+    #[test]
+    fn config_dir_variables_win() {
+        let p = Places { claude_config_dir: Some("/c".into()), codex_home: Some("/x".into()), ..places() };
+        assert_eq!(
+            p.settings_path(HostKind::Claude, Scope::User).unwrap(),
+            PathBuf::from("/c/settings.json")
+        );
+        assert_eq!(p.settings_path(HostKind::Codex, Scope::User).unwrap(), PathBuf::from("/x/hooks.json"));
+        // The project scopes do not move.
+        assert_eq!(
+            p.settings_path(HostKind::Claude, Scope::Project).unwrap(),
+            PathBuf::from("/p/.claude/settings.json")
+        );
+        // A relative CODEX_HOME is kept as given: relative to the current folder.
+        let relative = Places { codex_home: Some("rel/codex".into()), ..places() };
+        assert_eq!(relative.home_of(HostKind::Codex), Some(PathBuf::from("rel/codex")));
+    }
+
+    #[test]
+    fn ids_round_trip() {
+        for host in HostKind::ALL {
+            assert_eq!(HostKind::from_id(host.id()), Some(host));
+            assert!(!host.events().is_empty());
+            assert!(host.scopes().contains(&Scope::User));
         }
     }
 }

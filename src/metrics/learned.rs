@@ -5,9 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::state::VersionedFile;
+use crate::places;
+use crate::state::{Edit, Guard, Loaded, VersionedFile};
 use crate::transcript::Compaction;
-use crate::{fsx, places};
 
 /// Observations kept per model.
 const KEEP: usize = 9;
@@ -69,32 +69,32 @@ pub fn record(model: &str, compaction: &Compaction) -> bool {
     }
     let Some(file) = file() else { return false };
     let Some(dir) = file.path.parent() else { return false };
-    if fsx::ensure_dir(dir, true).is_err() {
-        return false;
-    }
     // On the hook path: a short wait, then the boundary is recorded another time.
-    let lock =
-        fsx::FileLock::acquire_within(&dir.join("compactions.lock"), crate::monitor::DEBOUNCE_LOCK_WAIT);
-    let Ok(_lock) = lock else { return false };
-    let loaded = file.load();
-    if !loaded.replaceable() {
-        return false;
-    }
-    let mut store = loaded.object().map(Value::Object).unwrap_or_else(|| json!({"models": {}}));
-    if seen(&store) {
-        return false;
-    }
-    if !store.get("models").is_some_and(Value::is_object) {
-        store["models"] = json!({});
-    }
-    let Some(models) = store.get_mut("models").and_then(Value::as_object_mut) else { return false };
-    let entry = models.entry(model.to_string()).or_insert_with(|| json!({"points": []}));
-    let Some(list) = entry.get_mut("points").and_then(Value::as_array_mut) else { return false };
-    list.push(json!({"pre_tokens": pre, "at": at}));
-    let excess = list.len().saturating_sub(KEEP);
-    list.drain(..excess);
-    let Value::Object(object) = store else { return false };
-    file.store(object, true).is_ok()
+    let guard = Guard::new(dir.join("compactions.lock"));
+    let edit = |loaded: Loaded| {
+        let mut store = loaded.object().map(Value::Object).unwrap_or_else(|| json!({"models": {}}));
+        if seen(&store) {
+            return Edit::Keep(false);
+        }
+        if !store.get("models").is_some_and(Value::is_object) {
+            store["models"] = json!({});
+        }
+        let Some(models) = store.get_mut("models").and_then(Value::as_object_mut) else {
+            return Edit::Keep(false);
+        };
+        let entry = models.entry(model.to_string()).or_insert_with(|| json!({"points": []}));
+        let Some(list) = entry.get_mut("points").and_then(Value::as_array_mut) else {
+            return Edit::Keep(false);
+        };
+        list.push(json!({"pre_tokens": pre, "at": at}));
+        let excess = list.len().saturating_sub(KEEP);
+        list.drain(..excess);
+        match store {
+            Value::Object(object) => Edit::Store(object, true),
+            _ => Edit::Keep(false),
+        }
+    };
+    file.update(&guard, true, edit).unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The context figure: how full the window is, where the number came from, and the level
-//! it means. The statusline and the monitor both go through [`Figure`] and
-//! [`Thresholds::level`], so the bar the user sees and the warning the agent gets can
-//! never disagree.
+//! it means. The monitor, the statusline and `baton report` all go through [`Figure`] and
+//! the one [`assess`] (window, its source, compaction point, headroom, level), so the bar
+//! the user sees, the report and the warning the agent gets can never disagree.
 
 mod bridge;
 mod headroom;
@@ -22,6 +22,10 @@ pub use session::{
 };
 pub use transcript::{DEFAULT_WINDOW, figure_from_tokens, window_for};
 pub use windows::{KNOWN_WINDOWS, WindowFacts, WindowSource, choose_window};
+
+use std::path::Path;
+
+use crate::host::HostKind;
 
 /// Where a figure was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -145,17 +149,60 @@ impl Default for Limits {
     }
 }
 
-/// A figure's level and headroom: the one computation the statusline and the monitor
-/// share.
+/// A figure's level and headroom: the one computation the monitor, the statusline and
+/// `baton report` share.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Assessment {
     pub level: Level,
     pub headroom: Option<Headroom>,
+    /// The window the figure is of, and where that size came from.
+    pub window: Option<u64>,
+    pub window_source: WindowSource,
 }
 
-/// Assesses a figure. `model` helps guess the window when the figure does not carry it;
-/// `tokens_per_call` turns the headroom into tool calls.
-pub fn assess(
+/// What a figure's level and headroom rest on besides the figure itself.
+#[derive(Debug, Clone, Copy)]
+pub struct Basis<'a> {
+    /// From the configuration ([`crate::config::Config::limits`]).
+    pub limits: Limits,
+    pub host: HostKind,
+    /// The model the figure is about.
+    pub model: Option<&'a str>,
+    /// The project folder (Gemini CLI's project settings are there).
+    pub project: Option<&'a Path>,
+}
+
+/// How much of an assessment the caller needs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Want {
+    /// The level: where the host compacts is read only when headroom thresholds decide
+    /// the level.
+    Level,
+    /// The level and the headroom, in tool calls at this pace when it is known.
+    Headroom { tokens_per_call: Option<f64> },
+}
+
+/// The one assessment of a session's figure: where the host compacts (its settings, the
+/// compaction point learned for the model), the headroom before it, and the level by
+/// the configured thresholds (headroom tokens when set, else remaining %).
+pub fn assess(figure: &Figure, basis: &Basis, want: Want) -> Assessment {
+    let mut limits = basis.limits;
+    if want != Want::Level || limits.warn_headroom.is_some() {
+        limits.compaction = compaction_for(basis.host, figure, basis.project);
+        if basis.host == HostKind::Claude {
+            limits.rule.learned = basis.model.and_then(learned::learned_point);
+        }
+    }
+    let pace = match want {
+        Want::Level => None,
+        Want::Headroom { tokens_per_call } => tokens_per_call,
+    };
+    assess_with(figure, &limits, basis.model, pace)
+}
+
+/// [`assess`] over limits already complete (pure). `model` helps guess the window when
+/// the figure does not carry it; `tokens_per_call` turns the headroom into tool calls.
+pub fn assess_with(
     figure: &Figure,
     limits: &Limits,
     model: Option<&str>,
@@ -187,7 +234,7 @@ pub fn assess(
         }
         _ => limits.thresholds.level(figure),
     };
-    Assessment { level, headroom }
+    Assessment { level, headroom, window, window_source: figure.window_source }
 }
 
 /// Seconds since the Unix epoch.
@@ -220,17 +267,17 @@ mod tests {
         f.used_tokens = Some(144_012);
         f.window_tokens = Some(200_000);
         let limits = Limits::default();
-        let a = assess(&f, &limits, None, None);
+        let a = assess_with(&f, &limits, None, None);
         assert_eq!(a.level, Level::Warning);
         assert_eq!(a.headroom.unwrap().tokens, 22_988);
         let by_tokens = Limits { warn_headroom: Some(60_000), critical_headroom: Some(25_000), ..limits };
-        assert_eq!(assess(&f, &by_tokens, None, None).level, Level::Critical);
+        assert_eq!(assess_with(&f, &by_tokens, None, None).level, Level::Critical);
         // A 1M window at 61% used is far from compaction: normal by headroom, not by %.
         let mut big = figure(39.0);
         big.used_tokens = Some(610_020);
         big.window_tokens = Some(1_000_000);
-        assert_eq!(assess(&big, &by_tokens, None, None).level, Level::Normal);
-        assert_eq!(assess(&big, &limits, None, None).level, Level::Normal);
+        assert_eq!(assess_with(&big, &by_tokens, None, None).level, Level::Normal);
+        assert_eq!(assess_with(&big, &limits, None, None).level, Level::Normal);
     }
 
     #[test]

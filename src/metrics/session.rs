@@ -15,14 +15,16 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::windows::{self, WindowFacts, WindowSource, choose_window};
-use super::{Bridge, CompactionAt, Figure, Origin, figure_from_tokens, is_fresh, read_any_bridge};
-use crate::host::{Dialect, claude, codex, gemini};
+use super::{
+    Bridge, CompactionAt, Figure, HeadroomEnd, Origin, figure_from_tokens, is_fresh, read_any_bridge,
+};
+use crate::host::{HostKind, claude, codex, gemini};
 
 /// What the caller knows about the session.
 #[derive(Debug, Clone)]
 pub struct FigureQuery<'a> {
     pub session_id: &'a str,
-    pub dialect: Dialect,
+    pub host: HostKind,
     /// The host's record of the session (`transcript_path`).
     pub transcript: Option<&'a Path>,
     /// The model id the event named (Codex sends one).
@@ -58,10 +60,10 @@ impl SessionFigure {
 
 /// The newest trustworthy figure for the session, or `None` when nothing says.
 pub fn session_figure(query: &FigureQuery) -> Option<SessionFigure> {
-    match query.dialect {
-        Dialect::Claude => claude_figure(query),
-        Dialect::Codex => codex_figure(query),
-        Dialect::Gemini => gemini_figure(query),
+    match query.host {
+        HostKind::Claude => claude_figure(query),
+        HostKind::Codex => codex_figure(query),
+        HostKind::Gemini => gemini_figure(query),
     }
 }
 
@@ -70,7 +72,7 @@ fn facts<'a>(query: &'a FigureQuery, model: Option<&'a str>) -> WindowFacts<'a> 
         model,
         configured: model.and_then(|m| query.configured_windows.get(m).copied()),
         default: query.default_window,
-        host_windows: query.dialect.windows(),
+        host_windows: query.host.windows(),
         ..WindowFacts::default()
     }
 }
@@ -111,7 +113,10 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
     };
     let Some(mut tail) = tail else { return fresh.map(from_bridge) };
     let Some(reading) = tail.reading.as_ref() else { return fresh.map(from_bridge) };
-    claude::learn_compaction(reading);
+    // The figure source, not the host's reader, learns where the host compacts.
+    if let (Some(model), Some(compaction)) = (reading.model.as_deref(), reading.last_compaction.as_ref()) {
+        super::learned::record(model, compaction);
+    }
     let written_at = claude::written_at(reading);
     // Without an offset (GSD's bridge) the two are compared by when each was written.
     if let Some(b) = fresh.filter(|b| b.transcript_offset.is_none()) {
@@ -221,12 +226,18 @@ fn newest(recorded: Option<SessionFigure>, query: &FigureQuery) -> Option<Sessio
 /// Where the session's host compacts, for headroom. Claude Code's rule needs no read;
 /// Codex's limit and Gemini CLI's threshold come from their settings files, read only
 /// when a headroom is worded.
-pub fn compaction_for(dialect: Dialect, figure: &Figure, project: Option<&Path>) -> CompactionAt {
-    match dialect {
-        Dialect::Claude => CompactionAt::ClaudeRule,
-        Dialect::Codex => codex::compaction(&codex::settings()),
-        Dialect::Gemini => match figure.window_tokens {
-            Some(window) => gemini::compaction(window, gemini::compression_threshold(project)),
+pub fn compaction_for(host: HostKind, figure: &Figure, project: Option<&Path>) -> CompactionAt {
+    match host {
+        HostKind::Claude => CompactionAt::ClaudeRule,
+        HostKind::Codex => match codex::settings().auto_compact_limit {
+            Some(limit) => CompactionAt::Tokens(limit, HeadroomEnd::AutoCompaction),
+            None => CompactionAt::Unknown,
+        },
+        HostKind::Gemini => match figure.window_tokens {
+            Some(window) => CompactionAt::Tokens(
+                gemini::compression_point(window, gemini::compression_threshold(project)),
+                HeadroomEnd::Compression,
+            ),
             None => CompactionAt::Unknown,
         },
     }

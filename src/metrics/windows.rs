@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::{fsx, places};
+use crate::places;
 
 /// Where a window size came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -118,7 +118,7 @@ pub struct WindowFacts<'a> {
 /// Windows any host is known to use, smallest first.
 pub const KNOWN_WINDOWS: &[u64] = &[128_000, 200_000, 272_000, 1_000_000, 1_047_576, 1_048_576, 2_097_152];
 /// Claude Code's windows: what tokens beyond an assumed window prove.
-pub const CLAUDE_WINDOWS: &[u64] = &[200_000, 1_000_000];
+pub const CLAUDE_WINDOWS: &[u64] = crate::host::claude::WINDOWS;
 
 /// Chooses the window (pure). When the tokens already exceed it, the window is at least
 /// the next larger known size.
@@ -196,23 +196,18 @@ pub fn remember(model: &str, window: u64) -> bool {
     }
     let Some(file) = file() else { return false };
     let Some(dir) = file.path.parent() else { return false };
-    if fsx::ensure_dir(dir, true).is_err() {
-        return false;
-    }
-    let lock = fsx::FileLock::acquire_within(&dir.join("windows.lock"), crate::monitor::DEBOUNCE_LOCK_WAIT);
-    let Ok(_lock) = lock else { return false };
-    let loaded = file.load();
-    if !loaded.replaceable() {
-        return false;
-    }
-    let mut models = loaded.object().map(|object| models_of(&object)).unwrap_or_default();
-    if models.get(model) == Some(&window) || (models.len() >= MODELS_MAX && !models.contains_key(model)) {
-        return false;
-    }
-    models.insert(model.to_string(), window);
-    let mut object = serde_json::Map::new();
-    object.insert("models".into(), json!(models));
-    file.store(object, true).is_ok()
+    let guard = crate::state::Guard::new(dir.join("windows.lock"));
+    let edit = |loaded: crate::state::Loaded| {
+        let mut models = loaded.object().map(|object| models_of(&object)).unwrap_or_default();
+        if models.get(model) == Some(&window) || (models.len() >= MODELS_MAX && !models.contains_key(model)) {
+            return crate::state::Edit::Keep(false);
+        }
+        models.insert(model.to_string(), window);
+        let mut object = serde_json::Map::new();
+        object.insert("models".into(), json!(models));
+        crate::state::Edit::Store(object, true)
+    };
+    file.update(&guard, true, edit).unwrap_or(false)
 }
 
 /// One window baton knows for a model id.

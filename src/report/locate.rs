@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::{fsx, gitx, pause, places};
+use crate::{fsx, gitx, pause};
 
 /// What the person asked for.
 #[derive(Debug, Clone)]
@@ -47,7 +47,7 @@ pub fn session_id_of(path: &Path) -> Option<String> {
 }
 
 fn projects_dir() -> Result<PathBuf, LocateError> {
-    places::claude_config_dir().map(|dir| dir.join("projects")).ok_or_else(|| {
+    crate::host::claude::config_dir().map(|dir| dir.join("projects")).ok_or_else(|| {
         LocateError::NotFound(
             "cannot tell where Claude Code keeps transcripts: set CLAUDE_CONFIG_DIR or HOME".into(),
         )

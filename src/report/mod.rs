@@ -10,9 +10,13 @@ mod locate;
 pub mod svg;
 pub mod text;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
-use crate::metrics::{self, Figure, Level, Origin, Thresholds};
+use crate::config::Config;
+use crate::host::HostKind;
+use crate::metrics::{self, Basis, Level, Limits, Want, WindowFacts, WindowSource};
 use crate::transcript::{SessionUsage, ToolResultSize, Usage};
 
 pub use locate::{LocateError, Lookup, locate, session_id_of};
@@ -145,9 +149,33 @@ pub struct Report {
     pub read: LineCounts,
 }
 
-/// The window the session ran in: from its model id (`[1m]` → 1,000,000), else
-/// 200,000; a session that went past that was in the 1,000,000 window.
-pub fn window(usage: &SessionUsage) -> u64 {
+/// What the report's window and level rest on: the hook's own inputs, so the report
+/// shows the window and level the hook would for the same session.
+#[derive(Debug, Clone, Default)]
+pub struct Sizing {
+    /// The thresholds, headroom thresholds and compaction rule of the configuration.
+    pub limits: Limits,
+    /// `models.<id>.window`.
+    pub configured: BTreeMap<String, u64>,
+    /// The windows the status line gave for model ids (`windows.json`).
+    pub remembered: BTreeMap<String, u64>,
+}
+
+impl Sizing {
+    /// The configuration's and baton's state as they are now.
+    pub fn from_config(config: &Config) -> Sizing {
+        Sizing {
+            limits: config.limits(),
+            configured: config.configured_windows(),
+            remembered: metrics::windows::remembered_windows(),
+        }
+    }
+}
+
+/// The window the session ran in, chosen as the hook chooses it for a session with no
+/// status line figure (remembered, configured, baton's table, the default); a session
+/// that went past it was in the next larger window.
+pub fn window(usage: &SessionUsage, sizing: &Sizing) -> (u64, WindowSource) {
     let peak = usage
         .context_timeline
         .iter()
@@ -155,7 +183,16 @@ pub fn window(usage: &SessionUsage) -> u64 {
         .chain(usage.compactions.iter().filter_map(|c| c.pre_tokens))
         .max()
         .unwrap_or(0);
-    metrics::window_for(peak, usage.model.as_deref(), None, metrics::DEFAULT_WINDOW)
+    let model = usage.model.as_deref();
+    let facts = WindowFacts {
+        model,
+        remembered: model.and_then(|m| sizing.remembered.get(m).copied()),
+        configured: model.and_then(|m| sizing.configured.get(m).copied()),
+        default: sizing.limits.default_window,
+        host_windows: HostKind::Claude.windows(),
+        ..WindowFacts::default()
+    };
+    metrics::choose_window(&facts, Some(peak))
 }
 
 /// The context size now: the last main-chain reply, unless a compaction came after it.
@@ -183,28 +220,41 @@ fn at_percent(window: u64, used_percent: f64) -> u64 {
 }
 
 impl Report {
-    /// The report for a session read from `transcript`. Pure.
+    /// The report for a session read from `transcript`, sized by the configuration and
+    /// baton's state as the hook sizes it.
+    pub fn for_session(
+        usage: &SessionUsage,
+        transcript: &str,
+        session_id: Option<String>,
+        config: &Config,
+    ) -> Report {
+        Report::build(usage, transcript, session_id, &Sizing::from_config(config))
+    }
+
+    /// The report for a session read from `transcript`. Pure, but for the compaction
+    /// point learned for the model when headroom thresholds decide the level.
     pub fn build(
         usage: &SessionUsage,
         transcript: &str,
         session_id: Option<String>,
-        thresholds: Thresholds,
+        sizing: &Sizing,
     ) -> Report {
-        let window = window(usage);
+        let (window, window_source) = window(usage, sizing);
+        let thresholds = sizing.limits.thresholds;
+        let model = usage.model.clone().or_else(|| usage.models.first().map(|m| m.model.clone()));
         let context = current(usage).map(|(tokens, source)| {
             let percent = tokens as f64 * 100.0 / window as f64;
-            let figure = Figure {
-                remaining_pct: (100.0 - percent).clamp(0.0, 100.0),
-                used_tokens: Some(tokens),
-                window_tokens: Some(window),
-                origin: Origin::Transcript,
-                taken_at: 0,
-                ..Figure::default()
+            let figure = metrics::figure_from_tokens(tokens, (window, window_source), 0);
+            let basis = Basis {
+                limits: sizing.limits,
+                host: HostKind::Claude,
+                model: model.as_deref(),
+                project: None,
             };
             ContextNow {
                 tokens,
                 percent_of_window: (percent * 10.0).round() / 10.0,
-                level: level_name(thresholds.level(&figure)),
+                level: level_name(metrics::assess(&figure, &basis, Want::Level).level),
                 source,
             }
         });
@@ -239,7 +289,7 @@ impl Report {
             format: FORMAT,
             session_id,
             transcript: transcript.to_string(),
-            model: usage.model.clone().or_else(|| usage.models.first().map(|m| m.model.clone())),
+            model,
             window_tokens: window,
             context,
             thresholds: ThresholdTokens {
@@ -341,7 +391,7 @@ mod tests {
     const FIXTURE: &[u8] = include_bytes!("../../tests/fixtures/transcript.jsonl");
 
     fn fixture_report() -> Report {
-        Report::build(&usage_from_bytes(FIXTURE), "t.jsonl", Some("s".into()), Thresholds::default())
+        Report::build(&usage_from_bytes(FIXTURE), "t.jsonl", Some("s".into()), &Sizing::default())
     }
 
     #[test]
@@ -420,20 +470,33 @@ mod tests {
     fn a_compaction_with_no_reply_after_it_is_the_current_size() {
         let mut usage = usage_from_bytes(FIXTURE);
         usage.compaction_positions = vec![usage.context_timeline.len()];
-        let report = Report::build(&usage, "t", None, Thresholds::default());
+        let report = Report::build(&usage, "t", None, &Sizing::default());
         assert_eq!(report.context.as_ref().unwrap().tokens, 41_800);
         assert_eq!(report.context.as_ref().unwrap().source, "compaction");
+    }
+
+    #[test]
+    fn the_configured_window_and_headroom_thresholds_size_the_report() {
+        let usage = usage_from_bytes(FIXTURE);
+        let configured = BTreeMap::from([("claude-opus-4-5-20251101".to_string(), 400_000)]);
+        let report = Report::build(&usage, "t", None, &Sizing { configured, ..Sizing::default() });
+        assert_eq!(report.window_tokens, 400_000);
+        assert_eq!(report.context.as_ref().unwrap().level, "normal");
+        let limits =
+            Limits { warn_headroom: Some(60_000), critical_headroom: Some(25_000), ..Limits::default() };
+        let report = Report::build(&usage, "t", None, &Sizing { limits, ..Sizing::default() });
+        assert_eq!(report.context.as_ref().unwrap().level, "critical", "22,988 tokens before compaction");
     }
 
     #[test]
     fn a_large_session_is_in_the_million_window() {
         let mut usage = usage_from_bytes(FIXTURE);
         usage.context_timeline[7].tokens = 250_000;
-        let report = Report::build(&usage, "t", None, Thresholds::default());
+        let report = Report::build(&usage, "t", None, &Sizing::default());
         assert_eq!(report.window_tokens, 1_000_000);
         assert_eq!(report.context.as_ref().unwrap().percent_of_window, 25.0);
         assert_eq!(report.context.as_ref().unwrap().level, "normal");
-        let empty = Report::build(&SessionUsage::default(), "t", None, Thresholds::default());
+        let empty = Report::build(&SessionUsage::default(), "t", None, &Sizing::default());
         assert_eq!(empty.window_tokens, 200_000);
         assert!(empty.context.is_none());
         assert!(empty.series().is_empty());

@@ -289,7 +289,6 @@ pub fn render(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Thresholds;
     use crate::transcript::usage_from_bytes;
 
     #[test]
@@ -313,8 +312,12 @@ mod tests {
     #[test]
     fn fixture_chart() {
         let usage = usage_from_bytes(include_bytes!("../../tests/fixtures/transcript.jsonl"));
-        let report =
-            Report::build(&usage, "t", Some("<script>alert(1)</script>".into()), Thresholds::default());
+        let report = Report::build(
+            &usage,
+            "t",
+            Some("<script>alert(1)</script>".into()),
+            &crate::report::Sizing::default(),
+        );
         let svg = render(&report);
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
         assert!(svg.contains(r#"class="threshold warning""#));
@@ -331,7 +334,7 @@ mod tests {
 
     #[test]
     fn an_empty_session_draws_axes_and_a_note() {
-        let report = Report::build(&Default::default(), "t", None, Thresholds::default());
+        let report = Report::build(&Default::default(), "t", None, &crate::report::Sizing::default());
         let svg = render(&report);
         assert!(svg.contains("no replies in this transcript"));
         assert!(svg.contains(r#"class="threshold critical""#));

@@ -264,12 +264,12 @@ pub fn render(report: &Report, colour: bool, columns: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Thresholds;
     use crate::transcript::usage_from_bytes;
 
     fn fixture_text(colour: bool) -> String {
         let usage = usage_from_bytes(include_bytes!("../../tests/fixtures/transcript.jsonl"));
-        let report = Report::build(&usage, "t.jsonl", Some("7f3c2a10".into()), Thresholds::default());
+        let report =
+            Report::build(&usage, "t.jsonl", Some("7f3c2a10".into()), &crate::report::Sizing::default());
         render(&report, colour, 80)
     }
 
@@ -308,7 +308,7 @@ mod tests {
 
     #[test]
     fn an_empty_session_still_reads() {
-        let report = Report::build(&Default::default(), "t", None, Thresholds::default());
+        let report = Report::build(&Default::default(), "t", None, &crate::report::Sizing::default());
         let text = render(&report, false, 80);
         assert!(text.contains("context now  unknown"), "{text}");
         assert!(text.contains("no turns yet"), "{text}");

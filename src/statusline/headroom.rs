@@ -2,16 +2,12 @@
 //! before auto-compaction, from the same computation the monitor's messages use.
 
 use super::{Context, Segment, Style};
-use crate::metrics::{self, HeadroomEnd, Level};
-use crate::monitor;
+use crate::metrics::{self, HeadroomEnd, Level, Want};
 
 pub fn segment(ctx: &Context) -> Option<Segment> {
     let figure = ctx.figure.as_ref()?;
-    let model = ctx.input.model_id();
-    let mut limits = ctx.limits;
-    limits.rule.learned = model.and_then(metrics::learned::learned_point);
-    let pace = ctx.input.session_id.as_deref().and_then(monitor::tokens_per_call);
-    let headroom = metrics::assess(figure, &limits, model, pace).headroom?;
+    let pace = ctx.input.session_id.as_deref().and_then(crate::session_state::tokens_per_call);
+    let headroom = metrics::assess(figure, &ctx.basis(), Want::Headroom { tokens_per_call: pace }).headroom?;
     let calls = headroom.calls.map(|c| format!(" ~{c} calls")).unwrap_or_default();
     let to = match headroom.end {
         HeadroomEnd::AutoCompaction | HeadroomEnd::Compression => "to compact",

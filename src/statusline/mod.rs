@@ -31,8 +31,8 @@ use std::time::Duration;
 use once_cell::unsync::OnceCell;
 
 use crate::config::Config;
-use crate::host::StatuslineInput;
-use crate::metrics::{self, Figure, Level, Limits};
+use crate::host::{HostKind, StatuslineInput};
+use crate::metrics::{self, Basis, Figure, Level, Limits, Want};
 
 pub use branch::{GitPlace, find_git};
 pub use git::GitSettings;
@@ -119,13 +119,10 @@ pub struct Context<'a> {
 impl<'a> Context<'a> {
     pub fn new(input: &'a StatuslineInput, config: &Config, now: i64, colour: bool) -> Context<'a> {
         let figure = metrics::figure_from_statusline(input, now);
-        let mut limits = config.limits();
-        if limits.warn_headroom.is_some() {
-            limits.rule.learned = input.model_id().and_then(metrics::learned::learned_point);
-        }
+        let limits = config.limits();
         let level = figure
             .as_ref()
-            .map(|f| metrics::assess(f, &limits, input.model_id(), None).level)
+            .map(|f| metrics::assess(f, &Context::basis_of(input, limits), Want::Level).level)
             .unwrap_or(Level::Normal);
         Context {
             input,
@@ -143,6 +140,17 @@ impl<'a> Context<'a> {
             task: OnceCell::new(),
             handoff: OnceCell::new(),
         }
+    }
+
+    /// What the figure's level and headroom rest on: a Claude Code session (the only host
+    /// with a status line) of the payload's model.
+    fn basis_of(input: &'a StatuslineInput, limits: Limits) -> Basis<'a> {
+        Basis { limits, host: HostKind::Claude, model: input.model_id(), project: None }
+    }
+
+    /// What this line's figure is assessed on ([`metrics::assess`]).
+    pub fn basis(&self) -> Basis<'a> {
+        Context::basis_of(self.input, self.limits)
     }
 
     /// The folder the session works in.

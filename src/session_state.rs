@@ -1,0 +1,214 @@
+//! Per-session state: what baton keeps about one session between hook calls (the
+//! debounce counts, the last level, when it compacted or ended, the measured pace), in
+//! baton's private session folder under GSD's file name and field names. Typed as
+//! [`WarnState`]; every change goes through one locked load-edit-store
+//! ([`crate::state::VersionedFile::update`]), so parallel tool calls never lose a count.
+//! The lock is waited for at most [`crate::state::LOCK_WAIT`]; past it the change goes
+//! on unlocked (a count may be lost, a warning is not).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::state::{Edit, Guard, Loaded, VersionedFile};
+use crate::{fsx, places};
+
+/// The debounce state, GSD's `claude-ctx-<sid>-warned.json`. Unknown fields are kept so
+/// a session can switch between GSD's hook and baton's mid-way.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WarnState {
+    #[serde(rename = "callsSinceWarn", default)]
+    pub calls_since_warn: u32,
+    #[serde(rename = "lastLevel", default)]
+    pub last_level: Option<String>,
+    #[serde(rename = "criticalRecorded", default)]
+    pub critical_recorded: bool,
+    /// When the session last compacted (Unix seconds): figures taken before it are
+    /// history and never raise a warning. baton's addition; GSD keeps unknown fields.
+    #[serde(rename = "compactedAt", default, skip_serializing_if = "Option::is_none")]
+    pub compacted_at: Option<i64>,
+    /// When the host said the session ended (Unix seconds). baton's addition.
+    #[serde(rename = "endedAt", default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<i64>,
+    /// The recent tokens per tool call, measured when a warning was given. baton's.
+    #[serde(rename = "tokensPerCall", default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_call: Option<f64>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl WarnState {
+    /// Reads a state file leniently; anything that is not an object with sane fields is
+    /// "no state" (the next warning fires at once, as in GSD).
+    pub fn parse(bytes: &[u8]) -> Option<WarnState> {
+        let Value::Object(object) = serde_json::from_slice::<Value>(bytes).ok()? else {
+            return None;
+        };
+        Some(WarnState::from_object(object))
+    }
+
+    /// The state from a file's object (its `version` stays among the unknown fields and
+    /// is set again on write).
+    pub fn from_object(mut object: Map<String, Value>) -> WarnState {
+        let calls = object.remove("callsSinceWarn").and_then(|v| v.as_u64()).unwrap_or(0);
+        let last_level = object.remove("lastLevel").and_then(|v| v.as_str().map(str::to_string));
+        let critical_recorded = object.remove("criticalRecorded").and_then(|v| v.as_bool()).unwrap_or(false);
+        let compacted_at = object.remove("compactedAt").and_then(|v| v.as_i64());
+        let ended_at = object.remove("endedAt").and_then(|v| v.as_i64());
+        let tokens_per_call = object.remove("tokensPerCall").and_then(|v| v.as_f64());
+        WarnState {
+            calls_since_warn: calls.min(u32::MAX as u64) as u32,
+            last_level,
+            critical_recorded,
+            compacted_at,
+            ended_at,
+            tokens_per_call,
+            extra: object,
+        }
+    }
+
+    /// The state as a file's object.
+    pub fn to_object(&self) -> Option<Map<String, Value>> {
+        match serde_json::to_value(self).ok()? {
+            Value::Object(object) => Some(object),
+            _ => None,
+        }
+    }
+}
+
+const STATE_LIMIT: u64 = 64 * 1024;
+
+/// The debounce state's format version (1: GSD's fields, baton's `compactedAt` and
+/// `tokensPerCall`, in the private session folder).
+pub const WARN_STATE_VERSION: u64 = 1;
+
+/// Session state files untouched this long are pruned (sessions long gone).
+const SESSION_STATE_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The session's debounce state file, `None` without a home (then no state is kept).
+pub fn warn_state_file(session_id: &str) -> Option<VersionedFile> {
+    places::warn_state_path(session_id).map(|path| VersionedFile::new(path, WARN_STATE_VERSION, STATE_LIMIT))
+}
+
+/// The session's lock: the hook goes on unlocked rather than hang or fall silent.
+fn guard(session_id: &str) -> Option<Guard> {
+    Some(Guard { or_unlocked: true, ..Guard::new(places::warn_lock_path(session_id)?) })
+}
+
+/// GSD's state for the session, when GSD's hook ran before baton's: read only when this
+/// user owns it (anyone can plant a file in the temp dir), never written.
+fn gsd_state(session_id: &str) -> Option<WarnState> {
+    let bytes = fsx::read_owned(&places::gsd_warn_state_path(session_id), STATE_LIMIT).ok()?;
+    WarnState::parse(&bytes)
+}
+
+/// The session's state as stored (no lock: a reader only).
+pub fn load(session_id: &str) -> Option<WarnState> {
+    if !fsx::valid_session_id(session_id) {
+        return None;
+    }
+    Some(WarnState::from_object(warn_state_file(session_id)?.load().object()?))
+}
+
+/// The one locked change of a session's state. `change` gets the previous state (on a
+/// session's first call, GSD's, if GSD's hook ran before) and returns the state to store
+/// with a value, or `None` to store nothing. `None` on any failure, a newer baton's file
+/// included: the hook path is silent rather than wrong.
+pub fn update<T>(
+    session_id: &str,
+    change: impl FnOnce(Option<WarnState>) -> (Option<WarnState>, T),
+) -> Option<T> {
+    if !fsx::valid_session_id(session_id) {
+        return None;
+    }
+    let file = warn_state_file(session_id)?;
+    let edit = |loaded: Loaded| {
+        let previous = if loaded == Loaded::Missing {
+            if let Some(dir) = places::session_dir() {
+                crate::state::prune_older_than(&dir, SESSION_STATE_MAX_AGE);
+            }
+            gsd_state(session_id)
+        } else {
+            loaded.object().map(WarnState::from_object)
+        };
+        match change(previous) {
+            (Some(state), value) => match state.to_object() {
+                Some(object) => Edit::Store(object, Some(value)),
+                None => Edit::Keep(None),
+            },
+            (None, value) => Edit::Keep(Some(value)),
+        }
+    };
+    file.update(&guard(session_id)?, false, edit).ok().flatten()
+}
+
+/// A change to baton's own fields, from the state there (GSD's is not read for it).
+fn change(session_id: &str, edit: impl FnOnce(&mut WarnState)) {
+    let Some(file) = warn_state_file(session_id).filter(|_| fsx::valid_session_id(session_id)) else {
+        return;
+    };
+    let Some(guard) = guard(session_id) else { return };
+    let _ = file.update(&guard, false, |loaded| {
+        let mut state = loaded.object().map(WarnState::from_object).unwrap_or_default();
+        edit(&mut state);
+        state.to_object().map_or(Edit::Keep(()), |object| Edit::Store(object, ()))
+    });
+}
+
+/// The recent tokens per tool call the monitor last measured for a session, if any.
+pub fn tokens_per_call(session_id: &str) -> Option<f64> {
+    load(session_id)?.tokens_per_call.filter(|p| *p > 0.0)
+}
+
+/// Records a compaction in the session's state: the debounce starts over (the next
+/// warning fires at once, escalation works again, the next CRITICAL writes a fresh
+/// handoff) and figures taken up to `now` are ignored from then on.
+pub fn note_compaction(session_id: &str, now: i64) {
+    change(session_id, |state| {
+        state.calls_since_warn = 0;
+        state.last_level = None;
+        state.critical_recorded = false;
+        state.compacted_at = Some(now);
+    });
+}
+
+/// Notes that the host ended the session, so no resume brief calls it active.
+pub fn mark_ended(session_id: &str, now: i64) {
+    change(session_id, |state| state.ended_at = Some(now));
+}
+
+/// When the host said the session ended, if it did.
+pub fn session_ended(session_id: &str) -> Option<i64> {
+    load(session_id)?.ended_at
+}
+
+/// Notes in the session's state that the CRITICAL handoff was written.
+pub fn mark_critical_recorded(session_id: &str) {
+    change(session_id, |state| state.critical_recorded = true);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_keeps_gsd_names_and_unknown_fields() {
+        let state = WarnState::parse(
+            br#"{"callsSinceWarn": 3, "lastLevel": "warning", "criticalRecorded": true, "other": 1}"#,
+        )
+        .unwrap();
+        assert_eq!(state.calls_since_warn, 3);
+        assert!(state.critical_recorded);
+        let json = serde_json::to_value(&state).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"callsSinceWarn": 3, "lastLevel": "warning", "criticalRecorded": true, "other": 1})
+        );
+        assert!(WarnState::parse(b"[]").is_none());
+        assert!(WarnState::parse(b"garbage").is_none());
+        let paced = WarnState::parse(br#"{"tokensPerCall": 2500.0}"#).unwrap();
+        assert_eq!(paced.tokens_per_call, Some(2500.0));
+        assert!(paced.extra.is_empty());
+    }
+}
