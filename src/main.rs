@@ -390,7 +390,7 @@ fn run_config(cwd: Option<PathBuf>, json: bool) -> ExitCode {
         &baton::metrics::windows::remembered_windows(),
         &config.configured_windows(),
     );
-    let default_window = config.limits().default_window;
+    let default_window = config.settings().default_window_tokens;
     if json {
         let mut value = config.to_json();
         value["windows"] = serde_json::json!({"known": known, "default": default_window});
@@ -542,7 +542,12 @@ fn run_report(
     };
     let config = Config::load(folder.as_deref());
     let session_id = session.or_else(|| usage.session_id.clone()).or_else(|| report::session_id_of(&path));
-    let report = Report::build(&usage, &path.display().to_string(), session_id, config.levels());
+    let report = Report::build(
+        &usage,
+        &path.display().to_string(),
+        session_id,
+        baton::metrics::Thresholds::from_settings(config.settings()),
+    );
     if let Some(file) = &svg {
         let chart = report::svg::render(&report);
         if let Err(e) = baton::fsx::write_atomic(file, chart.as_bytes(), baton::fsx::WriteOptions::USER) {

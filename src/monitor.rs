@@ -368,7 +368,7 @@ pub fn current_figure(
         tool_use_id: session.tool_use_id,
         in_subagent: session.in_subagent,
         stale_seconds,
-        default_window: config.limits().default_window,
+        default_window: config.settings().default_window_tokens,
         configured_windows: &windows,
         thresholds_used: config.thresholds_used(),
         now,
@@ -387,7 +387,7 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
     if !fsx::valid_session_id(session.id) || !config.context_warnings() {
         return None;
     }
-    let mut limits: Limits = config.limits();
+    let mut limits = Limits::from_settings(config.settings());
     let (found, notes) = current_figure(session, config, config.stale_seconds(), now)?;
     let figure = found.figure;
     let model = found.model;

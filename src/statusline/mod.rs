@@ -40,13 +40,9 @@ pub use git_cache::Record as GitRecord;
 pub use layout::{char_width, cut, width};
 pub use style::Style;
 
-/// Every segment name `statusline.segments` accepts.
-pub const SEGMENT_NAMES: &[&str] =
-    &["model", "project", "branch", "git", "task", "handoff", "meter", "cost", "headroom"];
-
-/// The segments shown when the configuration does not say.
-pub const DEFAULT_SEGMENTS: &[&str] =
-    &["model", "project", "branch", "git", "task", "handoff", "meter", "headroom", "cost"];
+/// The names `statusline.segments` accepts and the default order are declared with the
+/// key; `the_name_lists_agree` keeps [`SEGMENTS`] in step with them.
+pub use crate::config::{DEFAULT_SEGMENTS, SEGMENT_NAMES};
 
 type SegmentFn = fn(&Context) -> Option<Segment>;
 
@@ -119,7 +115,7 @@ pub struct Context<'a> {
 impl<'a> Context<'a> {
     pub fn new(input: &'a StatuslineInput, config: &Config, now: i64, colour: bool) -> Context<'a> {
         let figure = metrics::figure_from_statusline(input, now);
-        let mut limits = config.limits();
+        let mut limits = Limits::from_settings(config.settings());
         if limits.warn_headroom.is_some() {
             limits.rule.learned = input.model_id().and_then(metrics::learned::learned_point);
         }
