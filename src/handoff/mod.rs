@@ -170,10 +170,7 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
         .map(|_| planned_checkpoint(request.checkpoint, &request.session_id));
     let mut handoff = model::build(&snapshot, previous_doc.as_ref(), &carried, planned.as_ref(), &root);
     // The GitHub issue the task is checkpointed to outlives any one handoff.
-    crate::checkpoint_github::carry_issue(
-        existing.json.as_ref().or(previous_json.as_ref()),
-        &mut handoff.json,
-    );
+    doc::carry_issue(existing.json.as_ref().or(previous_json.as_ref()), &mut handoff.json);
     // A same-session handoff whose .continue-here.md moved (the active phase changed):
     // the old one is this session's own (its id registered, its path validated), and
     // would only mislead.
