@@ -717,36 +717,57 @@ fn tasks(value: Option<&Value>) -> Vec<TaskEntry> {
         .collect()
 }
 
+/// Why a path in a handoff is not one baton may act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathRefused {
+    #[error("empty or too long")]
+    Length,
+    #[error("holds control characters or backslashes")]
+    Characters,
+    #[error("is absolute")]
+    Absolute,
+    #[error("climbs out with `..`")]
+    ClimbsOut,
+    #[error("is inside .git")]
+    InsideGit,
+    #[error("is not inside .planning/")]
+    OutsidePlanning,
+    #[error("is not a {CONTINUE_HERE}")]
+    NotContinueHere,
+    #[error("goes through a symlink")]
+    Symlink,
+}
+
 /// Whether `text` names a `.continue-here.md` baton may read, move or delete: relative,
 /// inside `.planning/`, no `..` or `.`, no `.git` part, no control characters, and no
 /// part of it (under `root`) a symlink. Returns the path.
-pub fn check_continue_here(text: &str, root: &Path) -> Result<PathBuf, String> {
+pub fn check_continue_here(text: &str, root: &Path) -> Result<PathBuf, PathRefused> {
     check_continue_here_in(text, root, None)
 }
 
 /// [`check_continue_here`], also accepting one directly in `dir` (the configured
 /// `handoff.dir`, itself relative and outside `.git`).
-pub fn check_continue_here_in(text: &str, root: &Path, dir: Option<&Path>) -> Result<PathBuf, String> {
+pub fn check_continue_here_in(text: &str, root: &Path, dir: Option<&Path>) -> Result<PathBuf, PathRefused> {
     if text.is_empty() || text.len() > 1024 {
-        return Err("empty or too long".into());
+        return Err(PathRefused::Length);
     }
     if text.chars().any(|c| c.is_control()) || text.contains('\\') {
-        return Err("holds control characters or backslashes".into());
+        return Err(PathRefused::Characters);
     }
     let path = Path::new(text);
     if !path.is_relative() {
-        return Err("is absolute".into());
+        return Err(PathRefused::Absolute);
     }
     let mut parts = vec![];
     for component in path.components() {
         match component {
             Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
             Component::CurDir => {}
-            _ => return Err("climbs out with `..`".into()),
+            _ => return Err(PathRefused::ClimbsOut),
         }
     }
     if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
-        return Err("is inside .git".into());
+        return Err(PathRefused::InsideGit);
     }
     let in_handoff_dir = dir.is_some_and(|d| {
         d.is_relative()
@@ -755,17 +776,17 @@ pub fn check_continue_here_in(text: &str, root: &Path, dir: Option<&Path>) -> Re
             && parts.iter().collect::<PathBuf>() == d.join(CONTINUE_HERE)
     });
     if parts.first().map(String::as_str) != Some(".planning") && !in_handoff_dir {
-        return Err("is not inside .planning/".into());
+        return Err(PathRefused::OutsidePlanning);
     }
     if parts.last().map(String::as_str) != Some(CONTINUE_HERE) {
-        return Err(format!("is not a {CONTINUE_HERE}"));
+        return Err(PathRefused::NotContinueHere);
     }
     // No part of it may be a symlink (it could lead out of the project).
     let mut at = root.to_path_buf();
     for part in &parts {
         at.push(part);
         match std::fs::symlink_metadata(&at) {
-            Ok(meta) if meta.file_type().is_symlink() => return Err("goes through a symlink".into()),
+            Ok(meta) if meta.file_type().is_symlink() => return Err(PathRefused::Symlink),
             Ok(_) => {}
             Err(_) => break,
         }
