@@ -460,7 +460,7 @@ mod tests {
             assert_eq!(errors.len(), 1, "{bad}: {errors:?}");
         }
         let config = Config::defaults();
-        assert_eq!(config.statusline_segments(), crate::statusline::DEFAULT_SEGMENTS);
+        assert_eq!(config.statusline_segments(), DEFAULT_SEGMENTS);
         assert_eq!(config.git_cache_seconds(), 5);
         assert_eq!(config.git_budget_ms(), 100);
     }
