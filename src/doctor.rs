@@ -711,7 +711,7 @@ fn windows_check(project: Option<&Path>) -> Check {
     Check::new(
         Status::Ok,
         "windows",
-        crate::metrics::windows::doctor_line(&known, config.limits().default_window),
+        crate::metrics::windows::doctor_line(&known, config.settings().default_window_tokens),
         None,
     )
 }

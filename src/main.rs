@@ -390,7 +390,7 @@ fn run_config(cwd: Option<PathBuf>, json: bool) -> ExitCode {
         &baton::metrics::windows::remembered_windows(),
         &config.configured_windows(),
     );
-    let default_window = config.limits().default_window;
+    let default_window = baton::metrics::Limits::from_settings(config.settings()).default_window;
     if json {
         let mut value = config.to_json();
         value["windows"] = serde_json::json!({"known": known, "default": default_window});

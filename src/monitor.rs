@@ -283,7 +283,7 @@ pub fn current_figure(
         tool_use_id: session.tool_use_id,
         in_subagent: session.in_subagent,
         stale_seconds,
-        default_window: config.limits().default_window,
+        default_window: crate::metrics::Limits::from_settings(config.settings()).default_window,
         configured_windows: &windows,
         thresholds_used: config.thresholds_used(),
         now,
@@ -305,7 +305,7 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
     let (found, notes) = current_figure(session, config, config.stale_seconds(), now)?;
     let figure = found.figure;
     let basis = Basis {
-        limits: config.limits(),
+        limits: crate::metrics::Limits::from_settings(config.settings()),
         host: session.host,
         model: found.model.as_deref(),
         project: session.project,

@@ -89,7 +89,7 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
         dir: config.handoff_dir(),
         now: Utc::now(),
     };
-    let outcome = handoff::write(&request)?;
+    let outcome = handoff::write(&request).map_err(|e| e.to_string())?;
     let report = if options.report {
         Some(session_report::write(&outcome, transcript.as_deref(), &config.handoff_dir())?)
     } else {

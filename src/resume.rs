@@ -58,7 +58,7 @@ impl Found {
 pub fn find(root: &Path, config: &Config) -> Option<Found> {
     let dir = config.handoff_dir();
     let json_path = root.join(&dir).join("HANDOFF.json");
-    let handoff = HandoffDoc::read(root, &dir)?;
+    let handoff = HandoffDoc::read(root, &dir)?.map_err(|e| e.to_string());
     // Only a validated `.continue-here.md` (inside `.planning/`, see `doc`) is read.
     let markdown_rel = handoff.as_ref().ok().and_then(HandoffDoc::continue_here).or_else(|| {
         doc::check_continue_here_in(&format!("{}/{}", dir.display(), doc::CONTINUE_HERE), root, Some(&dir))
@@ -497,7 +497,8 @@ pub fn today(found: &Found, handoff: &HandoffDoc, session_id: Option<&str>, conf
 pub fn record_resumption(found: &Found, session_id: &str, source: &str) -> Result<HandoffDoc, String> {
     let _lock = store::project_lock(&found.root);
     let bytes = fsx::read_limited(&found.json_path, doc::READ_LIMIT).map_err(|e| e.to_string())?;
-    let mut handoff = HandoffDoc::parse_in(&bytes, &found.root, Some(&found.dir))?;
+    let mut handoff =
+        HandoffDoc::parse_in(&bytes, &found.root, Some(&found.dir)).map_err(|e| e.to_string())?;
     if !handoff.baton().exists() || !handoff.writable() {
         return Ok(handoff);
     }
@@ -559,7 +560,7 @@ pub fn close(found: &Found, how: &str) -> Result<Vec<PathBuf>, String> {
                 json!({"how": how, "at": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)}),
             );
         });
-        raw = doc::encode(&handoff.to_value())?;
+        raw = doc::encode(&handoff.to_value()).map_err(|e| e.to_string())?;
     }
     let owned =
         parsed.as_ref().and_then(|h| h.baton().id()).is_some_and(|id| store::is_registered(&found.root, id));

@@ -36,30 +36,27 @@ impl Rng {
     }
 }
 
-const KEYS: &[&str] = &[
-    "warn_remaining",
-    "critical_remaining",
-    "warn_headroom_tokens",
-    "critical_headroom_tokens",
-    "debounce_calls",
-    "stale_seconds",
-    "disable",
-    "context_warnings",
-    "handoff",
-    "handoff.auto",
-    "handoff.dir",
-    "handoff.auto_checkpoint",
-    "resume",
-    "resume.trust_foreign",
-    "checkpoint",
-    "statusline",
-    "statusline.segments",
-    "statusline.wrap_timeout_ms",
-    "hooks",
-    "version",
-    "__proto__",
-    "",
-];
+/// The keys to draw from: every key baton declares (read from `baton config --json`, so a
+/// new key is fuzzed without touching this file), their parent objects, and names that are
+/// not keys at all.
+fn keys() -> &'static [String] {
+    static KEYS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let output = Sandbox::new().run(&["config", "--json"], b"");
+        let config: Value = serde_json::from_slice(&output.stdout).expect("config --json");
+        let declared: Vec<String> = config["values"].as_object().expect("values").keys().cloned().collect();
+        let mut keys = declared.clone();
+        for key in &declared {
+            if let Some((parent, _)) = key.split_once('.') {
+                if !keys.iter().any(|k| k == parent) {
+                    keys.push(parent.to_string());
+                }
+            }
+        }
+        keys.extend(["hooks", "version", "__proto__", ""].map(String::from));
+        keys
+    })
+}
 
 const STRINGS: &[&str] = &[
     "",
@@ -96,7 +93,7 @@ fn value(rng: &mut Rng, depth: u32) -> Value {
 fn object(rng: &mut Rng, depth: u32) -> Value {
     let mut map = Map::new();
     for _ in 0..rng.below(8) {
-        let key = rng.pick(KEYS).to_string();
+        let key = rng.pick(keys()).to_string();
         // Dotted keys as nested objects half the time.
         let parts: Vec<&str> = key.split('.').collect();
         if parts.len() == 2 && rng.below(2) == 0 {

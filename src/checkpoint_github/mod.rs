@@ -39,7 +39,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::Config;
 use crate::handoff::doc::HandoffDoc;
-use crate::handoff::model::one_line;
+use crate::handoff::doc::one_line;
 use crate::handoff::store;
 use crate::{fsx, places, planning};
 
@@ -279,7 +279,7 @@ fn detected_plan(root: &Path, json: &Value) -> Option<String> {
     let found = planning::detect(root);
     let phase = found.phase.as_ref()?;
     let dir = phase.dir.to_string_lossy().into_owned();
-    if json.get("phase_dir").and_then(Value::as_str) != Some(dir.as_str()) {
+    if json.get(crate::handoff::doc::field::PHASE_DIR).and_then(Value::as_str) != Some(dir.as_str()) {
         return None;
     }
     Some(format!("{dir}/{}", phase.current()?.file))
@@ -780,18 +780,6 @@ fn spawn_push_with(exe: &Path, root: &Path) -> std::io::Result<()> {
         .map(|_child| ())
 }
 
-/// Carries the issue a handoff was pushed to into the handoff that replaces it, so the
-/// next push goes to the same issue. `previous` is the old HANDOFF.json, `json` the new.
-pub fn carry_issue(previous: Option<&Value>, json: &mut Value) {
-    let Some(old) = previous.and_then(|p| p.get("baton")) else { return };
-    let Some(baton) = json.get_mut("baton").and_then(Value::as_object_mut) else { return };
-    for key in ["github_issue", "github_repo", "github_url"] {
-        if let (Some(value), false) = (old.get(key).filter(|v| !v.is_null()), baton.contains_key(key)) {
-            baton.insert(key.into(), value.clone());
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -813,17 +801,6 @@ mod tests {
         assert_eq!(recorded_issue(Some(&json), "other/repo"), None);
         assert_eq!(recorded_issue(Some(&json!({"baton": {"github_issue": 3}})), "x/y"), Some(3));
         assert_eq!(recorded_issue(None, "x/y"), None);
-    }
-
-    #[test]
-    fn the_issue_is_carried_into_the_next_handoff() {
-        let old = json!({"baton": {"github_issue": 7, "github_repo": "acme/shop", "source": "github"}});
-        let mut new = json!({"baton": {"id": "n"}});
-        carry_issue(Some(&old), &mut new);
-        assert_eq!(new["baton"], json!({"id": "n", "github_issue": 7, "github_repo": "acme/shop"}));
-        let mut untouched = json!({"baton": {"github_issue": 9}});
-        carry_issue(Some(&old), &mut untouched);
-        assert_eq!(untouched["baton"]["github_issue"], 9);
     }
 
     #[test]

@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use super::fields::{self, FieldValue};
 use super::state::State;
-use crate::handoff::model::one_line;
+use crate::handoff::doc::one_line;
 
 /// GitHub refuses comments over 65,536 characters; this leaves room.
 pub const COMMENT_LIMIT: usize = 60_000;

@@ -26,6 +26,7 @@ use serde_json::{Map, Value, json};
 use super::record::{Author, Form, Record};
 use super::state::{self, State};
 use super::summary::{Summary, SummaryForm};
+use crate::handoff::doc;
 
 /// The associations whose records are restored: people with write access.
 pub const TRUSTED_ASSOCIATIONS: [&str; 3] = ["OWNER", "MEMBER", "COLLABORATOR"];
@@ -316,29 +317,24 @@ pub fn to_handoff(restored: &Restored, origin: &Origin) -> Value {
     baton.insert("plan_path".into(), json!(s.plan_path));
     baton.insert("writer".into(), Value::from(concat!("baton ", env!("CARGO_PKG_VERSION"))));
 
-    let mut out = Map::new();
-    out.insert("version".into(), Value::from("1.0"));
-    out.insert(
-        "timestamp".into(),
-        Value::from(restored.timestamp.clone().unwrap_or_else(|| origin.now.into())),
-    );
-    out.insert("phase".into(), json!(stage.phase));
-    out.insert("phase_name".into(), json!(stage.phase_name));
-    out.insert("phase_dir".into(), json!(phase_dir));
-    out.insert("plan".into(), stage.plan.as_deref().map(number_or_text).unwrap_or(Value::Null));
-    out.insert("task".into(), json!(stage.task));
-    out.insert("total_tasks".into(), json!(stage.total_tasks));
-    out.insert("status".into(), Value::from(if s.status.is_empty() { "paused" } else { s.status.as_str() }));
-    out.insert("completed_tasks".into(), Value::Array(completed));
-    out.insert("remaining_tasks".into(), json!([]));
-    out.insert("blockers".into(), Value::Array(blockers));
-    out.insert("human_actions_pending".into(), json!([]));
-    out.insert("decisions".into(), Value::Array(decisions));
-    out.insert("uncommitted_files".into(), json!([]));
-    out.insert("next_action".into(), Value::from(s.next.clone()));
-    out.insert("context_notes".into(), Value::from(s.reply_summary.clone().unwrap_or_default()));
-    out.insert("baton".into(), Value::Object(baton));
-    Value::Object(out)
+    let out = doc::GsdHandoff {
+        timestamp: restored.timestamp.clone().unwrap_or_else(|| origin.now.into()),
+        phase: stage.phase.clone(),
+        phase_name: stage.phase_name.clone(),
+        phase_dir,
+        plan: stage.plan.as_deref().map(number_or_text).unwrap_or(Value::Null),
+        task: stage.task,
+        total_tasks: stage.total_tasks,
+        status: if s.status.is_empty() { "paused" } else { s.status.as_str() }.to_string(),
+        completed_tasks: completed,
+        blockers,
+        decisions,
+        next_action: s.next.clone(),
+        context_notes: s.reply_summary.clone().unwrap_or_default(),
+        baton,
+        ..doc::GsdHandoff::default()
+    };
+    Value::Object(out.into_object())
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::handoff::model::one_line;
+use crate::handoff::doc::{field, one_line};
 
 pub const STATUS_MAX: usize = 100;
 pub const STAGE_MAX: usize = 300;
@@ -92,16 +92,16 @@ fn dedup(items: impl IntoIterator<Item = String>) -> Vec<String> {
 /// (`spike`, `sketch` …) when there is no phase; empty when nothing is known.
 pub fn stage_text(json: &Value) -> String {
     let mut parts = vec![];
-    match (text(&json["phase"]), text(&json["phase_name"])) {
+    match (text(&json[field::PHASE]), text(&json[field::PHASE_NAME])) {
         (Some(p), Some(n)) => parts.push(format!("phase {p} ({n})")),
         (Some(p), None) => parts.push(format!("phase {p}")),
         (None, Some(n)) => parts.push(format!("phase ({n})")),
         (None, None) => {}
     }
-    if let Some(plan) = text(&json["plan"]) {
+    if let Some(plan) = text(&json[field::PLAN]) {
         parts.push(format!("plan {plan}"));
     }
-    match (json["task"].as_u64(), json["total_tasks"].as_u64()) {
+    match (json[field::TASK].as_u64(), json[field::TOTAL_TASKS].as_u64()) {
         (Some(t), Some(n)) => parts.push(format!("task {t}/{n}")),
         (Some(t), None) => parts.push(format!("task {t}")),
         (None, Some(n)) => parts.push(format!("task ?/{n}")),
@@ -165,7 +165,7 @@ pub fn parse_stage(stage: &str) -> StageFields {
 
 /// The latest blocker: `description [type]`.
 pub fn blocker_text(json: &Value) -> Option<String> {
-    let last = json["blockers"].as_array()?.last()?;
+    let last = json[field::BLOCKERS].as_array()?.last()?;
     let (description, kind) = match last {
         Value::String(s) => (s.clone(), None),
         other => (text(&other["description"])?, text(&other["type"])),
@@ -186,7 +186,7 @@ pub fn parse_blocker(blocker: &str) -> (String, Option<String>) {
 
 /// The latest decision: `decision — rationale`.
 pub fn decision_text(json: &Value) -> Option<String> {
-    let last = json["decisions"].as_array()?.last()?;
+    let last = json[field::DECISIONS].as_array()?.last()?;
     let (decision, rationale) = match last {
         Value::String(s) => (s.clone(), None),
         other => (text(&other["decision"])?, text(&other["rationale"])),
@@ -207,7 +207,7 @@ pub fn parse_decision(decision: &str) -> (String, Option<String>) {
 }
 
 fn completed(json: &Value) -> Vec<String> {
-    let tasks = json["completed_tasks"].as_array().cloned().unwrap_or_default();
+    let tasks = json[field::COMPLETED_TASKS].as_array().cloned().unwrap_or_default();
     tasks
         .iter()
         .filter_map(|task| match task {
@@ -222,7 +222,7 @@ fn completed(json: &Value) -> Vec<String> {
 }
 
 fn reply_summary(json: &Value) -> Option<String> {
-    let notes = json["context_notes"].as_str()?;
+    let notes = json[field::CONTEXT_NOTES].as_str()?;
     let joined: Vec<&str> = notes.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     Some(one_line(&joined.join(" · "), REPLY_MAX)).filter(|s| !s.is_empty())
 }
@@ -232,15 +232,15 @@ fn reply_summary(json: &Value) -> Option<String> {
 pub fn from_handoff(json: &Value, detected_plan: Option<&str>) -> State {
     let key_paths = match at(json, "/baton/key_paths") {
         Value::Array(_) => strings(at(json, "/baton/key_paths")),
-        _ => strings(&json["uncommitted_files"])
+        _ => strings(&json[field::UNCOMMITTED_FILES])
             .into_iter()
             .chain(strings(at(json, "/baton/files_touched")))
             .collect(),
     };
     State {
-        status: one_line(&text(&json["status"]).unwrap_or_else(|| "paused".into()), STATUS_MAX),
+        status: one_line(&text(&json[field::STATUS]).unwrap_or_else(|| "paused".into()), STATUS_MAX),
         stage: stage_text(json),
-        next: one_line(json["next_action"].as_str().unwrap_or_default(), NEXT_MAX),
+        next: one_line(json[field::NEXT_ACTION].as_str().unwrap_or_default(), NEXT_MAX),
         completed: completed(json),
         decision: decision_text(json),
         blocker: blocker_text(json),
@@ -255,7 +255,7 @@ pub fn from_handoff(json: &Value, detected_plan: Option<&str>) -> State {
 /// The task's goal: what the summary already says, else what the handoff knows
 /// (a goal restored from GitHub, the session's first request, the phase, the next action).
 pub fn goal(json: &Value, existing: Option<&str>) -> String {
-    let phase = match (text(&json["phase"]), text(&json["phase_name"])) {
+    let phase = match (text(&json[field::PHASE]), text(&json[field::PHASE_NAME])) {
         (Some(p), Some(n)) => Some(format!("Phase {p}: {n}")),
         (None, Some(n)) => Some(format!("Phase {n}")),
         _ => None,
@@ -266,7 +266,7 @@ pub fn goal(json: &Value, existing: Option<&str>) -> String {
         .or_else(|| text(at(json, "/baton/goal")))
         .or_else(|| text(at(json, "/baton/first_request")))
         .or(phase)
-        .or_else(|| text(&json["next_action"]))
+        .or_else(|| text(&json[field::NEXT_ACTION]))
         .unwrap_or_default();
     one_line(&goal, GOAL_MAX)
 }
@@ -275,7 +275,7 @@ pub fn goal(json: &Value, existing: Option<&str>) -> String {
 pub fn handoff_reference(json: &Value, path: &str) -> String {
     let mut out = path.to_string();
     let id = text(at(json, "/baton/id"));
-    let written = text(&json["timestamp"]);
+    let written = text(&json[field::TIMESTAMP]);
     match (id, written) {
         (Some(id), Some(at)) => out.push_str(&format!(" (id {id}, written {at})")),
         (Some(id), None) => out.push_str(&format!(" (id {id})")),

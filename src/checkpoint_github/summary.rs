@@ -18,7 +18,7 @@ use super::fields::{self, FieldValue};
 use super::record::BODY_LIMIT;
 use super::restore::parse_time;
 use super::state::{GOAL_MAX, ITEM_MAX, NEXT_MAX, STAGE_MAX, STATUS_MAX};
-use crate::handoff::model::one_line;
+use crate::handoff::doc::one_line;
 
 pub const START: &str = "<!-- baton:summary:start -->";
 pub const END: &str = "<!-- baton:summary:end -->";

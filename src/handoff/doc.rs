@@ -15,26 +15,60 @@
 
 use std::path::{Component, Path, PathBuf};
 
+/// The names of GSD's HANDOFF.json fields (schema 1.0): the only place they are spelled
+/// outside tests.
+pub mod field {
+    pub const TIMESTAMP: &str = "timestamp";
+    pub const PHASE: &str = "phase";
+    pub const PHASE_NAME: &str = "phase_name";
+    pub const PHASE_DIR: &str = "phase_dir";
+    pub const PLAN: &str = "plan";
+    pub const TASK: &str = "task";
+    pub const TOTAL_TASKS: &str = "total_tasks";
+    pub const STATUS: &str = "status";
+    pub const COMPLETED_TASKS: &str = "completed_tasks";
+    pub const REMAINING_TASKS: &str = "remaining_tasks";
+    pub const BLOCKERS: &str = "blockers";
+    pub const HUMAN_ACTIONS_PENDING: &str = "human_actions_pending";
+    pub const DECISIONS: &str = "decisions";
+    pub const UNCOMMITTED_FILES: &str = "uncommitted_files";
+    pub const NEXT_ACTION: &str = "next_action";
+    pub const CONTEXT_NOTES: &str = "context_notes";
+}
+
+use field::*;
+
 /// GSD's HANDOFF.json fields (schema 1.0) besides `version`, in GSD's order.
 pub const GSD_FIELDS: &[&str] = &[
-    "timestamp",
-    "phase",
-    "phase_name",
-    "phase_dir",
-    "plan",
-    "task",
-    "total_tasks",
-    "status",
-    "completed_tasks",
-    "remaining_tasks",
-    "blockers",
-    "human_actions_pending",
-    "decisions",
-    "uncommitted_files",
-    "next_action",
-    "context_notes",
+    TIMESTAMP,
+    PHASE,
+    PHASE_NAME,
+    PHASE_DIR,
+    PLAN,
+    TASK,
+    TOTAL_TASKS,
+    STATUS,
+    COMPLETED_TASKS,
+    REMAINING_TASKS,
+    BLOCKERS,
+    HUMAN_ACTIONS_PENDING,
+    DECISIONS,
+    UNCOMMITTED_FILES,
+    NEXT_ACTION,
+    CONTEXT_NOTES,
 ];
 
+/// What survives a rewrite: the fields the agent (or a person) writes are carried over as
+/// written; baton regenerates these from the session every time.
+pub const GENERATED_FIELDS: &[&str] =
+    &[COMPLETED_TASKS, REMAINING_TASKS, UNCOMMITTED_FILES, TASK, TOTAL_TASKS];
+/// Lists the agent writes, carried over as written by every rewrite.
+pub const AGENT_LISTS: &[&str] = &[BLOCKERS, HUMAN_ACTIONS_PENDING, DECISIONS];
+/// Texts baton drafts that an edit takes over: kept when they differ from what baton
+/// generated last time (`baton.generated_text`).
+pub const EDITABLE_TEXTS: &[&str] = &[NEXT_ACTION, CONTEXT_NOTES];
+
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::fsx;
@@ -95,6 +129,82 @@ fn short(text: &str, max: usize) -> String {
     text.chars().take(max).collect()
 }
 
+/// A HANDOFF.json as baton writes it: GSD's fields in GSD's order, then the fields neither
+/// GSD nor baton knows (kept from the file it replaces, see [`unknown_fields`]), then
+/// baton's section. Every writer builds one (`handoff::model`, the GitHub restore).
+#[derive(Debug, Clone, Serialize)]
+pub struct GsdHandoff {
+    /// Always [`GSD_VERSION`] (set by `Default`).
+    pub version: &'static str,
+    pub timestamp: String,
+    pub phase: Option<String>,
+    pub phase_name: Option<String>,
+    pub phase_dir: Option<String>,
+    /// A number when the plan's id is one, else its text (GSD writes numbers).
+    pub plan: Value,
+    pub task: Option<u64>,
+    pub total_tasks: Option<u64>,
+    pub status: String,
+    pub completed_tasks: Vec<Value>,
+    pub remaining_tasks: Vec<Value>,
+    pub blockers: Vec<Value>,
+    pub human_actions_pending: Vec<Value>,
+    pub decisions: Vec<Value>,
+    pub uncommitted_files: Vec<Value>,
+    pub next_action: String,
+    pub context_notes: String,
+    #[serde(flatten)]
+    pub unknown: Map<String, Value>,
+    pub baton: Map<String, Value>,
+}
+
+impl Default for GsdHandoff {
+    fn default() -> Self {
+        GsdHandoff {
+            version: GSD_VERSION,
+            timestamp: String::new(),
+            phase: None,
+            phase_name: None,
+            phase_dir: None,
+            plan: Value::Null,
+            task: None,
+            total_tasks: None,
+            status: String::new(),
+            completed_tasks: vec![],
+            remaining_tasks: vec![],
+            blockers: vec![],
+            human_actions_pending: vec![],
+            decisions: vec![],
+            uncommitted_files: vec![],
+            next_action: String::new(),
+            context_notes: String::new(),
+            unknown: Map::new(),
+            baton: Map::new(),
+        }
+    }
+}
+
+impl GsdHandoff {
+    /// The JSON object, in the order above.
+    pub fn into_object(self) -> Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(object)) => object,
+            // Strings, numbers and JSON values only: serialising cannot fail.
+            _ => Map::new(),
+        }
+    }
+}
+
+/// Whether GSD or baton owns a top-level field (`version`, GSD's fields, `baton`).
+pub fn is_known_field(key: &str) -> bool {
+    key == "version" || key == "baton" || GSD_FIELDS.contains(&key)
+}
+
+/// The top-level fields of `object` that neither GSD nor baton knows: a rewrite keeps them.
+pub fn unknown_fields(object: &Map<String, Value>) -> Map<String, Value> {
+    object.iter().filter(|(key, _)| !is_known_field(key)).map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
 /// A parsed HANDOFF.json.
 #[derive(Debug, Clone)]
 pub struct HandoffDoc {
@@ -106,35 +216,48 @@ pub struct HandoffDoc {
     problems: Vec<String>,
 }
 
-/// Why bytes are not a HANDOFF.json.
-pub fn parse_error(bytes: &[u8]) -> Option<String> {
+/// Why a HANDOFF.json cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum HandoffError {
+    #[error("is empty")]
+    Empty,
+    #[error("is not a JSON object")]
+    NotAnObject,
+    #[error("is not valid JSON ({0})")]
+    Json(serde_json::Error),
+    #[error("cannot be read ({0})")]
+    Read(std::io::Error),
+    #[error("{0}")]
+    Encode(serde_json::Error),
+    #[error("the handoff is {0} bytes even after cutting (limit {SIZE_LIMIT})")]
+    TooBig(usize),
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+/// The object in bytes, parsed once, or why they are not a HANDOFF.json.
+fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, HandoffError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Some("is empty".into());
+        return Err(HandoffError::Empty);
     }
     match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(_)) => None,
-        Ok(_) => Some("is not a JSON object".into()),
-        Err(e) => Some(format!("is not valid JSON ({e})")),
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(_) => Err(HandoffError::NotAnObject),
+        Err(e) => Err(HandoffError::Json(e)),
     }
 }
 
 impl HandoffDoc {
     /// Parses and validates. `root` is the project root, used to check that paths do not
     /// leave it through a symlink. `Err` says why the bytes are not a handoff at all.
-    pub fn parse(bytes: &[u8], root: &Path) -> Result<HandoffDoc, String> {
+    pub fn parse(bytes: &[u8], root: &Path) -> Result<HandoffDoc, HandoffError> {
         HandoffDoc::parse_in(bytes, root, None)
     }
 
     /// [`HandoffDoc::parse`] for a handoff kept in `dir` (`handoff.dir`), whose own
     /// `.continue-here.md` may sit there too.
-    pub fn parse_in(bytes: &[u8], root: &Path, dir: Option<&Path>) -> Result<HandoffDoc, String> {
-        if let Some(why) = parse_error(bytes) {
-            return Err(why);
-        }
-        match serde_json::from_slice::<Value>(bytes) {
-            Ok(Value::Object(object)) => Ok(HandoffDoc::from_object_in(object, root, dir)),
-            _ => Err("is not a JSON object".into()),
-        }
+    pub fn parse_in(bytes: &[u8], root: &Path, dir: Option<&Path>) -> Result<HandoffDoc, HandoffError> {
+        Ok(HandoffDoc::from_object_in(parse_object(bytes)?, root, dir))
     }
 
     /// Validates a JSON object (one baton built, or one read).
@@ -195,13 +318,13 @@ impl HandoffDoc {
 
     /// Reads `<root>/<dir>/HANDOFF.json`: `None` when there is none, `Some(Err)` when it
     /// is there but not a handoff.
-    pub fn read(root: &Path, dir: &Path) -> Option<Result<HandoffDoc, String>> {
+    pub fn read(root: &Path, dir: &Path) -> Option<Result<HandoffDoc, HandoffError>> {
         let path = root.join(dir).join("HANDOFF.json");
         if std::fs::symlink_metadata(&path).is_err() {
             return None;
         }
         Some(match fsx::read_limited(&path, READ_LIMIT) {
-            Err(e) => Err(format!("cannot be read ({e})")),
+            Err(e) => Err(HandoffError::Read(e)),
             Ok(bytes) => HandoffDoc::parse_in(&bytes, root, Some(dir)),
         })
     }
@@ -594,36 +717,57 @@ fn tasks(value: Option<&Value>) -> Vec<TaskEntry> {
         .collect()
 }
 
+/// Why a path in a handoff is not one baton may act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathRefused {
+    #[error("empty or too long")]
+    Length,
+    #[error("holds control characters or backslashes")]
+    Characters,
+    #[error("is absolute")]
+    Absolute,
+    #[error("climbs out with `..`")]
+    ClimbsOut,
+    #[error("is inside .git")]
+    InsideGit,
+    #[error("is not inside .planning/")]
+    OutsidePlanning,
+    #[error("is not a {CONTINUE_HERE}")]
+    NotContinueHere,
+    #[error("goes through a symlink")]
+    Symlink,
+}
+
 /// Whether `text` names a `.continue-here.md` baton may read, move or delete: relative,
 /// inside `.planning/`, no `..` or `.`, no `.git` part, no control characters, and no
 /// part of it (under `root`) a symlink. Returns the path.
-pub fn check_continue_here(text: &str, root: &Path) -> Result<PathBuf, String> {
+pub fn check_continue_here(text: &str, root: &Path) -> Result<PathBuf, PathRefused> {
     check_continue_here_in(text, root, None)
 }
 
 /// [`check_continue_here`], also accepting one directly in `dir` (the configured
 /// `handoff.dir`, itself relative and outside `.git`).
-pub fn check_continue_here_in(text: &str, root: &Path, dir: Option<&Path>) -> Result<PathBuf, String> {
+pub fn check_continue_here_in(text: &str, root: &Path, dir: Option<&Path>) -> Result<PathBuf, PathRefused> {
     if text.is_empty() || text.len() > 1024 {
-        return Err("empty or too long".into());
+        return Err(PathRefused::Length);
     }
     if text.chars().any(|c| c.is_control()) || text.contains('\\') {
-        return Err("holds control characters or backslashes".into());
+        return Err(PathRefused::Characters);
     }
     let path = Path::new(text);
     if !path.is_relative() {
-        return Err("is absolute".into());
+        return Err(PathRefused::Absolute);
     }
     let mut parts = vec![];
     for component in path.components() {
         match component {
             Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
             Component::CurDir => {}
-            _ => return Err("climbs out with `..`".into()),
+            _ => return Err(PathRefused::ClimbsOut),
         }
     }
     if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
-        return Err("is inside .git".into());
+        return Err(PathRefused::InsideGit);
     }
     let in_handoff_dir = dir.is_some_and(|d| {
         d.is_relative()
@@ -632,17 +776,17 @@ pub fn check_continue_here_in(text: &str, root: &Path, dir: Option<&Path>) -> Re
             && parts.iter().collect::<PathBuf>() == d.join(CONTINUE_HERE)
     });
     if parts.first().map(String::as_str) != Some(".planning") && !in_handoff_dir {
-        return Err("is not inside .planning/".into());
+        return Err(PathRefused::OutsidePlanning);
     }
     if parts.last().map(String::as_str) != Some(CONTINUE_HERE) {
-        return Err(format!("is not a {CONTINUE_HERE}"));
+        return Err(PathRefused::NotContinueHere);
     }
     // No part of it may be a symlink (it could lead out of the project).
     let mut at = root.to_path_buf();
     for part in &parts {
         at.push(part);
         match std::fs::symlink_metadata(&at) {
-            Ok(meta) if meta.file_type().is_symlink() => return Err("goes through a symlink".into()),
+            Ok(meta) if meta.file_type().is_symlink() => return Err(PathRefused::Symlink),
             Ok(_) => {}
             Err(_) => break,
         }
@@ -662,8 +806,8 @@ const CUTTABLE: &[&str] = &[
 const CUTTABLE_BATON: &[&str] =
     &["files_touched", "session_commits", "background_processes", "placeholder_summaries", "resumptions"];
 
-fn pretty(value: &Value) -> Result<Vec<u8>, String> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| e.to_string())?;
+fn pretty(value: &Value) -> Result<Vec<u8>, HandoffError> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(HandoffError::Encode)?;
     bytes.push(b'\n');
     Ok(bytes)
 }
@@ -716,7 +860,7 @@ fn cut_text(value: &mut Value, max: usize) -> bool {
 /// The bytes of a HANDOFF.json baton writes: at most [`SIZE_LIMIT`]. Long lists are cut
 /// (halved until it fits, each cut recorded in `baton.cut` as field → entries left out),
 /// then long texts; fields of unknown purpose go last, named in `baton.cut`.
-pub fn encode(value: &Value) -> Result<Vec<u8>, String> {
+pub fn encode(value: &Value) -> Result<Vec<u8>, HandoffError> {
     let bytes = pretty(value)?;
     if bytes.len() <= SIZE_LIMIT {
         return Ok(bytes);
@@ -755,7 +899,7 @@ pub fn encode(value: &Value) -> Result<Vec<u8>, String> {
         }
     }
     // Still too big: drop fields nobody reads, biggest first.
-    let known = |key: &str| key == "version" || key == "baton" || GSD_FIELDS.contains(&key);
+    let known = is_known_field;
     loop {
         if pretty(&Value::Object(object.clone()))?.len() <= SIZE_LIMIT - 1024 {
             break;
@@ -778,7 +922,7 @@ pub fn encode(value: &Value) -> Result<Vec<u8>, String> {
     }
     let bytes = pretty(&value)?;
     if bytes.len() > SIZE_LIMIT {
-        return Err(format!("the handoff is {} bytes even after cutting (limit {SIZE_LIMIT})", bytes.len()));
+        return Err(HandoffError::TooBig(bytes.len()));
     }
     Ok(bytes)
 }
@@ -793,10 +937,41 @@ fn walk_strings(value: &mut Value, f: &mut impl FnMut(&mut Value)) {
 }
 
 /// Writes HANDOFF.json atomically (through [`encode`]).
-pub fn write(path: &Path, value: &Value) -> Result<(), String> {
+pub fn write(path: &Path, value: &Value) -> Result<(), HandoffError> {
     let bytes = encode(value)?;
     fsx::write_atomic(path, &bytes, fsx::WriteOptions::USER)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        .map_err(|source| HandoffError::Write { path: path.to_path_buf(), source })
+}
+
+/// One line of text out of free text: control characters out, whitespace folded, cut.
+pub fn one_line(text: &str, max: usize) -> String {
+    let folded: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if folded.chars().count() > max {
+        let mut cut: String = folded.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    } else {
+        folded
+    }
+}
+
+/// What survives a rewrite besides the agent's fields: the GitHub issue a handoff was
+/// pushed to is carried into the handoff that replaces it, so the next push goes to the
+/// same issue. `previous` is the old HANDOFF.json, `json` the new.
+pub fn carry_issue(previous: Option<&Value>, json: &mut Value) {
+    let Some(old) = previous.and_then(|p| p.get("baton")) else { return };
+    let Some(baton) = json.get_mut("baton").and_then(Value::as_object_mut) else { return };
+    for key in ["github_issue", "github_repo", "github_url"] {
+        if let (Some(value), false) = (old.get(key).filter(|v| !v.is_null()), baton.contains_key(key)) {
+            baton.insert(key.into(), value.clone());
+        }
+    }
 }
 
 #[cfg(test)]
@@ -897,5 +1072,16 @@ mod tests {
         // Small ones are untouched.
         let small = json!({"version": "1.0", "x": 1});
         assert_eq!(encode(&small).unwrap(), pretty(&small).unwrap());
+    }
+
+    #[test]
+    fn the_issue_is_carried_into_the_next_handoff() {
+        let old = json!({"baton": {"github_issue": 7, "github_repo": "acme/shop", "source": "github"}});
+        let mut new = json!({"baton": {"id": "n"}});
+        carry_issue(Some(&old), &mut new);
+        assert_eq!(new["baton"], json!({"id": "n", "github_issue": 7, "github_repo": "acme/shop"}));
+        let mut untouched = json!({"baton": {"github_issue": 9}});
+        carry_issue(Some(&old), &mut untouched);
+        assert_eq!(untouched["baton"]["github_issue"], 9);
     }
 }

@@ -78,15 +78,26 @@ pub fn commit_message(mode: Mode, trigger: Trigger, summary: &Summary, figure: O
     }
 }
 
+/// Why no handoff was written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// Another writer of this project held its lock past the deadline.
+    #[error("another baton process is writing this project's handoff ({0})")]
+    Busy(std::io::Error),
+    /// Archiving the old handoff or writing the new files failed (the store says why).
+    #[error("{0}")]
+    Files(String),
+}
+
 /// Gathers, writes and checkpoints a handoff.
-pub fn write(request: &Request) -> Result<Outcome, String> {
+pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     let repo = Repo::discover(&request.cwd).unwrap_or(None);
     let root = repo.as_ref().map(|r| r.root().to_path_buf()).unwrap_or_else(|| request.cwd.clone());
     // Another writer of this project holding its lock past the deadline: no handoff,
     // and the hook says why, rather than wait for the host to kill it.
     let _lock = match store::project_lock_within(&root, store::PROJECT_LOCK_WAIT) {
         Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-            return Err(format!("another baton process is writing this project's handoff ({e})"));
+            return Err(WriteError::Busy(e));
         }
         lock => lock.ok(),
     };
@@ -124,7 +135,8 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
         store::Disposition::Refresh => Some(existing.clone()),
         store::Disposition::Fresh => store::newest_archived(&root, &request.dir, &request.session_id),
         store::Disposition::Archive => {
-            archived = store::archive(&root, &request.dir, &existing, request.now)?;
+            archived =
+                store::archive(&root, &request.dir, &existing, request.now).map_err(WriteError::Files)?;
             store::newest_archived(&root, &request.dir, &request.session_id)
         }
     };
@@ -170,10 +182,7 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
         .map(|_| planned_checkpoint(request.checkpoint, &request.session_id));
     let mut handoff = model::build(&snapshot, previous_doc.as_ref(), &carried, planned.as_ref(), &root);
     // The GitHub issue the task is checkpointed to outlives any one handoff.
-    crate::checkpoint_github::carry_issue(
-        existing.json.as_ref().or(previous_json.as_ref()),
-        &mut handoff.json,
-    );
+    doc::carry_issue(existing.json.as_ref().or(previous_json.as_ref()), &mut handoff.json);
     // A same-session handoff whose .continue-here.md moved (the active phase changed):
     // the old one is this session's own (its id registered, its path validated), and
     // would only mislead.
@@ -185,7 +194,8 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
         }
     }
     let (json_path, markdown_path) =
-        store::write_files(&root, &request.dir, &handoff.json, &handoff.continue_here, &handoff.markdown)?;
+        store::write_files(&root, &request.dir, &handoff.json, &handoff.continue_here, &handoff.markdown)
+            .map_err(WriteError::Files)?;
     let _ = store::register(&root, &id, &request.session_id, request.now);
 
     let (checkpoint, checkpoint_note) = match (&repo, request.checkpoint) {
@@ -223,7 +233,7 @@ pub fn write(request: &Request) -> Result<Outcome, String> {
                 baton.insert("checkpoint_note".into(), serde_json::Value::from(note.clone()));
             }
         }
-        store::rewrite_json(&json_path, &json)?;
+        store::rewrite_json(&json_path, &json).map_err(WriteError::Files)?;
     }
     Ok(Outcome {
         root,

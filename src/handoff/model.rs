@@ -17,7 +17,8 @@ use crate::metrics::Figure;
 use crate::planning::{ContextKind, Planning};
 use crate::transcript::{SessionFacts, TodoItem};
 
-use super::doc::HandoffDoc;
+pub use super::doc::one_line;
+use super::doc::{GsdHandoff, HandoffDoc, field};
 
 /// What made baton write the handoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,24 +208,6 @@ fn touched_files(facts: &SessionFacts, root: &Path) -> Vec<String> {
         .collect()
 }
 
-/// One line of text out of free text: control characters out, whitespace folded, cut.
-pub fn one_line(text: &str, max: usize) -> String {
-    let folded: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    if folded.chars().count() > max {
-        let mut cut: String = folded.chars().take(max.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
-    } else {
-        folded
-    }
-}
-
 fn generated_next_action(tasks: &[TaskLine], facts: Option<&SessionFacts>, planning: &Planning) -> String {
     if let Some(task) = tasks.iter().find(|t| t.state == TaskState::InProgress) {
         return format!("Continue: {}", one_line(&task.name, 300));
@@ -265,10 +248,7 @@ fn array_field(value: Option<&HandoffDoc>, key: &str) -> Vec<Value> {
 /// A field someone edited: it differs from the text baton generated for it last time.
 fn edited(previous: Option<&HandoffDoc>, key: &str) -> Option<String> {
     let previous = previous?;
-    let current = match key {
-        "next_action" => previous.next_action(),
-        _ => previous.context_notes(),
-    }?;
+    let current = if key == field::NEXT_ACTION { previous.next_action() } else { previous.context_notes() }?;
     let generated = previous.baton().generated_text(key);
     (generated != Some(current)).then(|| current.to_string())
 }
@@ -340,14 +320,14 @@ pub fn build(
 
     let generated_next = generated_next_action(&tasks, facts, planning);
     let generated_notes = generated_context_notes(facts);
-    let kept_next = edited(previous, "next_action");
-    let kept_notes = edited(previous, "context_notes");
+    let kept_next = edited(previous, field::NEXT_ACTION);
+    let kept_notes = edited(previous, field::CONTEXT_NOTES);
     let next_action = kept_next.clone().unwrap_or_else(|| generated_next.clone());
     let context_notes = kept_notes.clone().unwrap_or_else(|| generated_notes.clone());
 
-    let blockers = array_field(previous, "blockers");
-    let human_actions = array_field(previous, "human_actions_pending");
-    let decisions = array_field(previous, "decisions");
+    let blockers = array_field(previous, field::BLOCKERS);
+    let human_actions = array_field(previous, field::HUMAN_ACTIONS_PENDING);
+    let decisions = array_field(previous, field::DECISIONS);
     let uncommitted: Vec<Value> = git
         .map(|g| {
             g.uncommitted
@@ -358,16 +338,15 @@ pub fn build(
         })
         .unwrap_or_default();
 
-    let mut generated =
-        vec!["completed_tasks", "remaining_tasks", "uncommitted_files", "task", "total_tasks"];
+    let mut generated = super::doc::GENERATED_FIELDS.to_vec();
     let mut generated_text = Map::new();
     if kept_next.is_none() {
-        generated.push("next_action");
-        generated_text.insert("next_action".into(), Value::from(generated_next));
+        generated.push(field::NEXT_ACTION);
+        generated_text.insert(field::NEXT_ACTION.into(), Value::from(generated_next));
     }
     if kept_notes.is_none() {
-        generated.push("context_notes");
-        generated_text.insert("context_notes".into(), Value::from(generated_notes));
+        generated.push(field::CONTEXT_NOTES);
+        generated_text.insert(field::CONTEXT_NOTES.into(), Value::from(generated_notes));
     }
 
     let phase = planning.phase.as_ref();
@@ -442,44 +421,41 @@ pub fn build(
     baton.insert("schema".into(), Value::from(super::doc::BATON_SCHEMA));
     baton.insert("writer".into(), Value::from(concat!("baton ", env!("CARGO_PKG_VERSION"))));
 
-    let mut out = Map::new();
-    out.insert("version".into(), Value::from(super::doc::GSD_VERSION));
-    out.insert("timestamp".into(), Value::from(timestamp.clone()));
     let (phase_number, phase_name) = planning.phase_position();
-    out.insert("phase".into(), json!(phase_number));
-    out.insert("phase_name".into(), json!(phase_name));
-    out.insert("phase_dir".into(), json!(phase.map(|p| p.dir.to_string_lossy().into_owned())));
-    out.insert("plan".into(), plan_number(planning));
-    out.insert("task".into(), json!(task));
-    out.insert("total_tasks".into(), json!(total_tasks));
-    out.insert("status".into(), Value::from("paused"));
-    out.insert("completed_tasks".into(), Value::Array(completed_json));
-    out.insert("remaining_tasks".into(), Value::Array(remaining_json));
-    out.insert("blockers".into(), Value::Array(blockers.clone()));
-    out.insert("human_actions_pending".into(), Value::Array(human_actions.clone()));
-    out.insert("decisions".into(), Value::Array(decisions));
-    out.insert("uncommitted_files".into(), Value::Array(uncommitted));
-    out.insert("next_action".into(), Value::from(next_action.clone()));
-    out.insert("context_notes".into(), Value::from(context_notes));
     // Fields someone added that neither GSD nor baton know are kept.
-    if let Some(prev) = previous {
-        for (key, value) in prev.object() {
-            if !out.contains_key(key) && key != "baton" {
-                out.insert(key.clone(), value.clone());
-            }
-        }
-        if let Some(Value::Object(prev_baton)) = prev.object().get("baton") {
-            for (key, value) in prev_baton {
-                if !baton.contains_key(key)
-                    && !TRANSIENT_BATON_KEYS.contains(&key.as_str())
-                    && !key.starts_with("github_")
-                {
-                    baton.insert(key.clone(), value.clone());
-                }
+    let unknown = previous.map(|prev| super::doc::unknown_fields(prev.object())).unwrap_or_default();
+    if let Some(Value::Object(prev_baton)) = previous.and_then(|prev| prev.object().get("baton")) {
+        for (key, value) in prev_baton {
+            if !baton.contains_key(key)
+                && !TRANSIENT_BATON_KEYS.contains(&key.as_str())
+                && !key.starts_with("github_")
+            {
+                baton.insert(key.clone(), value.clone());
             }
         }
     }
-    out.insert("baton".into(), Value::Object(baton));
+    let out = GsdHandoff {
+        timestamp: timestamp.clone(),
+        phase: phase_number,
+        phase_name,
+        phase_dir: phase.map(|p| p.dir.to_string_lossy().into_owned()),
+        plan: plan_number(planning),
+        task: task.map(|t| t as u64),
+        total_tasks: total_tasks.map(|t| t as u64),
+        status: "paused".into(),
+        completed_tasks: completed_json,
+        remaining_tasks: remaining_json,
+        blockers: blockers.clone(),
+        human_actions_pending: human_actions.clone(),
+        decisions,
+        uncommitted_files: uncommitted,
+        next_action: next_action.clone(),
+        context_notes,
+        unknown,
+        baton,
+        ..GsdHandoff::default()
+    }
+    .into_object();
 
     let status = if blockers.is_empty() { "in_progress" } else { "blocked" }.to_string();
     let summary = Summary {

@@ -299,7 +299,7 @@ pub fn write_files(
 
 /// Writes HANDOFF.json alone (also after a checkpoint, to record its commit).
 pub fn rewrite_json(path: &Path, json: &Value) -> Result<(), String> {
-    doc::write(path, json)
+    doc::write(path, json).map_err(|e| e.to_string())
 }
 
 /// The registry's format version (1: `projects` → list of `{id, session_id, written}`).

@@ -11,6 +11,8 @@ mod session;
 mod transcript;
 pub mod windows;
 
+use crate::config::Settings;
+
 pub use bridge::{Bridge, is_fresh, read_any_bridge, read_bridge, write_bridge};
 pub use headroom::{
     CompactionAt, CompactionRule, Headroom, HeadroomEnd, compaction_point, headroom, headroom_to,
@@ -105,11 +107,19 @@ pub struct Thresholds {
 
 impl Default for Thresholds {
     fn default() -> Self {
-        Thresholds { warn_remaining: 35.0, critical_remaining: 25.0 }
+        Thresholds::from_settings(&Settings::default())
     }
 }
 
 impl Thresholds {
+    /// The thresholds the configuration sets.
+    pub fn from_settings(settings: &Settings) -> Thresholds {
+        Thresholds {
+            warn_remaining: settings.warn_remaining,
+            critical_remaining: settings.critical_remaining,
+        }
+    }
+
     /// The level of a figure.
     pub fn level(&self, figure: &Figure) -> Level {
         if figure.remaining_pct <= self.critical_remaining {
@@ -138,12 +148,26 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
+        Limits::from_settings(&Settings::default())
+    }
+}
+
+impl Limits {
+    /// Everything the configuration says about levels and headroom (0 is "not set").
+    pub fn from_settings(settings: &Settings) -> Limits {
+        let optional = |value: u64| Some(value).filter(|v| *v > 0);
         Limits {
-            thresholds: Thresholds::default(),
-            warn_headroom: None,
-            critical_headroom: None,
-            default_window: DEFAULT_WINDOW,
-            rule: CompactionRule { buffer: 33_000, ..CompactionRule::default() },
+            thresholds: Thresholds::from_settings(settings),
+            warn_headroom: optional(settings.warn_headroom_tokens),
+            critical_headroom: optional(settings.critical_headroom_tokens),
+            default_window: settings.default_window_tokens,
+            rule: CompactionRule {
+                buffer: settings.compact_buffer_tokens,
+                window_override: optional(settings.auto_compact_window),
+                pct_override: optional(settings.auto_compact_pct),
+                disabled: settings.auto_compact_disabled,
+                learned: None,
+            },
             compaction: CompactionAt::ClaudeRule,
         }
     }

@@ -165,7 +165,7 @@ impl Sizing {
     /// The configuration's and baton's state as they are now.
     pub fn from_config(config: &Config) -> Sizing {
         Sizing {
-            limits: config.limits(),
+            limits: crate::metrics::Limits::from_settings(config.settings()),
             configured: config.configured_windows(),
             remembered: metrics::windows::remembered_windows(),
         }

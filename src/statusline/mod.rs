@@ -119,7 +119,7 @@ pub struct Context<'a> {
 impl<'a> Context<'a> {
     pub fn new(input: &'a StatuslineInput, config: &Config, now: i64, colour: bool) -> Context<'a> {
         let figure = metrics::figure_from_statusline(input, now);
-        let limits = config.limits();
+        let limits = crate::metrics::Limits::from_settings(config.settings());
         let level = figure
             .as_ref()
             .map(|f| metrics::assess(f, &Context::basis_of(input, limits), Want::Level).level)
