@@ -28,3 +28,4 @@ pub mod state;
 pub mod statusline;
 pub mod stdin;
 pub mod transcript;
+pub mod util;

@@ -353,7 +353,7 @@ pub fn push(options: &PushOptions, config: &Config) -> Result<Pushed, Failure> {
 fn push_lock(root: &Path) -> Option<fsx::FileLock> {
     let dir = places::state_dir()?.join("locks");
     fsx::ensure_dir(&dir, true).ok()?;
-    let hash = record::fnv1a(root.as_os_str().as_encoded_bytes());
+    let hash = crate::util::hash::fnv1a(root.as_os_str().as_encoded_bytes());
     fsx::FileLock::acquire(&dir.join(format!("github-{hash:016x}.lock"))).ok()
 }
 
