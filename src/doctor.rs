@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -114,32 +113,23 @@ fn plugin_enabled(settings: &Value) -> bool {
     })
 }
 
-/// `--host` of `baton doctor`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// A host as `baton doctor --host` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostChoice {
-    /// Claude Code.
     Claude,
-    /// Codex.
     Codex,
-    /// Gemini CLI.
     Gemini,
     /// All three, installed or not.
     All,
 }
 
-/// `baton doctor`.
-#[derive(Debug, Clone, Args)]
-#[command(after_help = "\
-Checks the hosts baton is installed for (found in their settings files and in baton's record of \
-its installs; Claude Code when there is none), or those given with --host. Exit 0 when every \
-check passes or only warns, 1 when one fails.")]
-pub struct DoctorArgs {
+/// What to check and how to print it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
     /// Print JSON for machines.
-    #[arg(long)]
     pub json: bool,
-    /// Check these hosts instead of those baton is installed for (comma-separate or repeat).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "HOST")]
-    pub host: Vec<HostChoice>,
+    /// Check these hosts instead of those baton is installed for.
+    pub hosts: Vec<HostChoice>,
 }
 
 /// True when `settings` registers baton in any way: a hook, the statusline, the plugin.
@@ -1082,18 +1072,18 @@ pub fn render(checks: &[Check]) -> String {
     out
 }
 
-/// Runs doctor; returns the exit code (1 when any check fails).
-pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> u8 {
-    let (hosts, checks) = checks(&args.host);
+/// Runs doctor, printing on `out`; true when every check passed or only warned.
+pub fn run(options: &Options, out: &mut dyn Write) -> bool {
+    let (hosts, checks) = checks(&options.hosts);
     let failed = checks.iter().any(|c| c.status == Status::Fail);
-    if args.json {
+    if options.json {
         let hosts: Vec<&str> = hosts.iter().map(|h| h.id()).collect();
         let report = json!({"ok": !failed, "hosts": hosts, "checks": checks});
         let _ = writeln!(out, "{}", serde_json::to_string_pretty(&report).unwrap_or_default());
     } else {
         let _ = write!(out, "{}", render(&checks));
     }
-    u8::from(failed)
+    !failed
 }
 
 #[cfg(test)]

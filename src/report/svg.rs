@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 
 use super::{PointKind, Report};
-use crate::session_report::thousands;
 use crate::util::text::short_tokens_exact;
+use crate::util::text::thousands;
 
 const WIDTH: f64 = 960.0;
 const HEIGHT: f64 = 480.0;

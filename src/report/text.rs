@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::{PointKind, Report, UsageRow, sparkline};
-use crate::session_report::thousands;
+use crate::util::text::thousands;
 use crate::util::text::{cut, width};
 
 /// Widest sparkline drawn, in characters.

@@ -1,5 +1,6 @@
 //! Text rules shared by every printed surface: display width and cutting (the status
-//! line, the report's tables), token counts in short form, ages, ANSI colour.
+//! line, the report's tables), token counts in short and in full form, ages, ANSI
+//! colour.
 
 use unicode_width::UnicodeWidthChar;
 
@@ -62,6 +63,19 @@ pub fn short_tokens_exact(n: u64) -> String {
         n => return n.to_string(),
     };
     if value.fract() == 0.0 { format!("{value:.0}{unit}") } else { format!("{value:.1}{unit}") }
+}
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// How long ago, in words: "just now", "10 min ago", "2 h ago", "9 days ago" (rounded to
