@@ -11,13 +11,12 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use clap::{Args, ValueEnum};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -25,6 +24,7 @@ use crate::config::Config;
 use crate::install::codex_trust::{self, HookState, Trust};
 use crate::install::commands::{self, BatonCommand};
 use crate::install::hosts::{Host, Places, Scope, show_path};
+use crate::util::proc;
 use crate::{fsx, install, metrics, places};
 
 /// A check's verdict.
@@ -113,32 +113,23 @@ fn plugin_enabled(settings: &Value) -> bool {
     })
 }
 
-/// `--host` of `baton doctor`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// A host as `baton doctor --host` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostChoice {
-    /// Claude Code.
     Claude,
-    /// Codex.
     Codex,
-    /// Gemini CLI.
     Gemini,
     /// All three, installed or not.
     All,
 }
 
-/// `baton doctor`.
-#[derive(Debug, Clone, Args)]
-#[command(after_help = "\
-Checks the hosts baton is installed for (found in their settings files and in baton's record of \
-its installs; Claude Code when there is none), or those given with --host. Exit 0 when every \
-check passes or only warns, 1 when one fails.")]
-pub struct DoctorArgs {
+/// What to check and how to print it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
     /// Print JSON for machines.
-    #[arg(long)]
     pub json: bool,
-    /// Check these hosts instead of those baton is installed for (comma-separate or repeat).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "HOST")]
-    pub host: Vec<HostChoice>,
+    /// Check these hosts instead of those baton is installed for.
+    pub hosts: Vec<HostChoice>,
 }
 
 /// True when `settings` registers baton in any way: a hook, the statusline, the plugin.
@@ -839,10 +830,7 @@ impl Sandbox {
             .env("HOME", self.root.join("home"))
             .env("TMPDIR", self.root.join("tmp"))
             .env("CLAUDE_PROJECT_DIR", self.root.join("project"))
-            .current_dir(self.root.join("project"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+            .current_dir(self.root.join("project"));
         command
     }
 }
@@ -856,38 +844,25 @@ struct HookRun {
 
 /// Runs `command`, writing `stdin` and closing it (or, with `None`, leaving it open),
 /// killed past `limit`.
-fn run_hook(mut command: Command, stdin: Option<&[u8]>, limit: Duration) -> Result<HookRun, String> {
-    let start = Instant::now();
-    let mut child = command.spawn().map_err(|e| format!("cannot run the hook ({e})"))?;
-    // Left open (kept here until the hook exits) when there is nothing to write.
-    let mut pipe = child.stdin.take();
-    if let Some(bytes) = stdin {
-        if let Some(mut writer) = pipe.take() {
-            writer.write_all(bytes).map_err(|e| format!("cannot write the hook's stdin ({e})"))?;
-        }
-    }
-    let reader = child.stdout.take().map(|mut out| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = out.read_to_string(&mut text);
-            text
-        })
-    });
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(1)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("still running after {} s; killed", limit.as_secs()));
-            }
-        }
+fn run_hook(command: Command, stdin: Option<&[u8]>, limit: Duration) -> Result<HookRun, String> {
+    let options = proc::Options {
+        input: stdin.map_or(proc::Input::HeldOpen, |bytes| proc::Input::Bytes(bytes.to_vec())),
+        stderr: false,
+        output_limit: u64::MAX,
+        timeout: limit,
+        kill: proc::Kill::Child,
     };
-    let elapsed = start.elapsed();
-    drop(pipe);
-    let stdout = reader.and_then(|r| r.join().ok()).unwrap_or_default();
-    Ok(HookRun { ok: status.success(), stdout, elapsed })
+    let done = proc::run(command, &options).map_err(|e| match e {
+        proc::RunError::Spawn(e) => format!("cannot run the hook ({e})"),
+        proc::RunError::TimedOut | proc::RunError::Wait(_) => {
+            format!("still running after {} s; killed", limit.as_secs())
+        }
+    })?;
+    if let Some(e) = done.stdin_error {
+        return Err(format!("cannot write the hook's stdin ({e})"));
+    }
+    let stdout = String::from_utf8(done.stdout).unwrap_or_default();
+    Ok(HookRun { ok: done.status.success(), stdout, elapsed: done.elapsed })
 }
 
 const SELF_TEST_RUNS: usize = 20;
@@ -1097,18 +1072,18 @@ pub fn render(checks: &[Check]) -> String {
     out
 }
 
-/// Runs doctor; returns the exit code (1 when any check fails).
-pub fn run(args: &DoctorArgs, out: &mut dyn Write) -> u8 {
-    let (hosts, checks) = checks(&args.host);
+/// Runs doctor, printing on `out`; true when every check passed or only warned.
+pub fn run(options: &Options, out: &mut dyn Write) -> bool {
+    let (hosts, checks) = checks(&options.hosts);
     let failed = checks.iter().any(|c| c.status == Status::Fail);
-    if args.json {
+    if options.json {
         let hosts: Vec<&str> = hosts.iter().map(|h| h.id()).collect();
         let report = json!({"ok": !failed, "hosts": hosts, "checks": checks});
         let _ = writeln!(out, "{}", serde_json::to_string_pretty(&report).unwrap_or_default());
     } else {
         let _ = write!(out, "{}", render(&checks));
     }
-    u8::from(failed)
+    !failed
 }
 
 #[cfg(test)]

@@ -17,8 +17,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use fs2::FileExt;
-
 /// How a file is created.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Visibility {
@@ -359,10 +357,11 @@ impl FileLock {
         let deadline = Instant::now() + wait;
         let mut pause = Duration::from_millis(1);
         loop {
-            match file.try_lock_exclusive() {
+            // fs4's flock, named in full: newer std has inherent methods of these names.
+            match fs4::FileExt::try_lock(&file) {
                 Ok(()) => return Ok(FileLock { file }),
-                Err(e) if e.raw_os_error() == fs2::lock_contended_error().raw_os_error() => {}
-                Err(e) => return Err(e),
+                Err(fs4::TryLockError::WouldBlock) => {}
+                Err(fs4::TryLockError::Error(e)) => return Err(e),
             }
             let now = Instant::now();
             if now >= deadline {
@@ -383,7 +382,7 @@ impl FileLock {
 
 impl Drop for FileLock {
     fn drop(&mut self) {
-        let _ = FileExt::unlock(&self.file);
+        let _ = fs4::FileExt::unlock(&self.file);
     }
 }
 

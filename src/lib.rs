@@ -1,11 +1,13 @@
 //! baton: keeps AI coding agents from running out of context with their work unsaved.
 //!
-//! The binary (`src/main.rs`) is a thin command line over these modules. The hook path
+//! The binary (`src/main.rs`) only calls [`cli::main`]; `cli` is the command line (clap,
+//! printing, exit codes) over the other modules. The hook path
 //! (`hook`, `monitor`, `metrics`) reads stdin, the bridge, the config and one state file;
 //! everything heavier (`handoff`, `gitx`, `transcript`, `planning`) sits behind the level
 //! that calls for it.
 
 pub mod checkpoint_github;
+pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod doctor;
@@ -22,10 +24,9 @@ pub mod places;
 pub mod planning;
 pub mod report;
 pub mod resume;
-pub mod resume_cmd;
-pub mod session_report;
 pub mod session_state;
 pub mod state;
 pub mod statusline;
 pub mod stdin;
 pub mod transcript;
+pub mod util;

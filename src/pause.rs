@@ -11,7 +11,8 @@ use crate::config::Config;
 use crate::gitx::Mode;
 use crate::handoff::{self, Outcome, Trigger};
 use crate::metrics::{self, Figure};
-use crate::{fsx, session_report};
+use crate::fsx;
+use crate::report::markdown as session_report;
 
 /// What `baton pause` was asked.
 #[derive(Debug, Clone)]

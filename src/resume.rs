@@ -20,6 +20,7 @@ use crate::config::Config;
 use crate::gitx::Repo;
 use crate::handoff::doc::{self, HandoffDoc};
 use crate::handoff::{markdown, model::one_line, store};
+use crate::util::text::age;
 use crate::{fsx, metrics, places};
 
 /// The longest brief baton injects.
@@ -82,17 +83,6 @@ pub fn find(root: &Path, config: &Config) -> Option<Found> {
 /// Text from a handoff, as quoted data: one line, no control characters, bounded.
 pub fn quote(text: &str, max: usize) -> String {
     format!("“{}”", one_line(text, max).replace(['“', '”'], "\""))
-}
-
-/// "5 min", "3 h", "9 days".
-pub fn age(seconds: i64) -> String {
-    let seconds = seconds.max(0);
-    match seconds {
-        s if s < 90 => "just now".into(),
-        s if s < 90 * 60 => format!("{} min ago", (s + 30) / 60),
-        s if s < 36 * 3600 => format!("{} h ago", (s + 1800) / 3600),
-        s => format!("{} days ago", (s + 43_200) / 86_400),
-    }
 }
 
 /// Unchecked constraints and blocking anti-patterns of a `.continue-here.md`: what must
@@ -765,13 +755,5 @@ mod tests {
             blocking_items(md),
             vec!["CONSTRAINT: one", "ANTI-PATTERN: Guessing — guessed — prevention: read spec"]
         );
-    }
-
-    #[test]
-    fn ages_read_naturally() {
-        assert_eq!(age(30), "just now");
-        assert_eq!(age(600), "10 min ago");
-        assert_eq!(age(7200), "2 h ago");
-        assert_eq!(age(9 * 86_400), "9 days ago");
     }
 }

@@ -5,13 +5,13 @@
 //! Every call has a deadline, so a hung network never leaves the automatic push waiting
 //! forever. gh runs with prompts and colour off: baton is never interactive here.
 
-use std::io::{Read, Write};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::record::{Author, Comment};
+use crate::util::proc;
 
 /// The label that marks the issues baton checkpoints into.
 pub const LABEL: &str = "baton-checkpoint";
@@ -184,55 +184,22 @@ impl Gh {
             .env("GH_NO_UPDATE_NOTIFIER", "1")
             .env("NO_COLOR", "1")
             .env_remove("CLICOLOR_FORCE")
-            .env_remove("GH_FORCE_TTY")
-            .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => GhError::Missing,
-            _ => GhError::Spawn(e.to_string()),
+            .env_remove("GH_FORCE_TTY");
+        let options = proc::Options {
+            input: stdin.map_or(proc::Input::Null, |text| proc::Input::Bytes(text.as_bytes().to_vec())),
+            stderr: true,
+            output_limit: OUTPUT_LIMIT,
+            timeout: self.deadline,
+            kill: proc::Kill::Child,
+        };
+        let done = proc::run(command, &options).map_err(|e| match e {
+            proc::RunError::Spawn(e) if e.kind() == std::io::ErrorKind::NotFound => GhError::Missing,
+            proc::RunError::Spawn(e) | proc::RunError::Wait(e) => GhError::Spawn(e.to_string()),
+            proc::RunError::TimedOut => GhError::Timeout,
         })?;
-        let writer = match (stdin, child.stdin.take()) {
-            (Some(text), Some(mut pipe)) => {
-                let bytes = text.as_bytes().to_vec();
-                Some(std::thread::spawn(move || {
-                    let _ = pipe.write_all(&bytes);
-                }))
-            }
-            _ => None,
-        };
-        let reader = |pipe: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut bytes = vec![];
-                if let Some(pipe) = pipe {
-                    let mut limited = pipe.take(OUTPUT_LIMIT);
-                    let _ = limited.read_to_end(&mut bytes);
-                    // Drain the rest so gh is not blocked on a full pipe.
-                    let _ = std::io::copy(&mut limited.into_inner(), &mut std::io::sink());
-                }
-                bytes
-            })
-        };
-        let out = reader(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-        let err = reader(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-        let start = Instant::now();
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if start.elapsed() > self.deadline => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(GhError::Timeout);
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-                Err(e) => return Err(GhError::Spawn(e.to_string())),
-            }
-        };
-        if let Some(writer) = writer {
-            let _ = writer.join();
-        }
-        let stdout = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
-        let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+        let status = done.status;
+        let stdout = String::from_utf8_lossy(&done.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&done.stderr).into_owned();
         if status.success() {
             Ok((stdout, stderr))
         } else {
@@ -418,7 +385,7 @@ mod tests {
         std::fs::write(&script, "#!/bin/sh\nexec sleep 30\n").unwrap();
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         let gh = Gh { program: script.to_string_lossy().into_owned(), deadline: Duration::from_millis(200) };
-        let start = Instant::now();
+        let start = std::time::Instant::now();
         assert_eq!(gh.auth_status("github.com"), Err(GhError::Timeout));
         assert!(start.elapsed() < Duration::from_secs(5));
     }

@@ -49,16 +49,32 @@ use remote::GhRepo;
 use restore::Restored;
 use summary::Summary;
 
-/// Exit code of a GitHub or network failure (the handoff stays local).
-pub const EXIT_FAILED: u8 = 1;
-/// Exit code of a usage or precondition problem (gh missing, not logged in, several
-/// candidate issues, a body to fix by hand).
-pub const EXIT_USAGE: u8 = 2;
+/// What kind of failure a push or pull met (the command line's exit code follows it:
+/// 1 and 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// GitHub or the network failed (the handoff stays local).
+    Failed,
+    /// A usage or precondition problem (gh missing, not logged in, several candidate
+    /// issues, a body to fix by hand).
+    Usage,
+}
 
-/// Why a push or pull did not happen, with the exit code it maps to.
+impl Fault {
+    /// The number recorded as `baton.github_error.exit_code`: the exit code of the
+    /// command that met it.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Fault::Failed => 1,
+            Fault::Usage => 2,
+        }
+    }
+}
+
+/// Why a push or pull did not happen.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
-    pub code: u8,
+    pub fault: Fault,
     pub message: String,
     /// The step that failed (`create issue`, `edit body`, `comment` …), when one did.
     pub step: Option<&'static str>,
@@ -67,11 +83,11 @@ pub struct Failure {
 
 impl Failure {
     fn usage(message: impl Into<String>) -> Failure {
-        Failure { code: EXIT_USAGE, message: message.into(), step: None, issue: None }
+        Failure { fault: Fault::Usage, message: message.into(), step: None, issue: None }
     }
 
     fn failed(message: impl Into<String>) -> Failure {
-        Failure { code: EXIT_FAILED, message: message.into(), step: None, issue: None }
+        Failure { fault: Fault::Failed, message: message.into(), step: None, issue: None }
     }
 
     fn at(mut self, step: &'static str, issue: Option<u64>) -> Failure {
@@ -333,12 +349,12 @@ pub fn push(options: &PushOptions, config: &Config) -> Result<Pushed, Failure> {
     if let Err(failure) = &result {
         // The person sees a usage problem on the terminal and nothing changed; a
         // GitHub failure, or anything in the unattended mode, is also recorded.
-        if options.auto || failure.code == EXIT_FAILED {
+        if options.auto || failure.fault == Fault::Failed {
             let error = json!({
                 "at": now_text(),
                 "step": failure.step,
                 "issue": failure.issue,
-                "exit_code": failure.code,
+                "exit_code": failure.fault.exit_code(),
                 "message": failure.message,
             });
             let _ = project.update_baton(|baton| {
@@ -353,7 +369,7 @@ pub fn push(options: &PushOptions, config: &Config) -> Result<Pushed, Failure> {
 fn push_lock(root: &Path) -> Option<fsx::FileLock> {
     let dir = places::state_dir()?.join("locks");
     fsx::ensure_dir(&dir, true).ok()?;
-    let hash = record::fnv1a(root.as_os_str().as_encoded_bytes());
+    let hash = crate::util::hash::fnv1a(root.as_os_str().as_encoded_bytes());
     fsx::FileLock::acquire(&dir.join(format!("github-{hash:016x}.lock"))).ok()
 }
 

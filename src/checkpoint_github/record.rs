@@ -27,6 +27,7 @@ use serde::Serialize;
 use super::fields::{self, FieldValue};
 use super::state::State;
 use crate::handoff::doc::one_line;
+use crate::util::hash::fnv1a;
 
 /// GitHub refuses comments over 65,536 characters; this leaves room.
 pub const COMMENT_LIMIT: usize = 60_000;
@@ -96,16 +97,6 @@ pub struct Comment {
     pub created_at: Option<String>,
     pub url: Option<String>,
     pub author: Author,
-}
-
-/// FNV-1a, 64 bits: a change detector, not a security measure.
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf29ce484222325;
-    for byte in bytes {
-        hash ^= *byte as u64;
-        hash = hash.wrapping_mul(0x100000001b3);
-    }
-    hash
 }
 
 /// The digest of what a state says.

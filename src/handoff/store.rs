@@ -332,11 +332,7 @@ pub fn project_lock_within(root: &Path, wait: std::time::Duration) -> std::io::R
         .join("locks");
     fsx::ensure_dir(&dir, true)?;
     // FNV-1a of the path: a short, stable file name.
-    let mut hash: u64 = 0xcbf29ce484222325;
-    for byte in root.as_os_str().as_encoded_bytes() {
-        hash ^= *byte as u64;
-        hash = hash.wrapping_mul(0x100000001b3);
-    }
+    let hash = crate::util::hash::fnv1a(root.as_os_str().as_encoded_bytes());
     fsx::FileLock::acquire_within(&dir.join(format!("project-{hash:016x}.lock")), wait)
 }
 

@@ -18,7 +18,6 @@ use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -26,8 +25,8 @@ use crate::fsx::{self, FileLock};
 use hosts::{Host, Places, Scope, show_path};
 use merge::{Outcome, Plan};
 
-/// `--host`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// A host as `--host` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostArg {
     /// Claude Code.
     Claude,
@@ -39,90 +38,6 @@ pub enum HostArg {
     All,
 }
 
-/// `--scope`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ScopeArg {
-    /// Yours, for every project: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR),
-    /// ~/.gemini/settings.json, ~/.codex/hooks.json ($CODEX_HOME).
-    User,
-    /// The current folder's, shared with the project: .claude/settings.json,
-    /// .gemini/settings.json, .codex/hooks.json.
-    Project,
-    /// The current folder's, private: .claude/settings.local.json (Claude Code only).
-    Local,
-}
-
-impl From<ScopeArg> for Scope {
-    fn from(scope: ScopeArg) -> Scope {
-        match scope {
-            ScopeArg::User => Scope::User,
-            ScopeArg::Project => Scope::Project,
-            ScopeArg::Local => Scope::Local,
-        }
-    }
-}
-
-/// The flags `install` and `uninstall` share.
-#[derive(Debug, Clone, Args)]
-pub struct TargetArgs {
-    /// Which host's settings (comma-separate or repeat for several).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "claude", value_name = "HOST")]
-    pub host: Vec<HostArg>,
-    /// Which of the host's settings files.
-    #[arg(long, value_enum, default_value = "user", value_name = "SCOPE")]
-    pub scope: ScopeArg,
-    /// Print the change as a diff and write nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Only the statusLine (for those who get the hooks from the baton plugin).
-    #[arg(long, conflicts_with = "hooks_only")]
-    pub statusline_only: bool,
-    /// Only the hooks; leave the statusLine alone.
-    #[arg(long)]
-    pub hooks_only: bool,
-}
-
-/// `baton install`.
-#[derive(Debug, Clone, Args)]
-#[command(after_help = "\
-Examples:
-  baton install                           Claude Code, your user settings
-  baton install --dry-run                 show the change, write nothing
-  baton install --host all                Claude Code, Gemini CLI and Codex
-  baton install --scope project           this project's .claude/settings.json
-  baton install --statusline-only         with the baton plugin (it brings the hooks)
-  baton install --replace-other-monitors  also take out GSD's context monitor
-
-Another statusLine is wrapped: `baton statusline --wrap '<its command>'` shows its output as before \
-and keeps baton's context figure fresh. Every change can be undone with `baton uninstall`.")]
-pub struct InstallArgs {
-    #[command(flatten)]
-    pub target: TargetArgs,
-    /// Replace a statusLine that is not baton's instead of wrapping it (uninstall puts it back).
-    #[arg(long)]
-    pub replace_statusline: bool,
-    /// Remove other tools' context monitors (GSD's gsd-context-monitor.js), so the agent
-    /// is warned once (uninstall puts them back).
-    #[arg(long)]
-    pub replace_other_monitors: bool,
-}
-
-/// `baton uninstall`.
-#[derive(Debug, Clone, Args)]
-#[command(after_help = "\
-Removes baton's hooks and statusLine, puts back a statusLine baton wrapped or replaced and the \
-monitors it removed, and leaves everything else as it was. Running it twice is harmless.")]
-pub struct UninstallArgs {
-    #[command(flatten)]
-    pub target: TargetArgs,
-    /// Accepted so install's flags can be repeated; uninstall always restores.
-    #[arg(long, hide = true)]
-    pub replace_statusline: bool,
-    /// Accepted so install's flags can be repeated; uninstall always restores.
-    #[arg(long, hide = true)]
-    pub replace_other_monitors: bool,
-}
-
 /// Install or uninstall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -130,12 +45,18 @@ pub enum Mode {
     Uninstall,
 }
 
-/// Exit codes.
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_FAILED: u8 = 1;
-pub const EXIT_USAGE: u8 = 2;
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// Done, or nothing to do.
+    Done,
+    /// A settings file could not be read, merged or written.
+    Failed,
+    /// The options cannot be carried out (a host without that scope).
+    Usage,
+}
 
-/// The options after parsing.
+/// What to do.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub hosts: Vec<HostArg>,
@@ -147,36 +68,6 @@ pub struct Options {
     pub replace_other_monitors: bool,
 }
 
-impl From<&InstallArgs> for Options {
-    fn from(args: &InstallArgs) -> Options {
-        Options {
-            replace_statusline: args.replace_statusline,
-            replace_other_monitors: args.replace_other_monitors,
-            ..Options::from(&args.target)
-        }
-    }
-}
-
-impl From<&UninstallArgs> for Options {
-    fn from(args: &UninstallArgs) -> Options {
-        Options::from(&args.target)
-    }
-}
-
-impl From<&TargetArgs> for Options {
-    fn from(args: &TargetArgs) -> Options {
-        Options {
-            hosts: args.host.clone(),
-            scope: args.scope.into(),
-            dry_run: args.dry_run,
-            hooks: !args.statusline_only,
-            statusline: !args.hooks_only,
-            replace_statusline: false,
-            replace_other_monitors: false,
-        }
-    }
-}
-
 /// The settings files to work on, and why any host was passed over.
 struct Targets {
     files: Vec<(Host, PathBuf)>,
@@ -184,7 +75,7 @@ struct Targets {
 }
 
 /// The settings files to work on, and the hosts passed over with the reason.
-fn targets(options: &Options, places: &Places) -> Result<Targets, (u8, String)> {
+fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String)> {
     let mut chosen: Vec<(Host, bool)> = Vec::new();
     for arg in &options.hosts {
         let picks: &[(Host, bool)] = match arg {
@@ -210,7 +101,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (u8, String)> 
                     "{host} has no {} scope (only Claude Code has settings.local.json); use --scope project",
                     options.scope
                 );
-                return Err((EXIT_USAGE, why));
+                return Err((Ended::Usage, why));
             }
             skipped.push(format!("{host}: no {} scope; skipped", options.scope));
             continue;
@@ -221,7 +112,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (u8, String)> 
             }
             continue;
         }
-        let dir = places.host_dir(host, options.scope).map_err(|e| (EXIT_FAILED, e))?;
+        let dir = places.host_dir(host, options.scope).map_err(|e| (Ended::Failed, e))?;
         if !explicit && !dir.is_dir() {
             skipped.push(format!(
                 "{host}: {} does not exist (not set up here); skipped",
@@ -229,7 +120,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (u8, String)> 
             ));
             continue;
         }
-        files.push((host, places.settings_path(host, options.scope).map_err(|e| (EXIT_FAILED, e))?));
+        files.push((host, places.settings_path(host, options.scope).map_err(|e| (Ended::Failed, e))?));
     }
     Ok(Targets { files, skipped })
 }
@@ -543,8 +434,8 @@ fn codex_trust_note(hooks_file: &Path, places: &Places) -> String {
     )
 }
 
-/// Runs install or uninstall; returns the exit code.
-pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+/// Runs install or uninstall, telling the person on `out` and `err`.
+pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Write) -> Ended {
     let places = Places::from_env();
     let verb = if mode == Mode::Install { "install" } else { "uninstall" };
     let Targets { files, skipped } = match targets(options, &places) {
@@ -558,7 +449,7 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
         Ok(binary) => binary,
         Err(e) => {
             let _ = writeln!(err, "baton {verb}: {e}");
-            return EXIT_FAILED;
+            return Ended::Failed;
         }
     };
 
@@ -575,7 +466,7 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
                         "baton {verb}: cannot lock {} ({e}); check that the folder is yours and writable",
                         state::lock_path(dir).display()
                     );
-                    return EXIT_FAILED;
+                    return Ended::Failed;
                 }
             }
         }
@@ -636,7 +527,7 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
     } else if mode == Mode::Uninstall && !failed && changed {
         let _ = writeln!(run.out, "baton is uninstalled.");
     }
-    if failed { EXIT_FAILED } else { EXIT_OK }
+    if failed { Ended::Failed } else { Ended::Done }
 }
 
 #[cfg(test)]

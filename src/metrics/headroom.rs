@@ -94,15 +94,7 @@ pub fn headroom_to(used: u64, at: u64, end: HeadroomEnd, tokens_per_call: Option
     Headroom { tokens, end, at, calls }
 }
 
-/// `38k`, `1.2M`, `850`.
-pub fn short_tokens(tokens: u64) -> String {
-    match tokens {
-        t if t >= 1_000_000 => format!("{:.1}M", t as f64 / 1_000_000.0),
-        t if t >= 10_000 => format!("{}k", (t + 500) / 1000),
-        t if t >= 1000 => format!("{:.1}k", t as f64 / 1000.0),
-        t => t.to_string(),
-    }
-}
+pub use crate::util::text::short_tokens;
 
 impl Headroom {
     /// "about 38k tokens, about 9 tool calls, before auto-compaction".

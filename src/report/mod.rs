@@ -4,9 +4,12 @@
 //! [`Report::build`] turns the transcript reader's [`SessionUsage`] into a plain struct
 //! (pure, no I/O); `text` renders it for people, serde for machines (`--json`), `svg`
 //! as a chart. Finding the transcript ([`locate`]) is the only part that looks at disk
-//! besides reading the transcript itself.
+//! besides reading the transcript itself; [`generate`] puts the steps together for the
+//! command. `markdown` is the Markdown session report of `baton pause --report`.
 
+mod generate;
 mod locate;
+pub mod markdown;
 pub mod svg;
 pub mod text;
 
@@ -19,6 +22,7 @@ use crate::host::HostKind;
 use crate::metrics::{self, Basis, Level, Limits, Want, WindowFacts, WindowSource};
 use crate::transcript::{SessionUsage, ToolResultSize, Usage};
 
+pub use generate::{ReportError, Request, generate};
 pub use locate::{LocateError, Lookup, locate, session_id_of};
 
 /// The `format` field of the JSON report; bumped when a field changes meaning.

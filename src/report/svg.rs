@@ -6,7 +6,8 @@
 use std::fmt::Write as _;
 
 use super::{PointKind, Report};
-use crate::session_report::thousands;
+use crate::util::text::short_tokens_exact;
+use crate::util::text::thousands;
 
 const WIDTH: f64 = 960.0;
 const HEIGHT: f64 = 480.0;
@@ -31,19 +32,6 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
-}
-
-/// `150000` → `150k`, `1000000` → `1M`, `1500000` → `1.5M`.
-pub fn short_tokens(n: u64) -> String {
-    if n >= 1_000_000 {
-        let m = n as f64 / 1_000_000.0;
-        if m.fract() == 0.0 { format!("{m:.0}M") } else { format!("{m:.1}M") }
-    } else if n >= 1_000 {
-        let k = n as f64 / 1_000.0;
-        if k.fract() == 0.0 { format!("{k:.0}k") } else { format!("{k:.1}k") }
-    } else {
-        n.to_string()
-    }
 }
 
 /// A step of 1, 2 or 5 × 10^k that gives at most `most` ticks over `span`.
@@ -141,7 +129,7 @@ pub fn render(report: &Report) -> String {
             r##"<text class="y-label" x="{:.1}" y="{:.1}" text-anchor="end" fill="#57606a">{}</text>"##,
             LEFT - 8.0,
             y + 4.0,
-            escape(&short_tokens(tick as u64))
+            escape(&short_tokens_exact(tick as u64))
         );
         tick += step;
     }
@@ -298,12 +286,7 @@ mod tests {
     }
 
     #[test]
-    fn short_token_labels() {
-        assert_eq!(short_tokens(0), "0");
-        assert_eq!(short_tokens(150_000), "150k");
-        assert_eq!(short_tokens(12_500), "12.5k");
-        assert_eq!(short_tokens(1_000_000), "1M");
-        assert_eq!(short_tokens(1_500_000), "1.5M");
+    fn tick_steps() {
         assert_eq!(nice_step(200_000.0, 6.0), 50_000.0);
         assert_eq!(nice_step(8.0, 12.0), 1.0);
         assert_eq!(nice_step(130.0, 12.0), 20.0);

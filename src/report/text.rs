@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 use super::{PointKind, Report, UsageRow, sparkline};
-use crate::session_report::thousands;
-use crate::statusline::{cut, width};
+use crate::util::text::thousands;
+use crate::util::text::{cut, width};
 
 /// Widest sparkline drawn, in characters.
 pub const SPARKLINE_MAX: usize = 100;
@@ -19,7 +19,7 @@ struct Painter {
 
 impl Painter {
     fn paint(&self, text: &str, code: &str) -> String {
-        if self.colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+        crate::util::text::paint(text, code, self.colour)
     }
 
     fn heading(&self, text: &str) -> String {

@@ -75,15 +75,10 @@ impl Record {
     }
 }
 
-/// FNV-1a, 64 bits: a stable name for a path (std's hasher may change between releases).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
-}
-
 /// The cache file for the repository at `root`, in `dir`.
 pub fn cache_path(dir: &Path, root: &Path) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
-    dir.join(format!("git-{:016x}.json", fnv1a(root.as_os_str().as_bytes())))
+    dir.join(format!("git-{:016x}.json", crate::util::hash::fnv1a(root.as_os_str().as_bytes())))
 }
 
 /// The folder of the cache files inside baton's state dir.

@@ -21,59 +21,7 @@ pub struct Part {
     pub short: Option<String>,
 }
 
-/// Columns a character takes in a terminal: 0 for controls and combining marks, 2 for
-/// East Asian wide characters and most emoji, 1 for the rest (block characters,
-/// arrows and box drawing included).
-pub fn char_width(c: char) -> usize {
-    match c as u32 {
-        0..=0x1f | 0x7f..=0x9f => 0,
-        0x0300..=0x036f | 0x200b..=0x200f | 0x20d0..=0x20ff | 0xfe00..=0xfe0f => 0,
-        0x1100..=0x115f
-        | 0x2e80..=0x303e
-        | 0x3041..=0x33ff
-        | 0x3400..=0x4dbf
-        | 0x4e00..=0x9fff
-        | 0xa000..=0xa4cf
-        | 0xac00..=0xd7a3
-        | 0xf900..=0xfaff
-        | 0xfe30..=0xfe4f
-        | 0xff00..=0xff60
-        | 0xffe0..=0xffe6
-        | 0x1f300..=0x1f64f
-        | 0x1f900..=0x1f9ff
-        | 0x20000..=0x3fffd => 2,
-        _ => 1,
-    }
-}
-
-/// Display width of plain text.
-pub fn width(text: &str) -> usize {
-    text.chars().map(char_width).sum()
-}
-
-/// `text` cut to at most `max` columns, ending in `…` when something was cut.
-pub fn cut(text: &str, max: usize) -> String {
-    if width(text) <= max {
-        return text.to_string();
-    }
-    if max == 0 {
-        return String::new();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = char_width(c);
-        if used + w > max - 1 {
-            break;
-        }
-        out.push(c);
-        used += w;
-    }
-    let trimmed = out.trim_end().len();
-    out.truncate(trimmed);
-    out.push('…');
-    out
-}
+pub use crate::util::text::{char_width, cut, width};
 
 fn line_width(parts: &[Part], kept: &[bool]) -> usize {
     let widths: Vec<usize> =
@@ -137,24 +85,6 @@ mod tests {
 
     fn texts(parts: &[Part]) -> Vec<&str> {
         parts.iter().map(|p| p.text.as_str()).collect()
-    }
-
-    #[test]
-    fn widths() {
-        assert_eq!(width("███████░░░ 72%"), 14);
-        assert_eq!(width("+1 ~2 ?3 ↑1 ↓2"), 14);
-        assert_eq!(width("⏸ handoff"), 9);
-        assert_eq!(width("日本"), 4);
-        assert_eq!(width("e\u{301}"), 1);
-    }
-
-    #[test]
-    fn cutting_keeps_within_the_width() {
-        assert_eq!(cut("feat/rate-limit", 12), "feat/rate-l…");
-        assert_eq!(cut("short", 12), "short");
-        assert_eq!(cut("日本語テキスト", 5), "日本…");
-        assert_eq!(cut("abc", 0), "");
-        assert_eq!(cut("ab cd", 4), "ab…");
     }
 
     #[test]

@@ -25,10 +25,9 @@ mod style;
 mod task;
 pub mod wrap;
 
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use once_cell::unsync::OnceCell;
 
 use crate::config::Config;
 use crate::host::{HostKind, StatuslineInput};

@@ -33,7 +33,7 @@ fn code(style: Style) -> Option<&'static str> {
 /// `text` wrapped in the style's escape codes, or as it is without colour.
 pub fn paint(text: &str, style: Style, colour: bool) -> String {
     match code(style) {
-        Some(code) if colour => format!("\x1b[{code}m{text}\x1b[0m"),
-        _ => text.to_string(),
+        Some(code) => crate::util::text::paint(text, code, colour),
+        None => text.to_string(),
     }
 }

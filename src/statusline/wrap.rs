@@ -8,16 +8,14 @@
 //! killed), fails, prints nothing or is not found, baton's own line is printed instead,
 //! so the status line never goes blank because of the wrapped tool.
 
-use std::io::{self, Read, Write};
-use std::os::fd::AsFd;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use crate::config::Config;
 use crate::host::StatuslineInput;
 use crate::stdin;
+use crate::util::proc;
 
 /// The most stdin passed on, and the most output kept, in bytes.
 const PAYLOAD_LIMIT: usize = 4 * 1024 * 1024;
@@ -36,92 +34,44 @@ pub enum Failure {
     Empty,
 }
 
-/// The wrapped command, started.
-struct Running {
-    child: Child,
-    started: Instant,
+/// Starts `sh -c <command>` in its own process group (killed whole past `timeout`), its
+/// stdin fed `payload`, its stderr dropped.
+fn spawn(command: &str, payload: Vec<u8>, timeout: Duration) -> Result<proc::Running, Failure> {
+    let mut sh = Command::new("/bin/sh");
+    sh.arg("-c").arg(command);
+    let options = proc::Options {
+        input: proc::Input::Bytes(payload),
+        stderr: false,
+        output_limit: OUTPUT_LIMIT as u64,
+        timeout,
+        kill: proc::Kill::Group,
+    };
+    proc::start(sh, &options).map_err(failure)
 }
 
-/// Starts `sh -c <command>` in its own process group, its stdin fed `payload` from a
-/// thread (a command that never reads must not block baton), its stderr discarded.
-fn spawn(command: &str, payload: Vec<u8>) -> Result<Running, Failure> {
-    let mut child = Command::new("/bin/sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .map_err(|e| Failure::Spawn(e.to_string()))?;
-    let started = Instant::now();
-    if let Some(mut pipe) = child.stdin.take() {
-        // Never joined: if the command does not read, the write ends when it exits.
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(&payload);
-        });
+fn failure(e: proc::RunError) -> Failure {
+    match e {
+        proc::RunError::Spawn(e) => Failure::Spawn(e.to_string()),
+        proc::RunError::TimedOut | proc::RunError::Wait(_) => Failure::Timeout,
     }
-    Ok(Running { child, started })
 }
 
-impl Running {
-    /// Kills the whole group (a shell's children too) and reaps the shell.
-    fn kill(&mut self) {
-        let pgid = self.child.id() as libc::pid_t;
-        // SAFETY: kill has no memory preconditions; the group is the one we created.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
-        let _ = self.child.wait();
+/// The command's output, if it ends well before its deadline.
+fn finish(running: proc::Running) -> Result<String, Failure> {
+    let done = running.finish().map_err(failure)?;
+    if !done.status.success() {
+        return Err(Failure::Exit(done.status.code()));
     }
-
-    /// The command's output, if it ends well within `timeout` of its start.
-    fn finish(mut self, timeout: Duration) -> Result<String, Failure> {
-        let deadline = self.started + timeout;
-        let mut output = Vec::new();
-        if let Some(stdout) = self.child.stdout.take() {
-            let mut reader = stdin::deadline_reader(stdout.as_fd(), deadline);
-            let mut chunk = [0u8; 16 * 1024];
-            loop {
-                match reader.read(&mut chunk) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        let room = OUTPUT_LIMIT.saturating_sub(output.len());
-                        output.extend_from_slice(&chunk[..n.min(room)]);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => {
-                        drop(reader);
-                        self.kill();
-                        return Err(Failure::Timeout);
-                    }
-                }
-            }
-        }
-        let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
-                Ok(None) | Err(_) => {
-                    self.kill();
-                    return Err(Failure::Timeout);
-                }
-            }
-        };
-        if !status.success() {
-            return Err(Failure::Exit(status.code()));
-        }
-        let text = String::from_utf8_lossy(&output).into_owned();
-        if text.trim().is_empty() {
-            return Err(Failure::Empty);
-        }
-        Ok(text)
+    let text = String::from_utf8_lossy(&done.stdout).into_owned();
+    if text.trim().is_empty() {
+        return Err(Failure::Empty);
     }
+    Ok(text)
 }
 
 /// Runs `command` with `payload` on stdin and returns its output, or why not.
 pub fn run_command(command: &str, payload: &[u8], timeout: Duration) -> Result<String, Failure> {
-    spawn(command, payload.to_vec())?.finish(timeout)
+    finish(spawn(command, payload.to_vec(), timeout)?)
 }
 
 /// What is printed: the wrapped output (the meter after its last line when `append`),
@@ -148,17 +98,19 @@ pub fn run(command: &str, now: i64) -> String {
     let input: Option<StatuslineInput> = serde_json::from_slice(&payload).ok();
     let project = input.as_ref().and_then(|i| i.project_dir()).map(PathBuf::from).filter(|p| p.is_absolute());
     let config = Config::load(project.as_deref());
-    let running = spawn(command, payload);
+    let running = spawn(command, payload, config.wrap_timeout());
     let (own_line, meter) = match &input {
         Some(input) => super::run_parts(input, &config, now),
         None => ("baton: no statusline input".to_string(), None),
     };
-    let wrapped = running.and_then(|r| r.finish(config.wrap_timeout()));
+    let wrapped = running.and_then(finish);
     compose(wrapped, &own_line, meter.as_deref(), config.wrap_append())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
     use super::*;
 
     #[test]

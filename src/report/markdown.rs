@@ -12,19 +12,7 @@ use crate::fsx;
 use crate::handoff::Outcome;
 use crate::handoff::doc::{HandoffDoc, TaskEntry};
 use crate::transcript::{self, SessionUsage, Usage};
-
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+use crate::util::text::thousands;
 
 fn usage_row(name: &str, usage: &Usage, replies: u64) -> String {
     format!(
@@ -191,7 +179,7 @@ mod tests {
 
     #[test]
     fn report_has_exact_usage_from_the_fixture() {
-        let usage = transcript::usage_from_bytes(include_bytes!("../tests/fixtures/transcript.jsonl"));
+        let usage = transcript::usage_from_bytes(include_bytes!("../../tests/fixtures/transcript.jsonl"));
         let handoff = HandoffDoc::from_object(
             serde_json::json!({"completed_tasks": [], "remaining_tasks": [], "baton": {"session_id": "s"}})
                 .as_object()

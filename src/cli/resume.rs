@@ -3,16 +3,44 @@
 //! `--discard`), gates (`--check`) or trusts (`--accept`) the handoff.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use clap::Args;
 use serde_json::{Value, json};
 
+use super::{ExitStatus, folder};
 use crate::config::Config;
 use crate::resume::{self, Found};
+use crate::util::text::paint;
+
+#[derive(Args)]
+pub(super) struct ResumeArgs {
+    /// The work is picked up: archive the handoff to .planning/handoffs/ and remove
+    /// HANDOFF.json and its .continue-here.md (GSD's one-shot lifecycle).
+    #[arg(long, group = "action")]
+    done: bool,
+    /// The handoff is abandoned: archive and remove it the same way.
+    #[arg(long, group = "action")]
+    discard: bool,
+    /// Exit 1 and list them when .continue-here.md holds unchecked `- [ ] CONSTRAINT:`
+    /// lines or `blocking` anti-patterns (the gate before any work); else exit 0.
+    #[arg(long, group = "action")]
+    check: bool,
+    /// Trust a handoff written elsewhere (cloned, copied, pulled from GitHub, GSD's):
+    /// from now on its brief is given to new sessions here.
+    #[arg(long, group = "action")]
+    accept: bool,
+    /// The project folder (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Print JSON for machines.
+    #[arg(long)]
+    json: bool,
+}
 
 /// What was asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+enum Action {
     Show,
     Done,
     Discard,
@@ -20,8 +48,23 @@ pub enum Action {
     Accept,
 }
 
-fn paint(text: &str, code: &str, colour: bool) -> String {
-    if colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+pub(super) fn run(args: ResumeArgs) -> ExitStatus {
+    let action = if args.done {
+        Action::Done
+    } else if args.discard {
+        Action::Discard
+    } else if args.check {
+        Action::Check
+    } else if args.accept {
+        Action::Accept
+    } else {
+        Action::Show
+    };
+    let Some(cwd) = folder(args.cwd) else {
+        eprintln!("baton resume: no current folder; pass --cwd");
+        return ExitStatus::Usage;
+    };
+    act(action, &cwd, args.json)
 }
 
 fn emit(json_out: bool, value: Value, text: &str) {
@@ -32,7 +75,7 @@ fn emit(json_out: bool, value: Value, text: &str) {
     }
 }
 
-fn show(found: &Found, json_out: bool) -> u8 {
+fn show(found: &Found, json_out: bool) -> ExitStatus {
     let colour = !json_out
         && std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
@@ -45,7 +88,7 @@ fn show(found: &Found, json_out: bool) -> u8 {
                 json!({"found": true, "readable": false, "path": found.json_path, "error": why}),
                 &format!("{line}\n"),
             );
-            return 1;
+            return ExitStatus::Failure;
         }
     };
     let config = Config::load(Some(&found.root));
@@ -104,11 +147,10 @@ fn show(found: &Found, json_out: bool) -> u8 {
         "brief": brief,
     });
     emit(json_out, value, &text);
-    0
+    ExitStatus::Success
 }
 
-/// Runs `baton resume`; returns the exit code.
-pub fn run(action: Action, cwd: &Path, json_out: bool) -> u8 {
+fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
     let root = crate::gitx::project_root(cwd);
     let config = Config::load(Some(&root));
     let Some(found) = resume::find(&root, &config) else {
@@ -126,10 +168,10 @@ pub fn run(action: Action, cwd: &Path, json_out: bool) -> u8 {
         if action == Action::Check {
             // No handoff, nothing to gate on.
             emit(json_out, json!({"found": false, "blocking": []}), &text);
-            return 0;
+            return ExitStatus::Success;
         }
         emit(json_out, json!({"found": false, "continue_here": loose}), &text);
-        return 1;
+        return ExitStatus::Failure;
     };
     match action {
         Action::Show => show(&found, json_out),
@@ -149,7 +191,7 @@ pub fn run(action: Action, cwd: &Path, json_out: bool) -> u8 {
                 text.push_str("For each: what is it, how did it show, which structural step prevents it.\n");
             }
             emit(json_out, json!({"found": true, "blocking": blocking}), &text);
-            if blocking.is_empty() { 0 } else { 1 }
+            if blocking.is_empty() { ExitStatus::Success } else { ExitStatus::Failure }
         }
         Action::Done | Action::Discard => {
             let how = if action == Action::Done { "done" } else { "discarded" };
@@ -161,11 +203,11 @@ pub fn run(action: Action, cwd: &Path, json_out: bool) -> u8 {
                         .collect();
                     let text = format!("Handoff {how}: archived to {} and removed.\n", rel.join(" and "));
                     emit(json_out, json!({"closed": how, "archived": archived}), &text);
-                    0
+                    ExitStatus::Success
                 }
                 Err(why) => {
                     eprintln!("baton resume: {why}");
-                    1
+                    ExitStatus::Failure
                 }
             }
         }
@@ -177,11 +219,11 @@ pub fn run(action: Action, cwd: &Path, json_out: bool) -> u8 {
                     resume::registry_hint()
                 );
                 emit(json_out, json!({"accepted": id, "path": found.json_path}), &text);
-                0
+                ExitStatus::Success
             }
             Err(why) => {
                 eprintln!("baton resume --accept: {why}");
-                1
+                ExitStatus::Failure
             }
         },
     }

@@ -1,0 +1,129 @@
+//! `baton checkpoint push|pull`: the GitHub ledger from the command line.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use super::{ExitStatus, folder, print_json};
+use crate::checkpoint_github::{self as github, Fault, PullOptions, PushOptions};
+use crate::config::Config;
+
+#[derive(Subcommand)]
+pub(super) enum CheckpointAction {
+    /// Publish the handoff to a GitHub issue: Task Summary in the body, a Persistence Record comment.
+    #[command(
+        long_about = "Publish .planning/HANDOFF.json to a GitHub issue: rewrite the Task Summary in the issue \
+            body (between <!-- baton:summary:start --> and <!-- baton:summary:end -->; the rest of the body is kept) \
+            and add a Persistence Record comment. Writes nothing when nothing changed since the last record.\n\n\
+            The issue: --issue, else the one recorded in HANDOFF.json, else the open issue labelled \
+            baton-checkpoint (one is created when there is none; with several, choose with --issue).\n\n\
+            Exit codes: 0 pushed or nothing new; 1 GitHub or network error (the handoff stays local); \
+            2 gh missing, not logged in, several candidate issues, or a body to fix by hand."
+    )]
+    Push {
+        /// The issue number (default: the one in HANDOFF.json, else the open issue
+        /// labelled baton-checkpoint).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        issue: Option<u64>,
+        /// The repository (default: the `origin` remote). HOST/OWNER/NAME for GitHub Enterprise.
+        #[arg(long, value_name = "OWNER/NAME")]
+        repo: Option<String>,
+        /// What the record marks: checkpoint (default), decision, milestone, blocker, done …
+        #[arg(long, value_name = "KIND", value_parser = github::parse_kind)]
+        kind: Option<String>,
+        /// Write a record even when nothing changed since the last one.
+        #[arg(long)]
+        force: bool,
+        /// The project folder (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Unattended (after an automatic handoff): print nothing, record failures in
+        /// HANDOFF.json as baton.github_error.
+        #[arg(long, hide = true)]
+        auto: bool,
+    },
+    /// Restore the task's state from a GitHub issue; --write makes a HANDOFF.json of it.
+    #[command(
+        long_about = "Read the task's state back from a GitHub issue: Status, Stage, Next, Key Paths, Plan Path, \
+            the latest blocker and decision, and the newest record's summary. When the body's Task Summary and the \
+            newest Persistence Record disagree, the record wins and the differing fields are listed.\n\n\
+            With --write, .planning/HANDOFF.json is written from it (an existing one is archived first), marked as \
+            coming from GitHub: it is not injected into a session until you accept it with `baton resume --accept`."
+    )]
+    Pull {
+        /// The issue number (default: the one in HANDOFF.json, else the open issue
+        /// labelled baton-checkpoint).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        issue: Option<u64>,
+        /// The repository (default: the `origin` remote). HOST/OWNER/NAME for GitHub Enterprise.
+        #[arg(long, value_name = "OWNER/NAME")]
+        repo: Option<String>,
+        /// Write .planning/HANDOFF.json from the issue (archiving the one there).
+        #[arg(long)]
+        write: bool,
+        /// The project folder (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn status(fault: Fault) -> ExitStatus {
+    match fault {
+        Fault::Failed => ExitStatus::Failure,
+        Fault::Usage => ExitStatus::Usage,
+    }
+}
+
+pub(super) fn run(action: CheckpointAction) -> ExitStatus {
+    match action {
+        CheckpointAction::Push { issue, repo, kind, force, cwd, auto } => {
+            let Some(cwd) = folder(cwd) else {
+                if !auto {
+                    eprintln!("baton checkpoint push: no current folder; pass --cwd");
+                }
+                return ExitStatus::Usage;
+            };
+            let config = Config::load(Some(&cwd));
+            let options = PushOptions { cwd, issue, repo, kind, force, auto };
+            match github::push(&options, &config) {
+                Ok(pushed) => {
+                    if !auto {
+                        print!("{}", github::push_receipt(&pushed));
+                    }
+                    ExitStatus::Success
+                }
+                Err(failure) => {
+                    if !auto {
+                        eprintln!("baton checkpoint push: {}", failure.message);
+                    }
+                    status(failure.fault)
+                }
+            }
+        }
+        CheckpointAction::Pull { issue, repo, write, cwd, json } => {
+            let Some(cwd) = folder(cwd) else {
+                eprintln!("baton checkpoint pull: no current folder; pass --cwd");
+                return ExitStatus::Usage;
+            };
+            let config = Config::load(Some(&cwd));
+            let options = PullOptions { cwd: cwd.clone(), issue, repo, write };
+            match github::pull(&options, &config) {
+                Ok(pulled) => {
+                    if json {
+                        print_json(&github::pull_json(&pulled));
+                    } else {
+                        print!("{}", github::pull_receipt(&pulled));
+                    }
+                    ExitStatus::Success
+                }
+                Err(failure) => {
+                    eprintln!("baton checkpoint pull: {}", failure.message);
+                    status(failure.fault)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! `baton install` and `baton uninstall`: their flags, turned into the install
+//! service's options.
+
+use clap::{Args, ValueEnum};
+
+use super::ExitStatus;
+use crate::install::hosts::Scope;
+use crate::install::{self, Ended, HostArg, Mode, Options};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum HostFlag {
+    /// Claude Code.
+    Claude,
+    /// Gemini CLI.
+    Gemini,
+    /// Codex.
+    Codex,
+    /// Claude Code, plus Gemini CLI and Codex where ~/.gemini, ~/.codex exist.
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ScopeFlag {
+    /// Yours, for every project: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR),
+    /// ~/.gemini/settings.json, ~/.codex/hooks.json ($CODEX_HOME).
+    User,
+    /// The current folder's, shared with the project: .claude/settings.json,
+    /// .gemini/settings.json, .codex/hooks.json.
+    Project,
+    /// The current folder's, private: .claude/settings.local.json (Claude Code only).
+    Local,
+}
+
+// The flags `install` and `uninstall` share.
+#[derive(Debug, Clone, Args)]
+struct TargetArgs {
+    /// Which host's settings (comma-separate or repeat for several).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "claude", value_name = "HOST")]
+    host: Vec<HostFlag>,
+    /// Which of the host's settings files.
+    #[arg(long, value_enum, default_value = "user", value_name = "SCOPE")]
+    scope: ScopeFlag,
+    /// Print the change as a diff and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Only the statusLine (for those who get the hooks from the baton plugin).
+    #[arg(long, conflicts_with = "hooks_only")]
+    statusline_only: bool,
+    /// Only the hooks; leave the statusLine alone.
+    #[arg(long)]
+    hooks_only: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "\
+Examples:
+  baton install                           Claude Code, your user settings
+  baton install --dry-run                 show the change, write nothing
+  baton install --host all                Claude Code, Gemini CLI and Codex
+  baton install --scope project           this project's .claude/settings.json
+  baton install --statusline-only         with the baton plugin (it brings the hooks)
+  baton install --replace-other-monitors  also take out GSD's context monitor
+
+Another statusLine is wrapped: `baton statusline --wrap '<its command>'` shows its output as before \
+and keeps baton's context figure fresh. Every change can be undone with `baton uninstall`.")]
+pub(super) struct InstallArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Replace a statusLine that is not baton's instead of wrapping it (uninstall puts it back).
+    #[arg(long)]
+    replace_statusline: bool,
+    /// Remove other tools' context monitors (GSD's gsd-context-monitor.js), so the agent
+    /// is warned once (uninstall puts them back).
+    #[arg(long)]
+    replace_other_monitors: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "\
+Removes baton's hooks and statusLine, puts back a statusLine baton wrapped or replaced and the \
+monitors it removed, and leaves everything else as it was. Running it twice is harmless.")]
+pub(super) struct UninstallArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Accepted so install's flags can be repeated; uninstall always restores.
+    #[arg(long, hide = true)]
+    #[allow(dead_code)]
+    replace_statusline: bool,
+    /// Accepted so install's flags can be repeated; uninstall always restores.
+    #[arg(long, hide = true)]
+    #[allow(dead_code)]
+    replace_other_monitors: bool,
+}
+
+fn options(target: &TargetArgs) -> Options {
+    Options {
+        hosts: target
+            .host
+            .iter()
+            .map(|flag| match flag {
+                HostFlag::Claude => HostArg::Claude,
+                HostFlag::Gemini => HostArg::Gemini,
+                HostFlag::Codex => HostArg::Codex,
+                HostFlag::All => HostArg::All,
+            })
+            .collect(),
+        scope: match target.scope {
+            ScopeFlag::User => Scope::User,
+            ScopeFlag::Project => Scope::Project,
+            ScopeFlag::Local => Scope::Local,
+        },
+        dry_run: target.dry_run,
+        hooks: !target.statusline_only,
+        statusline: !target.hooks_only,
+        replace_statusline: false,
+        replace_other_monitors: false,
+    }
+}
+
+fn run(mode: Mode, options: &Options) -> ExitStatus {
+    match install::run(mode, options, &mut std::io::stdout(), &mut std::io::stderr()) {
+        Ended::Done => ExitStatus::Success,
+        Ended::Failed => ExitStatus::Failure,
+        Ended::Usage => ExitStatus::Usage,
+    }
+}
+
+pub(super) fn install(args: &InstallArgs) -> ExitStatus {
+    let options = Options {
+        replace_statusline: args.replace_statusline,
+        replace_other_monitors: args.replace_other_monitors,
+        ..options(&args.target)
+    };
+    run(Mode::Install, &options)
+}
+
+pub(super) fn uninstall(args: &UninstallArgs) -> ExitStatus {
+    run(Mode::Uninstall, &options(&args.target))
+}

@@ -1,0 +1,175 @@
+//! The `baton` command line: the only place with clap, with printing for commands and
+//! with exit codes. One file per command; each parses its flags into the service's plain
+//! options, calls the service, prints what it returns and maps the outcome to an
+//! [`ExitStatus`]. The hook and the statusline always exit 0 (a non-zero exit makes the
+//! host show "hook error" or blank the line); the person-facing commands exit non-zero
+//! when something is wrong.
+
+mod checkpoint;
+mod completions;
+mod config;
+mod demo;
+mod doctor;
+mod hook;
+mod install;
+mod pause;
+mod report;
+mod resume;
+mod statusline;
+
+use std::io::Write;
+use std::panic;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// How a command ended, as the shell sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// It did what was asked (0).
+    Success,
+    /// Something is wrong: a check failed, a file could not be written, GitHub failed (1).
+    Failure,
+    /// It could not start as asked: a usage problem or a precondition a person must fix
+    /// (2).
+    Usage,
+}
+
+impl From<ExitStatus> for ExitCode {
+    fn from(status: ExitStatus) -> ExitCode {
+        match status {
+            ExitStatus::Success => ExitCode::SUCCESS,
+            ExitStatus::Failure => ExitCode::FAILURE,
+            ExitStatus::Usage => ExitCode::from(2),
+        }
+    }
+}
+
+#[derive(Parser)]
+#[command(
+    name = "baton",
+    version,
+    about = "Keeps AI coding agents from running out of context with their work unsaved.",
+    long_about = "Keeps AI coding agents from running out of context with their work unsaved.\n\n\
+        Claude Code runs `baton statusline` to draw the line under the prompt and `baton hook` \
+        after each tool call and at session start and compaction: baton tells the agent when its \
+        context runs low, writes the handoff (.planning/HANDOFF.json, GSD's format) at the critical \
+        level, and gives the next session a resume brief. `baton install` sets it up; \
+        `baton demo` shows it working."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Register baton's statusline and hooks in Claude Code's settings (or Gemini CLI's,
+    /// Codex's), keeping everything else; another statusline is wrapped, not replaced.
+    Install(install::InstallArgs),
+    /// Remove what `baton install` added and put back what it wrapped or replaced.
+    Uninstall(install::UninstallArgs),
+    /// Check the setup of the hosts baton is installed for (or --host): registrations,
+    /// Codex's hook trust, binary, statusline, bridge, config, folders, and a self-test of
+    /// the hook. Exit 1 when a check fails.
+    Doctor(doctor::DoctorArgs),
+    /// Render the status line from Claude Code's statusLine JSON on stdin, and write the
+    /// context figure to the bridge file the hook reads.
+    ///
+    /// Segments, in the order `statusline.segments` gives (see `baton config`): model,
+    /// project, branch, git (+staged ~modified ?untracked ↑ahead ↓behind), task, handoff,
+    /// meter, cost. When COLUMNS is set, the least important segments are shortened or
+    /// dropped until the line fits. Always exits 0.
+    Statusline(statusline::StatuslineArgs),
+    /// Handle one hook event from stdin (PostToolUse, AfterTool, SessionStart,
+    /// PreCompact …). Prints nothing or one JSON envelope; always exits 0.
+    Hook,
+    /// Write the handoff now (.planning/HANDOFF.json and .continue-here.md, GSD's formats)
+    /// from git, .planning/ and the session's transcript, and checkpoint it in git.
+    Pause(pause::PauseArgs),
+    /// Show the paused handoff's resume brief (what a new session is given), and close
+    /// or check it.
+    Resume(resume::ResumeArgs),
+    /// Show one session's exact token use per model, its compactions, the context size
+    /// turn by turn and the tool results that filled it.
+    ///
+    /// Reads the transcript given with --transcript, else the session given with
+    /// --session, else the newest transcript of the current project (Claude Code keeps
+    /// them under $CLAUDE_CONFIG_DIR or ~/.claude, in projects/).
+    Report(report::ReportArgs),
+    /// Share checkpoints through a GitHub issue (gh CLI), so a handoff can cross machines
+    /// and people: `checkpoint push` and `checkpoint pull`.
+    Checkpoint {
+        #[command(subcommand)]
+        action: checkpoint::CheckpointAction,
+    },
+    /// Show the effective configuration, where each value comes from, and any errors
+    /// (exit 1 when there are errors).
+    Config(config::ConfigArgs),
+    /// Play a short session in a temporary folder and show, step by step, the status line
+    /// and what the agent is told. Writes nothing outside that folder.
+    Demo,
+    /// Print the shell completion script for SHELL (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = "\
+Examples:
+  baton completions bash > ~/.local/share/bash-completion/completions/baton
+  baton completions zsh > \"${fpath[1]}/_baton\"
+  baton completions fish > ~/.config/fish/completions/baton.fish")]
+    Completions(completions::CompletionsArgs),
+    /// Print baton's man page (roff), or write it and one page per command into a folder.
+    #[command(after_help = "\
+Examples:
+  baton man | man -l -                    read it now
+  baton man --dir ~/.local/share/man/man1 baton.1, baton-install.1, baton-hook.1 ...")]
+    Man(completions::ManArgs),
+}
+
+/// The whole program: what `main` returns.
+pub fn main() -> ExitCode {
+    // The hook path skips argument parsing altogether: no flag a host passes may turn
+    // into a usage error and a non-zero exit.
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("hook") && !args.iter().any(|a| a == "-h" || a == "--help") {
+        return hook::run().into();
+    }
+    let status = match Cli::parse().command {
+        Command::Hook => hook::run(),
+        Command::Statusline(args) => statusline::run(args),
+        Command::Install(args) => install::install(&args),
+        Command::Uninstall(args) => install::uninstall(&args),
+        Command::Doctor(args) => doctor::run(&args),
+        Command::Config(args) => config::run(args),
+        Command::Resume(args) => resume::run(args),
+        Command::Pause(args) => pause::run(args),
+        Command::Checkpoint { action } => checkpoint::run(action),
+        Command::Report(args) => report::run(args),
+        Command::Completions(args) => completions::completions(&args),
+        Command::Man(args) => completions::man(&args),
+        Command::Demo => demo::run(),
+    };
+    status.into()
+}
+
+/// Runs a host-facing mode with panics silenced and swallowed.
+fn run_guarded(mode: impl FnOnce() + panic::UnwindSafe) {
+    panic::set_hook(Box::new(|_| {}));
+    let _ = panic::catch_unwind(mode);
+}
+
+/// Prints `text` as it is; a closed stdout is not an error a host should see.
+fn print_out(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// Pretty JSON on stdout, one object.
+fn print_json(value: &impl serde::Serialize) {
+    println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
+}
+
+/// `--cwd`, else the current folder.
+fn folder(cwd: Option<PathBuf>) -> Option<PathBuf> {
+    cwd.or_else(|| std::env::current_dir().ok())
+}

@@ -1,0 +1,64 @@
+//! `baton pause`: write the handoff now and print its confirmation.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{ExitStatus, folder, print_json};
+use crate::config::Config;
+use crate::{gitx, pause};
+
+#[derive(Args)]
+pub(super) struct PauseArgs {
+    /// branch: a `wip:` commit of the two handoff files on the current branch (GSD's
+    /// way; your staged changes stay staged); ref: a private ref that also saves your
+    /// uncommitted work and moves nothing; off: files only. Default from
+    /// `handoff.pause_checkpoint` (branch).
+    #[arg(long, value_name = "MODE", value_parser = ["branch", "ref", "off"])]
+    checkpoint: Option<String>,
+    /// Also write .planning/reports/SESSION_REPORT.md with the session's exact token use.
+    #[arg(long)]
+    report: bool,
+    /// The project folder (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// The session id (default: the transcript's, else a new one).
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// The session's transcript (default: the newest one of this project in
+    /// $CLAUDE_CONFIG_DIR or ~/.claude, under projects/).
+    #[arg(long, value_name = "PATH")]
+    transcript: Option<PathBuf>,
+    /// Print JSON for machines.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn run(args: PauseArgs) -> ExitStatus {
+    let Some(cwd) = folder(args.cwd) else {
+        eprintln!("baton pause: no current folder; pass --cwd");
+        return ExitStatus::Usage;
+    };
+    let config = Config::load(Some(&cwd));
+    let options = pause::Options {
+        checkpoint: args.checkpoint.as_deref().and_then(gitx::Mode::parse),
+        report: args.report,
+        cwd,
+        session: args.session,
+        transcript: args.transcript,
+    };
+    match pause::run(&options, &config) {
+        Ok(paused) => {
+            if args.json {
+                print_json(&pause::confirmation_json(&paused));
+            } else {
+                print!("{}", pause::confirmation(&paused));
+            }
+            ExitStatus::Success
+        }
+        Err(why) => {
+            eprintln!("baton pause: {why}");
+            ExitStatus::Failure
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! `baton report`: one session's token use, as text for people or JSON for machines.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{ExitStatus, folder, print_json};
+use crate::report::{self, Lookup, ReportError, Request};
+use crate::statusline;
+
+#[derive(Args)]
+pub(super) struct ReportArgs {
+    /// The session id: its transcript is looked up as projects/*/<ID>.jsonl.
+    #[arg(long, value_name = "ID", conflicts_with = "transcript")]
+    session: Option<String>,
+    /// The transcript to read (a Claude Code .jsonl file).
+    #[arg(long, value_name = "PATH")]
+    transcript: Option<PathBuf>,
+    /// The project folder whose newest transcript is read (default: the current folder).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["session", "transcript"])]
+    cwd: Option<PathBuf>,
+    /// Print one JSON object for machines instead of the text report.
+    #[arg(long)]
+    json: bool,
+    /// Also draw the context over time as a standalone SVG file.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+}
+
+pub(super) fn run(args: ReportArgs) -> ExitStatus {
+    let folder = folder(args.cwd);
+    let lookup = match (args.transcript, &args.session, &folder) {
+        (Some(path), _, _) => Lookup::Transcript(path),
+        (None, Some(id), _) => Lookup::Session(id.clone()),
+        (None, None, Some(dir)) => Lookup::Newest(dir.clone()),
+        (None, None, None) => {
+            eprintln!("baton report: no current folder; pass --cwd, --session or --transcript");
+            return ExitStatus::Usage;
+        }
+    };
+    let request = Request { lookup, session: args.session, folder, svg: args.svg };
+    let report = match report::generate(&request) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("baton report: {e}");
+            return match e {
+                ReportError::Usage(_) => ExitStatus::Usage,
+                ReportError::Failed(_) => ExitStatus::Failure,
+            };
+        }
+    };
+    if args.json {
+        print_json(&report);
+    } else {
+        let colour = std::io::stdout().is_terminal() && statusline::colour_wanted();
+        let columns = statusline::columns_from_env().unwrap_or(80);
+        print!("{}", report::text::render(&report, colour, columns));
+        if let Some(file) = &request.svg {
+            println!("\nChart written to {}", file.display());
+        }
+    }
+    ExitStatus::Success
+}

@@ -1,0 +1,42 @@
+//! `baton statusline [--wrap COMMAND]`: the line under the prompt. Always exits 0; a
+//! panic prints nothing rather than an error the host would show.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{ExitStatus, print_out, run_guarded};
+use crate::config::Config;
+use crate::host::StatuslineInput;
+use crate::{metrics, statusline, stdin};
+
+#[derive(Args)]
+pub(super) struct StatuslineArgs {
+    /// Run this other statusline command on the same stdin and print its output
+    /// instead (baton's own line when it fails, prints nothing or takes longer than
+    /// `statusline.wrap_timeout_ms`). `baton install` sets this up.
+    #[arg(long, value_name = "COMMAND")]
+    wrap: Option<String>,
+}
+
+pub(super) fn run(args: StatuslineArgs) -> ExitStatus {
+    match args.wrap {
+        None => run_guarded(own_line),
+        Some(old) => run_guarded(move || print_out(&statusline::wrap::run(&old, metrics::now_unix()))),
+    }
+    ExitStatus::Success
+}
+
+fn own_line() {
+    let input = match stdin::read_json::<StatuslineInput>(stdin::timeout_from_env()) {
+        Ok(input) => input,
+        Err(_) => {
+            print_out("baton: no statusline input\n");
+            return;
+        }
+    };
+    let project = input.project_dir().map(PathBuf::from).filter(|p| p.is_absolute());
+    let config = Config::load(project.as_deref());
+    let line = statusline::run(&input, &config, metrics::now_unix());
+    print_out(&format!("{line}\n"));
+}

@@ -1,0 +1,260 @@
+//! The one way baton runs a child process: with a deadline, its output read by threads
+//! (a full pipe never blocks the child), its stdin fed from a thread (a child that never
+//! reads never blocks baton), and killed past the deadline: only the child, or its whole
+//! process group when it is a shell whose children must go too (the wrapped statusline).
+//!
+//! Used by `statusline --wrap`, the GitHub ledger's `gh` calls and doctor's hook
+//! self-test.
+
+use std::io::{self, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// What the child's stdin gets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// `/dev/null`.
+    Null,
+    /// These bytes, then end of file.
+    Bytes(Vec<u8>),
+    /// A pipe that stays open, with nothing written, until the child exits (to see
+    /// that it does not wait for its input forever).
+    HeldOpen,
+}
+
+/// What is killed past the deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kill {
+    /// The child alone.
+    Child,
+    /// The child's process group: the child runs in a group of its own, and a shell's
+    /// children die with it.
+    Group,
+}
+
+/// How to run the child.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub input: Input,
+    /// Keep stderr (else it goes to `/dev/null`).
+    pub stderr: bool,
+    /// The most bytes kept of stdout and of stderr each; the rest is read and dropped.
+    pub output_limit: u64,
+    /// From the start, for the child to exit and close its output.
+    pub timeout: Duration,
+    pub kill: Kill,
+}
+
+/// A child that exited in time.
+#[derive(Debug)]
+pub struct Finished {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    /// Empty unless [`Options::stderr`].
+    pub stderr: Vec<u8>,
+    /// From just before the start to the exit.
+    pub elapsed: Duration,
+    /// Writing [`Input::Bytes`] failed (the child exited before it read them all).
+    pub stdin_error: Option<io::Error>,
+}
+
+/// Why there is no [`Finished`].
+#[derive(Debug)]
+pub enum RunError {
+    /// The program could not be started (`NotFound` when it does not exist).
+    Spawn(io::Error),
+    /// Still running, or its output still open, at the deadline; killed.
+    TimedOut,
+    /// Its state could not be read; killed.
+    Wait(io::Error),
+}
+
+/// A started child, to [`Running::finish`] (the caller may do other work meanwhile).
+pub struct Running {
+    child: Child,
+    start: Instant,
+    deadline: Instant,
+    kill: Kill,
+    writer: Option<Receiver<io::Result<()>>>,
+    /// Dropped (closed) only once the child has exited.
+    held: Option<ChildStdin>,
+    stdout: Option<Receiver<Vec<u8>>>,
+    stderr: Option<Receiver<Vec<u8>>>,
+}
+
+/// Runs `command` as `options` say and waits for it. Its stdin, stdout and stderr are
+/// set here.
+pub fn run(command: Command, options: &Options) -> Result<Finished, RunError> {
+    start(command, options)?.finish()
+}
+
+/// Starts `command` as `options` say; the deadline runs from now.
+pub fn start(mut command: Command, options: &Options) -> Result<Running, RunError> {
+    command
+        .stdin(if options.input == Input::Null { Stdio::null() } else { Stdio::piped() })
+        .stdout(Stdio::piped())
+        .stderr(if options.stderr { Stdio::piped() } else { Stdio::null() });
+    if options.kill == Kill::Group {
+        command.process_group(0);
+    }
+    let start = Instant::now();
+    let mut child = command.spawn().map_err(RunError::Spawn)?;
+    let (writer, held) = match (&options.input, child.stdin.take()) {
+        (Input::Bytes(bytes), Some(pipe)) => (Some(feed(pipe, bytes.clone())), None),
+        (Input::HeldOpen, Some(pipe)) => (None, Some(pipe)),
+        _ => (None, None),
+    };
+    let stdout = child.stdout.take().map(|pipe| collect(pipe, options.output_limit));
+    let stderr = child.stderr.take().map(|pipe| collect(pipe, options.output_limit));
+    Ok(Running {
+        child,
+        start,
+        deadline: start + options.timeout,
+        kill: options.kill,
+        writer,
+        held,
+        stdout,
+        stderr,
+    })
+}
+
+impl Running {
+    /// Waits for the child to exit and close its output, until the deadline.
+    pub fn finish(mut self) -> Result<Finished, RunError> {
+        let mut pause = Duration::from_millis(1);
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => {}
+                Err(e) => {
+                    kill(&mut self.child, self.kill);
+                    return Err(RunError::Wait(e));
+                }
+            }
+            let now = Instant::now();
+            if now >= self.deadline {
+                kill(&mut self.child, self.kill);
+                return Err(RunError::TimedOut);
+            }
+            std::thread::sleep(pause.min(self.deadline - now));
+            // Quick children are seen at once; slow ones are not polled hot.
+            if self.start.elapsed() > Duration::from_millis(100) {
+                pause = Duration::from_millis(10);
+            }
+        };
+        let elapsed = self.start.elapsed();
+        drop(self.held.take());
+        let (out, err) = (self.stdout.take(), self.stderr.take());
+        let stdout = self.output(out)?;
+        let stderr = self.output(err)?;
+        let stdin_error = self.writer.take().and_then(|w| w.try_recv().ok()).and_then(Result::err);
+        Ok(Finished { status, stdout, stderr, elapsed, stdin_error })
+    }
+
+    /// What a reader thread collected. A child's child may still hold the pipe open: it
+    /// is waited for only until the deadline, then the child (or group) is killed.
+    fn output(&mut self, pipe: Option<Receiver<Vec<u8>>>) -> Result<Vec<u8>, RunError> {
+        let Some(pipe) = pipe else { return Ok(Vec::new()) };
+        match pipe.recv_timeout(self.deadline.saturating_duration_since(Instant::now())) {
+            Ok(bytes) => Ok(bytes),
+            Err(RecvTimeoutError::Disconnected) => Ok(Vec::new()),
+            Err(RecvTimeoutError::Timeout) => {
+                kill(&mut self.child, self.kill);
+                Err(RunError::TimedOut)
+            }
+        }
+    }
+}
+
+/// Writes `bytes` to the child from a thread, never joined: if the child does not read,
+/// the write ends when it exits. The result comes on the channel.
+fn feed(mut pipe: ChildStdin, bytes: Vec<u8>) -> Receiver<io::Result<()>> {
+    let (send, receive) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(pipe.write_all(&bytes));
+    });
+    receive
+}
+
+/// Reads `pipe` to its end from a thread, keeping at most `limit` bytes (the rest is
+/// drained so the child is never blocked on a full pipe).
+fn collect(pipe: impl Read + Send + 'static, limit: u64) -> Receiver<Vec<u8>> {
+    let (send, receive) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let mut limited = pipe.take(limit);
+        let _ = limited.read_to_end(&mut bytes);
+        let _ = io::copy(&mut limited.into_inner(), &mut io::sink());
+        let _ = send.send(bytes);
+    });
+    receive
+}
+
+/// Kills the child (or its group) and reaps it.
+fn kill(child: &mut Child, how: Kill) {
+    match how {
+        Kill::Child => {
+            let _ = child.kill();
+        }
+        Kill::Group => {
+            let pgid = child.id() as libc::pid_t;
+            // SAFETY: kill has no memory preconditions; the group is the one spawned here.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+    let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut command = Command::new("/bin/sh");
+        command.arg("-c").arg(script);
+        command
+    }
+
+    fn options(input: Input, timeout_ms: u64, kill: Kill) -> Options {
+        Options { input, stderr: true, output_limit: 8, timeout: Duration::from_millis(timeout_ms), kill }
+    }
+
+    #[test]
+    fn output_status_and_limit() {
+        let done = run(
+            sh("cat; echo oops >&2; exit 3"),
+            &options(Input::Bytes(b"0123456789".to_vec()), 5000, Kill::Child),
+        )
+        .unwrap();
+        assert_eq!(done.status.code(), Some(3));
+        assert_eq!(done.stdout, b"01234567");
+        assert_eq!(done.stderr, b"oops\n");
+    }
+
+    #[test]
+    fn a_slow_group_is_killed_at_the_deadline() {
+        let start = Instant::now();
+        // The shell's child keeps stdout open: the whole group must go.
+        let result = run(sh("sleep 30 & sleep 30"), &options(Input::Null, 200, Kill::Group));
+        assert!(matches!(result, Err(RunError::TimedOut)), "{result:?}");
+        assert!(start.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn output_held_open_by_a_grandchild_is_a_timeout() {
+        let result = run(sh("sleep 30 &"), &options(Input::Null, 300, Kill::Group));
+        assert!(matches!(result, Err(RunError::TimedOut)), "{result:?}");
+    }
+
+    #[test]
+    fn held_open_stdin_and_missing_programs() {
+        let done = run(sh("echo ok"), &options(Input::HeldOpen, 5000, Kill::Child)).unwrap();
+        assert_eq!(done.stdout, b"ok\n");
+        let missing = run(Command::new("/nonexistent/baton-test"), &options(Input::Null, 1000, Kill::Child));
+        assert!(matches!(missing, Err(RunError::Spawn(e)) if e.kind() == io::ErrorKind::NotFound));
+    }
+}
