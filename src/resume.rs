@@ -364,7 +364,7 @@ pub fn brief(found: &Found, handoff: &HandoffDoc, today: &Today) -> String {
 fn session_fact_lines(baton: &doc::BatonSection<'_>, no_todos: bool) -> Vec<String> {
     let mut lines = vec![];
     if let Some(request) = baton.last_request() {
-        lines.push(format!("Last request: {}.", quote(request, 300)));
+        lines.push(format!("Last request: {}", quote(request, 300)));
     }
     if let Some(words) = baton.agent_progress() {
         let label = if no_todos {
@@ -372,7 +372,7 @@ fn session_fact_lines(baton: &doc::BatonSection<'_>, no_todos: bool) -> Vec<Stri
         } else {
             "The agent's own last words before the pause"
         };
-        lines.push(format!("{label}: {}.", quote(words, 500)));
+        lines.push(format!("{label}: {}", quote(words, 500)));
     }
     if let Some(line) = list_line("Files it wrote", &baton.files_touched(), 10) {
         lines.push(format!("{line}."));

@@ -425,10 +425,17 @@ fn check_handoff_facts(checks: &mut Checks, world: &World, todos_expected: bool)
         handoff["baton"]["last_failure"]["command"].as_str().is_some_and(|c| c.contains(FACTS_FAILING)),
         shown,
     );
-    let commands = handoff["baton"]["commands_run"].as_array().map(Vec::len).unwrap_or(0);
-    checks.check("handoff lists the commands the agent ran", commands >= 2, shown);
-    let markdown = std::fs::read_to_string(world.project().join(".planning").join(".continue-here.md"))
+    let commands: Vec<String> = handoff["baton"]["commands_run"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["command"].as_str().map(str::to_string)).collect())
         .unwrap_or_default();
+    checks.check(
+        "handoff lists the commands the agent ran",
+        commands.iter().any(|c| c == FACTS_FAILING),
+        || format!("commands {commands:?}"),
+    );
+    let continue_here = handoff["baton"]["continue_here"].as_str().unwrap_or(".planning/.continue-here.md");
+    let markdown = std::fs::read_to_string(world.project().join(continue_here)).unwrap_or_default();
     checks.check(
         ".continue-here.md shows the file, the failure and the agent's words",
         markdown.contains(FACTS_FILE)
