@@ -86,6 +86,15 @@ impl<'a> Call<'a> {
         })
     }
 
+    /// The format the host writes its transcript in.
+    fn transcript_format(&self) -> crate::transcript::Format {
+        match self.dialect {
+            Dialect::Claude => crate::transcript::Format::ClaudeCode,
+            Dialect::Codex => crate::transcript::Format::CodexRollout,
+            Dialect::Gemini => crate::transcript::Format::GeminiChat,
+        }
+    }
+
     fn envelope(&self, text: &str) -> Envelope {
         Envelope::new(&self.input.envelope_event_name(self.env.gemini_key_set), text)
     }
@@ -162,6 +171,7 @@ fn pre_compact(call: &Call) {
             session_id: session.to_string(),
             cwd,
             transcript_path: call.input.transcript_path.as_deref().map(PathBuf::from),
+            transcript_format: call.transcript_format(),
             figure,
             checkpoint: Mode::Ref,
             dir: call.config.handoff_dir(),
@@ -193,6 +203,7 @@ fn critical_handoff(call: &Call, warning: &monitor::Warning, mode: Mode) -> Hand
         session_id: session.to_string(),
         cwd,
         transcript_path: call.input.transcript_path.as_deref().map(PathBuf::from),
+        transcript_format: call.transcript_format(),
         figure: Some(warning.figure.clone()),
         checkpoint: mode,
         dir: call.config.handoff_dir(),

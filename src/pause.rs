@@ -85,6 +85,8 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
         session_id: session_id.clone(),
         cwd,
         transcript_path: transcript.clone(),
+        // Read from the file's own shape: a path given by hand may be any host's.
+        transcript_format: crate::transcript::Format::ClaudeCode,
         figure: figure.clone(),
         checkpoint: options.checkpoint.unwrap_or_else(|| config.pause_checkpoint()),
         dir: config.handoff_dir(),

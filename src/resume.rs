@@ -290,6 +290,11 @@ pub fn brief(found: &Found, handoff: &HandoffDoc, today: &Today) -> String {
         ));
     }
 
+    // 7b. What the session was doing, from its own transcript: the last request, the
+    // agent's last words (on a host without a todo list, its statement of progress), the
+    // files it wrote, the commands it ran and what last failed.
+    lines.extend(session_fact_lines(&baton, in_progress.is_empty() && remaining.is_empty()));
+
     // 8. Uncommitted files, then and now.
     if let Some(r) = &today.reconciled {
         let parts: Vec<String> = [
@@ -343,6 +348,45 @@ pub fn brief(found: &Found, handoff: &HandoffDoc, today: &Today) -> String {
         found.json_rel()
     ));
     fit(lines, MAX_BRIEF_CHARS)
+}
+
+/// The transcript's facts as brief lines, each quoted as the session's words.
+fn session_fact_lines(baton: &doc::BatonSection<'_>, no_todos: bool) -> Vec<String> {
+    let mut lines = vec![];
+    if let Some(request) = baton.last_request() {
+        lines.push(format!("Last request: {}", quote(request, 300)));
+    }
+    if let Some(words) = baton.agent_progress() {
+        let label = if no_todos {
+            "The agent kept no todo list; its own last words before the pause (its statement of progress, to check)"
+        } else {
+            "The agent's own last words before the pause"
+        };
+        lines.push(format!("{label}: {}", quote(words, 500)));
+    }
+    if let Some(line) = list_line("Files it wrote", &baton.files_touched(), 10) {
+        lines.push(format!("{line}."));
+    }
+    if let Some(failure) = baton.last_failure() {
+        let error = failure.error_line.as_deref().map(|e| format!(": {}", quote(e, 200))).unwrap_or_default();
+        lines.push(format!("Last failing command: {}{error}.", quote(&failure.what, 200)));
+    }
+    let commands = baton.commands_run();
+    if !commands.is_empty() {
+        let shown: Vec<String> = commands[commands.len().saturating_sub(6)..]
+            .iter()
+            .map(|(command, code, failed)| {
+                let end = match (code, failed) {
+                    (Some(code), _) => format!(" (exit {code})"),
+                    (None, true) => " (failed)".to_string(),
+                    (None, false) => String::new(),
+                };
+                format!("{}{end}", quote(command, 120))
+            })
+            .collect();
+        lines.push(format!("Commands it ran (latest last): {}.", shown.join(", ")));
+    }
+    lines
 }
 
 /// Background processes recorded as running, quoted.

@@ -375,6 +375,174 @@ fn gemini_cli() {
     });
 }
 
+/// What a correct CRITICAL handoff holds after a facts session, and the brief after it.
+const FACTS_PROMPT: &str = "Add the client limits file, then run the limit tests.";
+const FACTS_FILE: &str = "notes/limits.md";
+const FACTS_FAILING: &str = "ls /baton-e2e-missing-folder";
+const FACTS_PROGRESS: &str = "Progress: notes/limits.md is written; the limit test run failed";
+
+/// The checks every host shares on a facts session: HANDOFF.json (markdown beside it) has
+/// the todos or the agent's stated progress, the file written, the last request and the
+/// last failing command; the next session's first request carries them in its brief.
+fn check_handoff_facts(checks: &mut Checks, world: &World, todos_expected: bool) {
+    let handoff: serde_json::Value = std::fs::read(world.handoff_path())
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let shown = || format!("{handoff:#}").chars().take(4000).collect::<String>();
+    checks.check("CRITICAL handoff written", handoff["baton"]["trigger"] == "critical-context", shown);
+    let tasks: Vec<String> = ["completed_tasks", "remaining_tasks"]
+        .iter()
+        .flat_map(|k| handoff[k].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    if todos_expected {
+        checks.check(
+            "handoff lists the agent's todos",
+            tasks.iter().any(|t| t.contains("Write the limits file"))
+                && tasks.iter().any(|t| t.contains("Run the limit tests")),
+            || format!("tasks {tasks:?}\n{}", shown()),
+        );
+    }
+    let progress = handoff["baton"]["agent_progress"]["text"].as_str().unwrap_or_default().to_string();
+    checks.check(
+        "handoff carries the agent's latest statement of progress, marked as its words",
+        progress.contains(FACTS_PROGRESS)
+            && handoff["context_notes"].as_str().is_some_and(|n| n.contains("agent's own words")),
+        shown,
+    );
+    let files: Vec<String> = handoff["baton"]["files_touched"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    checks.check("handoff lists the file written", files.iter().any(|f| f == FACTS_FILE), || {
+        format!("files {files:?}\n{}", shown())
+    });
+    let notes = handoff["context_notes"].as_str().unwrap_or_default().to_string();
+    checks.check("handoff has the last request", notes.contains(FACTS_PROMPT), shown);
+    checks.check(
+        "handoff has the last failing command",
+        handoff["baton"]["last_failure"]["command"].as_str().is_some_and(|c| c.contains(FACTS_FAILING)),
+        shown,
+    );
+    let commands: Vec<String> = handoff["baton"]["commands_run"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c["command"].as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    checks.check(
+        "handoff lists the commands the agent ran",
+        commands.iter().any(|c| c == FACTS_FAILING),
+        || format!("commands {commands:?}"),
+    );
+    let continue_here = handoff["baton"]["continue_here"].as_str().unwrap_or(".planning/.continue-here.md");
+    let markdown = std::fs::read_to_string(world.project().join(continue_here)).unwrap_or_default();
+    checks.check(
+        ".continue-here.md shows the file, the failure and the agent's words",
+        markdown.contains(FACTS_FILE)
+            && markdown.contains(FACTS_FAILING)
+            && markdown.contains(FACTS_PROGRESS),
+        || markdown.chars().take(4000).collect(),
+    );
+}
+
+/// The next session's first request carries the facts in its brief.
+fn check_brief_facts(checks: &mut Checks, server: &Server, todos_expected: bool) {
+    let first = server.main_requests().first().map(|r| r.text()).unwrap_or_default();
+    let brief =
+        first.find(BRIEF).map(|at| first[at..].chars().take(6000).collect::<String>()).unwrap_or_default();
+    let mut wanted = vec![FACTS_FILE, FACTS_FAILING, FACTS_PROMPT, FACTS_PROGRESS];
+    if todos_expected {
+        wanted.push("Run the limit tests");
+    }
+    let missing: Vec<&&str> = wanted.iter().filter(|w| !brief.contains(**w)).collect();
+    checks.check(
+        "next session's first request: the brief carries the todos or progress, the file, the last request and failure",
+        !brief.is_empty() && missing.is_empty(),
+        || format!("missing {missing:?} in brief:\n{brief}"),
+    );
+}
+
+#[test]
+fn codex_exec_handoff_facts() {
+    with_hosts("codex exec facts", |hosts| {
+        let mut checks = Checks::new("codex exec facts");
+        let world = World::new(hosts);
+        let at = |pct: f64| (CODEX_EFFECTIVE_WINDOW as f64 * pct / 100.0) as u64;
+        let progress = format!(
+            "{FACTS_PROGRESS} (`{FACTS_FAILING}`: no such folder). Next: create the folder and run the tests again."
+        );
+        let server = Server::start(
+            vec![
+                Step::tool(at(20.0), &format!("mkdir -p notes && printf 'free=100\\n' > {FACTS_FILE}"))
+                    .saying("I will write the limits file first, then run the tests."),
+                Step::tool(at(40.0), FACTS_FAILING),
+                Step::tool(at(80.0), "echo step 2").saying(&progress),
+                Step::text(at(81.0)),
+            ],
+            SERVER_LIFETIME,
+        );
+        world.codex_setup(&server);
+        let run = world.codex_exec(FACTS_PROMPT);
+        world.save_requests(&server, "10-codex_exec_facts");
+        checks.check("codex exec succeeded", run.status.is_some_and(|s| s.success()), || run.describe());
+        check_handoff_facts(&mut checks, &world, false);
+        drop(server);
+
+        let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
+        std::fs::remove_file(world.codex_home().join("config.toml")).ok();
+        world.codex_setup(&server);
+        let _run = world.codex_exec("Carry on.");
+        world.save_requests(&server, "11-codex_exec_facts");
+        check_brief_facts(&mut checks, &server, false);
+        checks.finish();
+    });
+}
+
+#[test]
+fn gemini_cli_handoff_facts() {
+    with_hosts("gemini facts", |hosts| {
+        let mut checks = Checks::new("gemini facts");
+        let world = World::new(hosts);
+        world.gemini_setup();
+        let at = |pct: f64| (GEMINI_WINDOW as f64 * pct / 100.0) as u64;
+        let todos = |statuses: [&str; 3]| {
+            serde_json::json!({"todos": [
+                {"description": "Write the limits file", "status": statuses[0]},
+                {"description": "Run the limit tests", "status": statuses[1]},
+                {"description": "Fix what the tests find", "status": statuses[2]},
+            ]})
+        };
+        let file = world.project().join(FACTS_FILE).display().to_string();
+        let progress = format!("{FACTS_PROGRESS} (`{FACTS_FAILING}`: no such folder). Next: fix the path.");
+        let server = Server::start(
+            vec![
+                Step::call(at(20.0), "write_todos", todos(["in_progress", "pending", "pending"])),
+                Step::call(
+                    at(30.0),
+                    "write_file",
+                    serde_json::json!({"file_path": file, "content": "free=100\n"}),
+                ),
+                Step::call(at(40.0), "write_todos", todos(["completed", "in_progress", "pending"])),
+                Step::tool(at(50.0), FACTS_FAILING),
+                Step::tool(at(80.0), "echo step 4").saying(&progress),
+                Step::text(at(81.0)),
+            ],
+            SERVER_LIFETIME,
+        );
+        let run = world.gemini_print(&server, FACTS_PROMPT);
+        world.save_requests(&server, "12-gemini_facts");
+        checks.check("gemini succeeded", run.status.is_some_and(|s| s.success()), || run.describe());
+        check_handoff_facts(&mut checks, &world, true);
+        drop(server);
+
+        let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
+        let _run = world.gemini_print(&server, "Carry on.");
+        world.save_requests(&server, "13-gemini_facts");
+        check_brief_facts(&mut checks, &server, true);
+        checks.finish();
+    });
+}
+
 #[test]
 fn claude_code_interactive() {
     with_hosts("claude interactive", |hosts| {

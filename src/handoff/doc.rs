@@ -574,6 +574,29 @@ impl<'a> BatonSection<'a> {
         strings(self.get("files_touched"))
     }
 
+    /// The agent's last message before the pause (its words, data to check).
+    pub fn agent_progress(&self) -> Option<&'a str> {
+        self.get("agent_progress").and_then(|p| text_in(p.get("text")))
+    }
+
+    /// The latest shell commands, as `(command, exit code, failed)`.
+    pub fn commands_run(&self) -> Vec<(String, Option<i64>, bool)> {
+        objects(self.get("commands_run"))
+            .filter_map(|c| {
+                Some((
+                    text_in(c.get("command"))?.to_string(),
+                    c.get("exit_code").and_then(Value::as_i64),
+                    c.get("failed") == Some(&Value::Bool(true)),
+                ))
+            })
+            .collect()
+    }
+
+    /// The last request of the session.
+    pub fn last_request(&self) -> Option<&'a str> {
+        self.text("last_request")
+    }
+
     /// Background processes that were still running.
     pub fn background_processes(&self) -> Vec<BackgroundProcess> {
         objects(self.get("background_processes"))
@@ -803,8 +826,14 @@ const CUTTABLE: &[&str] = &[
     "blockers",
     "human_actions_pending",
 ];
-const CUTTABLE_BATON: &[&str] =
-    &["files_touched", "session_commits", "background_processes", "placeholder_summaries", "resumptions"];
+const CUTTABLE_BATON: &[&str] = &[
+    "files_touched",
+    "commands_run",
+    "session_commits",
+    "background_processes",
+    "placeholder_summaries",
+    "resumptions",
+];
 
 fn pretty(value: &Value) -> Result<Vec<u8>, HandoffError> {
     let mut bytes = serde_json::to_vec_pretty(value).map_err(HandoffError::Encode)?;

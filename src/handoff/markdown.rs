@@ -16,6 +16,26 @@ fn quoted(text: &str, max: usize) -> String {
     one_line(text, max).replace('<', "‹").replace('>', "›")
 }
 
+/// The latest shell commands, oldest first, each with how it ended.
+fn commands_line(commands: &[(String, Option<i64>, bool)], keep: usize, max: usize) -> Option<String> {
+    if commands.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = commands[commands.len().saturating_sub(keep)..]
+        .iter()
+        .map(|(command, code, failed)| {
+            let end = match (code, failed) {
+                (Some(code), true) => format!(" (exit {code}, failed)"),
+                (None, true) => " (failed)".to_string(),
+                (Some(code), false) => format!(" (exit {code})"),
+                (None, false) => String::new(),
+            };
+            format!("`{}`{end}", quoted(command, max).replace('`', "'"))
+        })
+        .collect();
+    Some(format!("Commands the agent ran (latest last): {}", shown.join(", ")))
+}
+
 /// Renders the file.
 pub fn render(
     json: &HandoffDoc,
@@ -180,6 +200,9 @@ pub fn render(
         let more = touched.len().saturating_sub(30);
         let more = if more > 0 { format!(" and {more} more") } else { String::new() };
         context.push(format!("Files touched this session: {}{more}", list.join(", ")));
+    }
+    if let Some(line) = commands_line(&baton.commands_run(), 10, 200) {
+        context.push(line);
     }
     if !context.is_empty() {
         out.push_str("<context>\n");

@@ -29,6 +29,8 @@ pub struct Request {
     pub session_id: String,
     pub cwd: PathBuf,
     pub transcript_path: Option<PathBuf>,
+    /// The format the host writes its transcript in (the host the facts come from).
+    pub transcript_format: transcript::Format,
     pub figure: Option<Figure>,
     pub checkpoint: Mode,
     /// Where HANDOFF.json lives, relative to the project root (`handoff.dir`).
@@ -104,10 +106,12 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
 
     let transcript = match &request.transcript_path {
         None => Sourced::Missing("no transcript path given".into()),
-        Some(path) => match transcript::gather_facts(path, FactsBudget::default()) {
-            Ok(facts) => Sourced::Found(facts),
-            Err(e) => Sourced::Missing(format!("transcript {} unreadable: {e}", path.display())),
-        },
+        Some(path) => {
+            match transcript::gather_facts_as(request.transcript_format, path, FactsBudget::default()) {
+                Ok(facts) => Sourced::Found(facts),
+                Err(e) => Sourced::Missing(format!("transcript {} unreadable: {e}", path.display())),
+            }
+        }
     };
     if let Sourced::Found(facts) = &transcript {
         if let Some(model) = facts.model.as_deref() {

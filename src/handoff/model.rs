@@ -228,7 +228,11 @@ fn generated_context_notes(facts: Option<&SessionFacts>) -> String {
         notes.push(format!("Last request: {}", one_line(request, 600)));
     }
     if let Some(text) = &facts.last_assistant_text {
-        notes.push(format!("Last assistant message: {}", one_line(text, 600)));
+        // Transcript text is data: quoted, and said to be the agent's words.
+        notes.push(format!(
+            "Last assistant message (the agent's own words before the pause, quoted as data): “{}”",
+            one_line(text, 600)
+        ));
     }
     if let Some(failure) = &facts.last_failure {
         if !failure.succeeded_later {
@@ -391,6 +395,19 @@ pub fn build(
         ),
     );
     baton.insert("last_failure".into(), last_failure.unwrap_or(Value::Null));
+    baton.insert("commands_run".into(), json!(facts.map(|f| f.commands_run.clone()).unwrap_or_default()));
+    // What the agent last said: on a host that keeps no todo list, its own statement of
+    // progress. Quoted as its words, never as instructions.
+    baton.insert(
+        "agent_progress".into(),
+        json!(facts.and_then(|f| f.last_assistant_text.as_deref()).map(|t| json!({
+            "text": one_line(t, 1500),
+            "said_by": "the agent (its last message before the pause)",
+            "source": facts.map(|f| f.format.describe()),
+            "todos_kept": facts.is_some_and(|f| f.todos.is_some()),
+        }))),
+    );
+    baton.insert("transcript_format".into(), json!(facts.map(|f| f.format)));
     baton.insert(
         "session_commits".into(),
         json!(commits.iter().map(|c| json!({"short": c.short, "subject": c.subject})).collect::<Vec<_>>()),
@@ -406,6 +423,10 @@ pub fn build(
     baton.insert(
         "first_request".into(),
         json!(facts.and_then(|f| f.first_request.as_deref()).map(|r| one_line(r, 600))),
+    );
+    baton.insert(
+        "last_request".into(),
+        json!(facts.and_then(|f| f.last_request.as_deref()).map(|r| one_line(r, 600))),
     );
     baton.insert("model".into(), json!(facts.and_then(|f| f.model.clone())));
     baton.insert("checkpoint".into(), json!(checkpoint));

@@ -31,6 +31,68 @@ pub const PATH_MAX: usize = 4096;
 pub const FILES_MAX: usize = 1000;
 pub const BACKGROUND_MAX: usize = 100;
 pub const COMPACTIONS_MAX: usize = 1000;
+/// How many of the latest shell commands are kept.
+pub const COMMANDS_MAX: usize = 20;
+
+/// Whose transcript format a file is in: each host writes its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// Claude Code's JSONL transcript.
+    #[default]
+    ClaudeCode,
+    /// Codex's rollout (`rollout-*.jsonl`).
+    CodexRollout,
+    /// Gemini CLI's chat recording.
+    GeminiChat,
+}
+
+impl Format {
+    /// The format of a file read from its first line, for callers that do not know the
+    /// host (`baton pause` given a path): Codex opens with `session_meta`, Gemini CLI
+    /// with the recording's `projectHash`; anything else is read as Claude Code's.
+    pub fn sniff(first_line: &[u8]) -> Format {
+        let Some(value) = line::parse_line(first_line) else { return Format::ClaudeCode };
+        if value.get("type").and_then(Value::as_str) == Some("session_meta") {
+            Format::CodexRollout
+        } else if value.get("projectHash").is_some()
+            || value.get("kind").is_some() && value.get("sessionId").is_some()
+        {
+            Format::GeminiChat
+        } else {
+            Format::ClaudeCode
+        }
+    }
+
+    /// The host's name for the transcript, as the handoff names its source.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "Claude Code's transcript",
+            Format::CodexRollout => "Codex's rollout",
+            Format::GeminiChat => "Gemini CLI's chat recording",
+        }
+    }
+}
+
+/// A shell command the agent ran, with how it ended when the part read shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommandRun {
+    pub command: String,
+    /// The exit code, when the host recorded one.
+    pub exit_code: Option<i64>,
+    /// It ended in an error (a non-zero exit, or the host marked the call failed).
+    pub failed: bool,
+}
+
+/// Keeps the latest [`COMMANDS_MAX`] commands; true when the oldest was dropped.
+pub(crate) fn push_command(commands: &mut Vec<CommandRun>, run: CommandRun) -> bool {
+    commands.push(run);
+    if commands.len() > COMMANDS_MAX {
+        commands.remove(0);
+        return true;
+    }
+    false
+}
 
 /// How much of the transcript [`gather_facts`] may read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +156,10 @@ pub struct SessionFacts {
     pub files_touched: Vec<String>,
     pub background_processes: Vec<BackgroundProcess>,
     pub last_failure: Option<FailedCommand>,
+    /// The latest shell commands the agent ran (at most [`COMMANDS_MAX`]), oldest first.
+    pub commands_run: Vec<CommandRun>,
+    /// Whose format the transcript was read as.
+    pub format: Format,
     /// Compactions in the tail, oldest first.
     pub compactions: Vec<Compaction>,
     /// The tail covers the whole file: nothing is missing from the facts.
@@ -119,27 +185,87 @@ pub fn relative_path(file: &str, root: &Path) -> String {
 /// Reads the facts of the transcript at `path`: the tail backwards within
 /// `budget.tail`, then, unless the tail reached the start, the first `budget.head` bytes.
 pub fn gather_facts(path: &Path, budget: FactsBudget) -> io::Result<SessionFacts> {
-    let mut file = open_transcript(path)?;
-    let mut tail = TailReader::new(&file, budget.tail)?;
-    let mut tail_lines = Vec::new();
-    while let Some(line) = tail.next_line()? {
-        tail_lines.push(line);
-    }
-    tail_lines.reverse();
-    let stats = tail.stats();
-    let mut head = Vec::new();
-    if !stats.reached_start {
-        file.seek(SeekFrom::Start(0))?;
-        (&mut file).take(budget.head).read_to_end(&mut head)?;
-    }
-    let head_is_whole_file = head.len() as u64 >= stats.source_len;
-    let mut facts = facts_from_lines(
-        complete_lines(&head, head_is_whole_file),
-        tail_lines.iter().map(Vec::as_slice),
-        stats.reached_start,
-    );
-    facts.bytes_read = stats.bytes_read + head.len() as u64;
+    let read = BoundedRead::of(path, budget)?;
+    let mut facts = facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start());
+    facts.bytes_read = read.bytes_read();
     Ok(facts)
+}
+
+/// The facts of the transcript at `path`, read as `format` (the host that wrote it).
+/// Every reader reads the same bounded head and tail.
+pub fn gather_facts_as(format: Format, path: &Path, budget: FactsBudget) -> io::Result<SessionFacts> {
+    let read = BoundedRead::of(path, budget)?;
+    let format = match format {
+        // A Claude Code session may be handed a path by hand: trust the file's own shape.
+        Format::ClaudeCode => Format::sniff(read.first_line()),
+        known => known,
+    };
+    let mut facts = match format {
+        Format::ClaudeCode => facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start()),
+        Format::CodexRollout => {
+            super::codex::facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start())
+        }
+        Format::GeminiChat => {
+            super::gemini::facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start())
+        }
+    };
+    facts.format = format;
+    facts.bytes_read = read.bytes_read();
+    Ok(facts)
+}
+
+/// A bounded read of a transcript: its last `budget.tail` bytes as complete lines and,
+/// unless those reach the start, its first `budget.head` bytes.
+pub(crate) struct BoundedRead {
+    head: Vec<u8>,
+    head_is_whole_file: bool,
+    tail: Vec<Vec<u8>>,
+    stats: super::tail::TailStats,
+}
+
+impl BoundedRead {
+    pub(crate) fn of(path: &Path, budget: FactsBudget) -> io::Result<BoundedRead> {
+        let mut file = open_transcript(path)?;
+        let mut tail = TailReader::new(&file, budget.tail)?;
+        let mut tail_lines = Vec::new();
+        while let Some(line) = tail.next_line()? {
+            tail_lines.push(line);
+        }
+        tail_lines.reverse();
+        let stats = tail.stats();
+        let mut head = Vec::new();
+        if !stats.reached_start {
+            file.seek(SeekFrom::Start(0))?;
+            (&mut file).take(budget.head).read_to_end(&mut head)?;
+        }
+        let head_is_whole_file = head.len() as u64 >= stats.source_len;
+        Ok(BoundedRead { head, head_is_whole_file, tail: tail_lines, stats })
+    }
+
+    pub(crate) fn head_lines(&self) -> impl Iterator<Item = &[u8]> {
+        complete_lines(&self.head, self.head_is_whole_file)
+    }
+
+    pub(crate) fn tail_lines(&self) -> impl Iterator<Item = &[u8]> {
+        self.tail.iter().map(Vec::as_slice)
+    }
+
+    pub(crate) fn reached_start(&self) -> bool {
+        self.stats.reached_start
+    }
+
+    /// The file's first line, when it was read (from the head, or the tail reaching it).
+    pub(crate) fn first_line(&self) -> &[u8] {
+        if self.stats.reached_start {
+            self.tail.first().map(Vec::as_slice).unwrap_or_default()
+        } else {
+            self.head_lines().next().unwrap_or_default()
+        }
+    }
+
+    pub(crate) fn bytes_read(&self) -> u64 {
+        self.stats.bytes_read + self.head.len() as u64
+    }
 }
 
 /// The facts from lines (no I/O): `head` is the start of the file, oldest first (empty

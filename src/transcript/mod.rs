@@ -7,7 +7,8 @@
 //!   with the file.
 //! - [`gather_facts`]: todos, files touched, background processes, the last failure,
 //!   the first and last requests … for the automatic handoff. Reads a bounded head and
-//!   a bounded tail.
+//!   a bounded tail. [`gather_facts_as`] reads the same facts from the host's own format:
+//!   Codex's rollout (`codex`) and Gemini CLI's chat recording (`gemini`).
 //! - [`session_usage`]: exact token use of the whole session, for `baton report`.
 //!   Streams the whole file (`forward`).
 //! - [`current_todos`]: the todo list as of now, for the status line: a small tail
@@ -17,9 +18,11 @@
 //! here panics on input: a line that does not parse, or a field of the wrong type, is
 //! skipped or read as absent.
 
+pub mod codex;
 mod context;
 mod facts;
 mod forward;
+pub mod gemini;
 mod line;
 mod pace;
 mod tail;
@@ -36,8 +39,8 @@ pub use context::{
     context_from_lines, current_context, current_context_with,
 };
 pub use facts::{
-    BackgroundProcess, FactsBudget, FailedCommand, SessionFacts, facts_from_bytes, facts_from_lines,
-    first_error_line, gather_facts, relative_path,
+    BackgroundProcess, COMMANDS_MAX, CommandRun, FactsBudget, FailedCommand, Format, SessionFacts,
+    facts_from_bytes, facts_from_lines, first_error_line, gather_facts, gather_facts_as, relative_path,
 };
 pub use forward::{ForwardLines, complete_lines};
 pub use line::{Compaction, Usage, clean_line, clip, unix_seconds};

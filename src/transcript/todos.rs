@@ -52,6 +52,10 @@ pub struct TodoItem {
 pub enum TodoSource {
     TodoWrite,
     Tasks,
+    /// Codex's `update_plan`.
+    UpdatePlan,
+    /// Gemini CLI's `write_todos`.
+    WriteTodos,
 }
 
 /// The list, split by status, each part in the list's order.
@@ -252,6 +256,11 @@ impl TaskBoard {
 
 pub(crate) fn todo_write_list(items: Vec<TodoItem>) -> TodoList {
     TodoList::from_items(TodoSource::TodoWrite, items)
+}
+
+/// A list another host's tool kept (`update_plan`, `write_todos`), split by status.
+pub(crate) fn list_from(source: TodoSource, items: Vec<TodoItem>) -> TodoList {
+    TodoList::from_items(source, items)
 }
 
 /// The id in TaskCreate's text result: `Task #12 created successfully: …`.

@@ -34,15 +34,35 @@ pub struct Step {
     pub prompt_tokens: u64,
     /// A shell command to call, or `None` for the final text.
     pub command: Option<String>,
+    /// A tool other than the shell, by the host's own name, with its arguments: called
+    /// instead of `command` (Gemini CLI's `write_todos`, `write_file`, Codex's `update_plan`).
+    pub call: Option<(String, Value)>,
+    /// Text the model says before its tool call (its statement of progress).
+    pub say: Option<String>,
 }
 
 impl Step {
     pub fn tool(prompt_tokens: u64, command: &str) -> Step {
-        Step { prompt_tokens, command: Some(command.to_string()) }
+        Step { prompt_tokens, command: Some(command.to_string()), call: None, say: None }
     }
 
     pub fn text(prompt_tokens: u64) -> Step {
-        Step { prompt_tokens, command: None }
+        Step { prompt_tokens, command: None, call: None, say: None }
+    }
+
+    /// A call of the tool `name` with `args` (a turn that is not the final text).
+    pub fn call(prompt_tokens: u64, name: &str, args: Value) -> Step {
+        Step { prompt_tokens, command: None, call: Some((name.to_string(), args)), say: None }
+    }
+
+    /// The same step, with `text` said before the call (or as the final text).
+    pub fn saying(mut self, text: &str) -> Step {
+        self.say = Some(text.to_string());
+        self
+    }
+
+    fn is_final(&self) -> bool {
+        self.command.is_none() && self.call.is_none()
     }
 }
 
@@ -475,29 +495,40 @@ fn openai_sse(request: &Value, step: &Step, turn: usize) -> String {
         "response.created",
         &json!({"type": "response.created", "response": {"id": id, "object": "response", "status": "in_progress"}}),
     );
-    let item = match &step.command {
-        Some(command) => {
-            let (name, arguments) = openai_tool_call(request, command);
-            json!({"type": "function_call", "id": format!("fc_{turn:02}"), "call_id": format!("call_stand_in_{turn:02}"),
-                   "name": name, "arguments": arguments, "status": "completed"})
-        }
-        None => {
-            json!({"type": "message", "id": format!("msg_{turn:02}"), "role": "assistant", "status": "completed",
-                       "content": [{"type": "output_text", "text": FINAL_TEXT, "annotations": []}]})
-        }
+    let message = |text: &str| {
+        json!({"type": "message", "id": format!("msg_{turn:02}"), "role": "assistant", "status": "completed",
+               "content": [{"type": "output_text", "text": text, "annotations": []}]})
     };
-    out += &sse(
-        "response.output_item.added",
-        &json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
-    );
-    out += &sse(
-        "response.output_item.done",
-        &json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
-    );
+    let call = match (&step.call, &step.command) {
+        (Some((name, args)), _) => Some((name.clone(), args.to_string())),
+        (None, Some(command)) => Some(openai_tool_call(request, command)),
+        (None, None) => None,
+    };
+    let mut items = vec![];
+    match call {
+        Some((name, arguments)) => {
+            if let Some(say) = &step.say {
+                items.push(message(say));
+            }
+            items.push(json!({"type": "function_call", "id": format!("fc_{turn:02}"), "call_id": format!("call_stand_in_{turn:02}"),
+                   "name": name, "arguments": arguments, "status": "completed"}));
+        }
+        None => items.push(message(step.say.as_deref().unwrap_or(FINAL_TEXT))),
+    }
+    for (index, item) in items.iter().enumerate() {
+        out += &sse(
+            "response.output_item.added",
+            &json!({"type": "response.output_item.added", "output_index": index, "item": item}),
+        );
+        out += &sse(
+            "response.output_item.done",
+            &json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+        );
+    }
     out += &sse(
         "response.completed",
         &json!({"type": "response.completed", "response": {
-            "id": id, "object": "response", "status": "completed", "output": [item],
+            "id": id, "object": "response", "status": "completed", "output": items,
             "usage": {"input_tokens": step.prompt_tokens, "input_tokens_details": {"cached_tokens": 0},
                       "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0},
                       "total_tokens": step.prompt_tokens + 20}}}),
@@ -506,16 +537,23 @@ fn openai_sse(request: &Value, step: &Step, turn: usize) -> String {
 }
 
 fn gemini_response(step: &Step, turn: usize, main: bool) -> Value {
-    let part = match (&step.command, main) {
-        (Some(command), true) => {
+    let mut parts = vec![];
+    if main && !step.is_final() {
+        if let Some(say) = &step.say {
+            parts.push(json!({"text": say}));
+        }
+    }
+    parts.push(match (&step.call, &step.command, main) {
+        (Some((name, args)), _, true) => json!({"functionCall": {"name": name, "args": args}}),
+        (None, Some(command), true) => {
             json!({"functionCall": {"name": "run_shell_command", "args": {"command": command, "description": format!("Run step {turn}")}}})
         }
-        (_, true) => json!({"text": FINAL_TEXT}),
+        (_, _, true) => json!({"text": step.say.as_deref().unwrap_or(FINAL_TEXT)}),
         // Side requests (next-speaker checks and the like) want JSON.
-        (_, false) => json!({"text": "{\"reasoning\": \"The model finished.\", \"next_speaker\": \"user\"}"}),
-    };
+        (_, _, false) => json!({"text": "{\"reasoning\": \"The model finished.\", \"next_speaker\": \"user\"}"}),
+    });
     json!({
-        "candidates": [{"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}],
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
         "usageMetadata": {"promptTokenCount": step.prompt_tokens, "candidatesTokenCount": 20,
                           "totalTokenCount": step.prompt_tokens + 20},
         "modelVersion": "gemini-2.5-flash"
