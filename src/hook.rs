@@ -88,11 +88,7 @@ impl<'a> Call<'a> {
 
     /// The format the host writes its transcript in.
     fn transcript_format(&self) -> crate::transcript::Format {
-        match self.dialect {
-            Dialect::Claude => crate::transcript::Format::ClaudeCode,
-            Dialect::Codex => crate::transcript::Format::CodexRollout,
-            Dialect::Gemini => crate::transcript::Format::GeminiChat,
-        }
+        self.host.transcript_format()
     }
 
     fn envelope(&self, text: &str) -> Envelope {

@@ -68,6 +68,16 @@ impl HostKind {
             .map_or(HostKind::Claude, |(host, _)| host)
     }
 
+    /// The format of the transcript this host names in `transcript_path`, which the
+    /// handoff's facts are read from.
+    pub fn transcript_format(self) -> crate::transcript::Format {
+        match self {
+            HostKind::Claude => crate::transcript::Format::ClaudeCode,
+            HostKind::Gemini => crate::transcript::Format::GeminiChat,
+            HostKind::Codex => crate::transcript::Format::CodexRollout,
+        }
+    }
+
     /// The name people know it by.
     pub fn name(self) -> &'static str {
         match self {
