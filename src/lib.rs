@@ -25,6 +25,7 @@ pub mod resume;
 pub mod resume_cmd;
 pub mod session_report;
 pub mod state;
+pub mod status;
 pub mod statusline;
 pub mod stdin;
 pub mod transcript;

@@ -110,6 +110,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// How full the session's context is: the figure, its source and age, the window,
+    /// the headroom to compaction, the level and any pending handoff. As cheap as the
+    /// hook: an agent may run it from Bash at any time.
+    Status {
+        /// The session id, or an unambiguous prefix of one (default: the newest session
+        /// of the project in the current folder).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// The project folder (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Print one JSON object (format version 1) for machines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show one session's exact token use per model, its compactions, the context size
     /// turn by turn and the tool results that filled it.
     ///
@@ -294,6 +309,7 @@ fn main() -> ExitCode {
             run_pause(checkpoint, report, cwd, session, transcript, json)
         }
         Command::Checkpoint { action } => run_checkpoint(action),
+        Command::Status { session, cwd, json } => run_status(session, cwd, json),
         Command::Report { session, transcript, cwd, json, svg } => {
             run_report(session, transcript, cwd, json, svg)
         }
@@ -400,6 +416,29 @@ fn run_config(cwd: Option<PathBuf>, json: bool) -> ExitCode {
         print!("\n{}", baton::metrics::windows::describe_known(&known, default_window));
     }
     if config.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+fn run_status(session: Option<String>, cwd: Option<PathBuf>, json: bool) -> ExitCode {
+    use baton::status::{self, StatusError};
+    let Some(cwd) = cwd.or_else(|| std::env::current_dir().ok()) else {
+        eprintln!("baton status: no current folder; pass --cwd");
+        return ExitCode::from(2);
+    };
+    let config = Config::load(Some(&cwd));
+    match status::status(&cwd, session.as_deref(), &config, metrics::now_unix()) {
+        Ok(found) if json => {
+            println!("{}", serde_json::to_string_pretty(&found.to_json()).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        Ok(found) => {
+            print!("{}", found.to_text());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("baton status: {e}");
+            ExitCode::from(if matches!(e, StatusError::Usage(_)) { 2 } else { 1 })
+        }
+    }
 }
 
 fn run_pause(
