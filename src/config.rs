@@ -306,6 +306,14 @@ pub const KEYS: &[KeySpec] = &[
         about: "the status line's segments, in order (unknown names are skipped)",
     },
     KeySpec {
+        key: "statusline.second_line",
+        env: Some("BATON_STATUSLINE_SECOND_LINE"),
+        kind: Kind::Words(crate::statusline::SEGMENT_NAMES),
+        default: Default::Words(&[]),
+        trust: Trust::Anyone,
+        about: "segments drawn on a second row under the line, in order (none: one row)",
+    },
+    KeySpec {
         key: "statusline.git_cache_seconds",
         env: Some("BATON_STATUSLINE_GIT_CACHE_SECONDS"),
         kind: Kind::Integer { min: 0, max: 3600 },
@@ -851,6 +859,14 @@ impl Config {
     /// `statusline.segments`: the segment names, in order, known names only.
     pub fn statusline_segments(&self) -> Vec<String> {
         self.value("statusline.segments")
+            .and_then(Value::as_array)
+            .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// `statusline.second_line`.
+    pub fn statusline_second_line(&self) -> Vec<String> {
+        self.value("statusline.second_line")
             .and_then(Value::as_array)
             .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
             .unwrap_or_default()

@@ -47,8 +47,10 @@ enum Command {
     ///
     /// Segments, in the order `statusline.segments` gives (see `baton config`): model,
     /// project, branch, git (+staged ~modified ?untracked ↑ahead ↓behind), task, handoff,
-    /// meter, cost. When COLUMNS is set, the least important segments are shortened or
-    /// dropped until the line fits. Always exits 0.
+    /// meter, headroom, cost; and on request rate_limits (5-hour and 7-day, from the
+    /// payload), cache (the prompt cache's time left), compactions (so far). A second row
+    /// comes from `statusline.second_line`. When COLUMNS is set, the least important
+    /// segments are shortened or dropped until each row fits. Always exits 0.
     Statusline {
         /// Run this other statusline command on the same stdin and print its output
         /// instead (baton's own line when it fails, prints nothing or takes longer than
@@ -148,8 +150,9 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
     },
-    /// Share checkpoints through a GitHub issue (gh CLI), so a handoff can cross machines
-    /// and people: `checkpoint push` and `checkpoint pull`.
+    /// baton's checkpoints: list and prune its git refs (`checkpoint list`, `checkpoint
+    /// prune`), or share them through a GitHub issue (gh CLI), so a handoff can cross
+    /// machines and people (`checkpoint push`, `checkpoint pull`).
     Checkpoint {
         #[command(subcommand)]
         action: CheckpointAction,
@@ -191,6 +194,25 @@ Examples:
 
 #[derive(Subcommand)]
 enum CheckpointAction {
+    /// List baton's git refs (refs/baton/…: the automatic checkpoints), newest first.
+    List {
+        /// The project folder (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete baton's git refs (refs/baton/… only; never another ref), all of them or
+    /// those older than --older-than. The checkpoint a pending handoff names is kept.
+    Prune {
+        /// Only refs whose commit is older than this: 90s, 30m, 12h, 7d, 2w.
+        #[arg(long, value_name = "AGE", value_parser = baton::gitx::refs::parse_age)]
+        older_than: Option<std::time::Duration>,
+        /// The project folder (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+    },
     /// Publish the handoff to a GitHub issue: Task Summary in the body, a Persistence Record comment.
     #[command(
         long_about = "Publish .planning/HANDOFF.json to a GitHub issue: rewrite the Task Summary in the issue \
@@ -485,6 +507,20 @@ fn run_checkpoint(action: CheckpointAction) -> ExitCode {
     use baton::checkpoint_github::{self as github, PullOptions, PushOptions};
     let current = |cwd: Option<PathBuf>| cwd.or_else(|| std::env::current_dir().ok());
     match action {
+        CheckpointAction::List { cwd, json } => {
+            let Some(cwd) = current(cwd) else {
+                eprintln!("baton checkpoint list: no current folder; pass --cwd");
+                return ExitCode::from(2);
+            };
+            checkpoint_list(&cwd, json)
+        }
+        CheckpointAction::Prune { older_than, cwd } => {
+            let Some(cwd) = current(cwd) else {
+                eprintln!("baton checkpoint prune: no current folder; pass --cwd");
+                return ExitCode::from(2);
+            };
+            checkpoint_prune(&cwd, older_than)
+        }
         CheckpointAction::Push { issue, repo, kind, force, cwd, auto } => {
             let Some(cwd) = current(cwd) else {
                 if !auto {
@@ -533,6 +569,67 @@ fn run_checkpoint(action: CheckpointAction) -> ExitCode {
                     ExitCode::from(failure.code)
                 }
             }
+        }
+    }
+}
+
+fn checkpoint_list(cwd: &std::path::Path, json: bool) -> ExitCode {
+    let refs = match baton::gitx::refs::list(cwd) {
+        Ok(refs) => refs,
+        Err(e) => {
+            eprintln!("baton checkpoint list: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let now = metrics::now_unix();
+    if json {
+        let items: Vec<serde_json::Value> = refs
+            .iter()
+            .map(|r| {
+                serde_json::json!({"name": r.name, "commit": r.commit, "time": r.time,
+                    "age_seconds": (now - r.time).max(0), "summary": r.summary})
+            })
+            .collect();
+        let value = serde_json::json!({"version": 1, "refs": items});
+        println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+    } else if refs.is_empty() {
+        println!("no baton refs (refs/baton/…) in this repository");
+    } else {
+        for r in &refs {
+            let age = chrono::DateTime::from_timestamp(r.time, 0)
+                .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+                .unwrap_or_default();
+            println!("{}  {}  {age}  {}", r.name, &r.commit[..r.commit.len().min(7)], r.summary);
+        }
+        println!("\n{} ref(s); `baton checkpoint prune --older-than 7d` removes old ones.", refs.len());
+    }
+    ExitCode::SUCCESS
+}
+
+fn checkpoint_prune(cwd: &std::path::Path, older_than: Option<std::time::Duration>) -> ExitCode {
+    let config = Config::load(Some(cwd));
+    let root = baton::gitx::project_root(cwd);
+    let keep: Vec<String> = baton::handoff::doc::HandoffDoc::read(&root, &config.handoff_dir())
+        .and_then(Result::ok)
+        .and_then(|doc| doc.baton().checkpoint().reference)
+        .into_iter()
+        .collect();
+    match baton::gitx::refs::prune(cwd, older_than, &keep, metrics::now_unix()) {
+        Ok(pruned) => {
+            for r in &pruned.removed {
+                println!("deleted {} (was {})", r.name, &r.commit[..r.commit.len().min(7)]);
+            }
+            for r in &pruned.kept {
+                println!("kept {}: the pending handoff's checkpoint", r.name);
+            }
+            if pruned.removed.is_empty() {
+                println!("nothing to prune");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("baton checkpoint prune: {e}");
+            ExitCode::FAILURE
         }
     }
 }

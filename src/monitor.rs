@@ -474,7 +474,17 @@ pub fn note_compaction(session_id: &str, now: i64) {
         state.last_level = None;
         state.critical_recorded = false;
         state.compacted_at = Some(now);
+        let count = state.extra.get("compactions").and_then(Value::as_u64).unwrap_or(0);
+        state.extra.insert("compactions".into(), Value::from(count + 1));
     });
+}
+
+/// How many compactions the hook has counted for a session (the statusline's segment).
+pub fn compactions(session_id: &str) -> Option<u64> {
+    if !fsx::valid_session_id(session_id) {
+        return None;
+    }
+    WarnState::from_object(warn_state_file(session_id)?.load().object()?).extra.get("compactions")?.as_u64()
 }
 
 /// Read-modify-write of the session's state under its lock; silent on any failure.

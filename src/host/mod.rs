@@ -14,7 +14,10 @@ mod input;
 mod lenient;
 
 pub use envelope::Envelope;
-pub use input::{ContextWindow, CurrentUsage, Dialect, Event, HookInput, StatuslineInput};
+pub use input::{
+    ContextWindow, CurrentUsage, Dialect, Event, HookInput, PromptCache, RateLimits, RateWindow,
+    StatuslineInput,
+};
 
 impl Dialect {
     /// The windows this host's models use, smallest first: what tokens beyond an assumed
