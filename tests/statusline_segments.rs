@@ -297,6 +297,16 @@ fn timing_in_a_100k_file_repository() {
 
 // Rate limits, the prompt cache, compactions and the second row: fed through stdin.
 
+/// Claude Code 2.1.332's own payload (60 % used, `prompt_cache` included), pointed at `dir`.
+fn real_payload_in(dir: &Path) -> Value {
+    let mut payload = fixture_json("real/claude/statusline.json");
+    payload["cwd"] = json!(dir);
+    payload["workspace"]["current_dir"] = json!(dir);
+    payload["workspace"]["project_dir"] = json!(dir);
+    payload["transcript_path"] = Value::Null;
+    payload
+}
+
 fn with_segments(sandbox: &Sandbox, segments: &str, payload: &Value) -> String {
     render(sandbox, payload, &[("BATON_STATUSLINE_SEGMENTS", segments)])
 }
@@ -304,7 +314,7 @@ fn with_segments(sandbox: &Sandbox, segments: &str, payload: &Value) -> String {
 #[test]
 fn rate_limits_come_from_the_payload_only() {
     let sandbox = Sandbox::new();
-    let mut payload = payload_in(&sandbox.project());
+    let mut payload = real_payload_in(&sandbox.project());
     assert_eq!(
         with_segments(&sandbox, "rate_limits,meter", &payload),
         "██████░░░░ 60%",
@@ -334,7 +344,7 @@ fn rate_limits_come_from_the_payload_only() {
 fn the_prompt_cache_counts_down() {
     let sandbox = Sandbox::new();
     // The real payload (Claude Code 2.1.332) carries `prompt_cache`.
-    let mut payload = payload_in(&sandbox.project());
+    let mut payload = real_payload_in(&sandbox.project());
     assert!(payload["prompt_cache"]["expires_at"].is_number());
     let now = common::now();
     payload["prompt_cache"]["expires_at"] = json!(now + 252);
@@ -351,7 +361,7 @@ fn the_prompt_cache_counts_down() {
 #[test]
 fn compactions_are_counted_by_the_hook() {
     let sandbox = Sandbox::new();
-    let mut payload = payload_in(&sandbox.project());
+    let mut payload = real_payload_in(&sandbox.project());
     let session = payload["session_id"].as_str().unwrap().to_string();
     assert_eq!(with_segments(&sandbox, "compactions,meter", &payload), "██████░░░░ 60%", "none yet");
     let pre_compact = json!({"session_id": session, "cwd": sandbox.project(), "hook_event_name": "PreCompact",
@@ -368,7 +378,7 @@ fn compactions_are_counted_by_the_hook() {
 #[test]
 fn a_second_row_when_configured() {
     let sandbox = Sandbox::new();
-    let mut payload = payload_in(&sandbox.project());
+    let mut payload = real_payload_in(&sandbox.project());
     payload["rate_limits"] = json!({"five_hour": {"used_percentage": 10}});
     let line = render(
         &sandbox,
