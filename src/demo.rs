@@ -6,7 +6,8 @@
 //! session's transcript (the sample one, embedded in the binary). Each step runs
 //! `baton statusline` or `baton hook` as the host would, with stdin and environment set
 //! up like Claude Code's, and prints what the user sees and what the agent is told; at
-//! CRITICAL it shows the handoff baton wrote and its checkpoint. The folder is removed at
+//! CRITICAL it shows the handoff baton wrote and its checkpoint. The story is told in
+//! `COLUMNS` columns (80 when unset) and fits about two screens. The folder is removed at
 //! the end, whatever happens.
 
 use std::io::{self, IsTerminal, Write};
@@ -25,6 +26,8 @@ const TRANSCRIPT: &str = include_str!("../tests/fixtures/transcript.jsonl");
 const TRANSCRIPT_PROJECT: &str = "/home/dev/shop-api";
 const TOOLS: &[&str] = &["Read", "Edit", "Bash", "Grep", "Write", "Glob"];
 const CALLS_PER_FRAME: usize = 3;
+/// How many lines of the next session's brief are shown.
+const BRIEF_LINES: usize = 6;
 
 /// The throwaway folder; removed on drop.
 struct Sandbox {
@@ -41,6 +44,8 @@ struct Demo {
     sandbox: Sandbox,
     exe: PathBuf,
     colour: bool,
+    /// The width the story is told in; the status line is drawn to fit beside its frame number.
+    columns: usize,
 }
 
 impl Demo {
@@ -72,6 +77,7 @@ impl Demo {
             .env("XDG_CONFIG_HOME", self.home().join(".config"))
             .env("XDG_STATE_HOME", self.home().join(".local/state"))
             .env("CLAUDE_CONFIG_DIR", self.home().join(".claude"))
+            .env("COLUMNS", self.columns.saturating_sub(3).to_string())
             .current_dir(self.project())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -212,20 +218,39 @@ fn told(output: &str) -> Option<String> {
     value.pointer("/hookSpecificOutput/additionalContext").and_then(|v| v.as_str()).map(str::to_string)
 }
 
-/// Plays the demo session, writing the story to `out`.
+/// The demo's width: `COLUMNS` (40 at least), else 80.
+fn columns() -> usize {
+    crate::statusline::columns_from_env().unwrap_or(80).max(40)
+}
+
+/// The first sentences of a warning, up to its remaining %, then `…`.
+fn headline(text: &str) -> String {
+    match text.find("Remaining: ").and_then(|at| text[at..].find('.').map(|dot| at + dot + 1)) {
+        Some(end) if end < text.len() => format!("{} …", &text[..end]),
+        _ => text.to_string(),
+    }
+}
+
+/// Plays the demo session, writing the story to `out` in `COLUMNS` columns.
 pub fn run(out: &mut impl Write) -> io::Result<()> {
     let exe = std::env::current_exe()?;
     let colour = io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let demo = Demo { sandbox: create_sandbox()?, exe, colour };
+    let demo = Demo { sandbox: create_sandbox()?, exe, colour, columns: columns() };
+    let width = demo.columns;
     create_project(&demo).map_err(io::Error::other)?;
-    writeln!(out, "baton demo: a Claude Code session in a throwaway folder")?;
-    writeln!(out, "  project {}", demo.project().display())?;
-    writeln!(out, "  bridge and state files in {} (removed at the end)\n", demo.tmp().display())?;
     writeln!(
         out,
-        "Each frame is the status line the user sees; after it come the agent's tool calls and\n\
-         what `baton hook` tells the agent after each one.\n"
+        "{}",
+        wrap(
+            "baton demo: a Claude Code session filling its context, played in a throwaway \
+             folder. The project uses GSD (github.com/open-gsd/gsd-core), a spec-driven workflow \
+             for Claude Code whose handoff files baton writes, so either can resume the other's work.",
+            width,
+            ""
+        )
     )?;
+    let legend = "Each frame: the status line, then what `baton hook` told the agent after its tool calls.";
+    writeln!(out, "\n{}", wrap(legend, width, ""))?;
 
     let mut call = 0;
     let mut warnings = 0;
@@ -233,46 +258,43 @@ pub fn run(out: &mut impl Write) -> io::Result<()> {
     for (frame, remaining) in (20..=70).rev().step_by(5).enumerate() {
         cost += 0.17;
         let line = demo.run("statusline", &demo.statusline_payload(remaining, cost))?;
-        writeln!(out, "frame {:>2}  {line}", frame + 1)?;
-        let mut quiet: Vec<String> = vec![];
+        writeln!(out, "{:>2} {line}", frame + 1)?;
         for _ in 0..CALLS_PER_FRAME {
             call += 1;
             let tool = TOOLS[call % TOOLS.len()];
             let output = demo.run("hook", &demo.hook_payload(tool, call))?;
-            match told(&output) {
-                Some(text) => {
-                    if !quiet.is_empty() {
-                        writeln!(out, "          {} → nothing said", quiet.join(", "))?;
-                        quiet.clear();
-                    }
-                    warnings += 1;
-                    let indent = " ".repeat(14 + tool.len() + 5);
-                    writeln!(
-                        out,
-                        "          #{call:<2} {tool} → {}",
-                        wrap(&text, 96 - indent.len(), &indent)
-                    )?;
-                }
-                None => quiet.push(format!("#{call} {tool}")),
+            if let Some(text) = told(&output) {
+                warnings += 1;
+                let lead = format!("   #{call} {tool} → ");
+                let indent = " ".repeat(lead.chars().count());
+                writeln!(
+                    out,
+                    "{lead}{}",
+                    wrap(&headline(&text), width.saturating_sub(indent.len()), &indent)
+                )?;
             }
-        }
-        if !quiet.is_empty() {
-            writeln!(out, "          {} → nothing said", quiet.join(", "))?;
         }
     }
     writeln!(
         out,
-        "\n{warnings} warnings over {call} tool calls: the first at 35% remaining, the next after \
-         5 more calls, CRITICAL at once at 25%.\nIn a real session the hook runs after every tool \
-         call; see README.md for setting it up."
+        "{}",
+        wrap(
+            &format!(
+                "{warnings} warnings over {call} tool calls: the first at 35% remaining, the next \
+                 after 5 more calls, CRITICAL at once at 25%."
+            ),
+            width,
+            ""
+        )
     )?;
-    print_state(out, &demo.tmp(), &demo.home().join(".local/state/baton/sessions"))?;
     print_handoff(out, &demo)?;
     print_next_session(out, &demo)?;
+    let setup = "Set it up with `baton install`; `baton status` tells how full a session is.";
+    writeln!(out, "\n{}", wrap(setup, width, ""))?;
     Ok(())
 }
 
-/// A new session starts in the same repository: the brief it is given.
+/// A new session starts in the same repository: the start of the brief it is given.
 fn print_next_session(out: &mut impl Write, demo: &Demo) -> io::Result<()> {
     let event = json!({
         "session_id": "demo-session-0002",
@@ -283,26 +305,36 @@ fn print_next_session(out: &mut impl Write, demo: &Demo) -> io::Result<()> {
     });
     let output = demo.run("hook", &event)?;
     let Some(brief) = told(&output) else { return Ok(()) };
+    let width = demo.columns;
     writeln!(
         out,
-        "\nA new session starts in the project (SessionStart). Without anyone typing a command, it"
+        "\n{}",
+        wrap(
+            &format!(
+                "A new session starts here (SessionStart) and, with no command typed, is briefed \
+                 ({} characters); it begins:",
+                brief.chars().count()
+            ),
+            width,
+            ""
+        )
     )?;
-    writeln!(out, "is given this brief ({} characters):\n", brief.chars().count())?;
-    for line in brief.lines() {
-        let indent = "    ";
-        writeln!(out, "{indent}{}", wrap(line, 92, &format!("{indent}  ")))?;
+    let lines: Vec<&str> = brief.lines().filter(|l| !l.trim().is_empty()).collect();
+    for line in lines.iter().take(BRIEF_LINES) {
+        writeln!(out, "  │ {}", crate::statusline::cut(line, width.saturating_sub(4)))?;
     }
-    writeln!(out, "\nWhen the work is picked up, `baton resume --done` archives the handoff.")?;
+    if lines.len() > BRIEF_LINES {
+        writeln!(out, "  │ … ({} more lines)", lines.len() - BRIEF_LINES)?;
+    }
+    let done = "`baton resume --done` archives the handoff once the work is picked up.";
+    writeln!(out, "{}", wrap(done, width, ""))?;
     Ok(())
-}
-
-fn indent(text: &str, prefix: &str) -> String {
-    text.lines().map(|l| format!("{prefix}{l}")).collect::<Vec<_>>().join("\n")
 }
 
 /// Shows what the CRITICAL warning left behind: the two files and the checkpoint.
 fn print_handoff(out: &mut impl Write, demo: &Demo) -> io::Result<()> {
     let project = demo.project();
+    let width = demo.columns;
     let Some(Ok(handoff)) = HandoffDoc::read(&project, Path::new(".planning")) else {
         writeln!(out, "\n(no handoff was written)")?;
         return Ok(());
@@ -312,41 +344,45 @@ fn print_handoff(out: &mut impl Write, demo: &Demo) -> io::Result<()> {
         .unwrap_or_else(|| PathBuf::from(".planning/.continue-here.md"))
         .display()
         .to_string();
-    writeln!(
-        out,
-        "\nAt CRITICAL baton wrote the handoff itself (and refreshed it at the next CRITICAL warning),"
-    )?;
-    writeln!(out, "from facts it checked (git, .planning/, the transcript), in GSD's formats:\n")?;
+    let intro = "At CRITICAL baton wrote the handoff from git, .planning/ and the transcript:";
+    writeln!(out, "\n{}", wrap(intro, width, ""))?;
     let or_unknown = |v: Option<u64>| v.map(|n| n.to_string()).unwrap_or_else(|| "?".into());
-    writeln!(
-        out,
-        "  .planning/HANDOFF.json: phase {} ({}), task {} of {}, {} uncommitted file(s)\n    next_action: {}",
+    let summary = format!(
+        ".planning/HANDOFF.json: phase {} ({}), task {} of {}, {} uncommitted file(s)",
         handoff.phase().unwrap_or_else(|| "?".into()),
         handoff.phase_name().unwrap_or("?"),
         or_unknown(handoff.task()),
         or_unknown(handoff.total_tasks()),
         handoff.uncommitted_files().len(),
-        handoff.next_action().unwrap_or("?"),
-    )?;
+    );
+    writeln!(out, "  {}", wrap(&summary, width.saturating_sub(2), "    "))?;
+    let next = format!("next_action: {}", handoff.next_action().unwrap_or("?"));
+    writeln!(out, "    {}", wrap(&next, width.saturating_sub(4), "      "))?;
     let markdown = fsx::read_limited(&project.join(&md_rel), doc::MARKDOWN_LIMIT)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
-    writeln!(out, "\n  {md_rel}:\n{}", indent(&markdown, "    │ "))?;
+    let sections: Vec<&str> = markdown
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with('<') && !l.starts_with("</") && l.ends_with('>') || l.starts_with("# "))
+        .collect();
+    let sections = format!("{md_rel}: {}", sections.join(" "));
+    writeln!(out, "  {}", wrap(&sections, width.saturating_sub(2), "    "))?;
     let checkpoint = handoff.baton().checkpoint();
     if let (Some(reference), Ok(repo)) = (checkpoint.reference.as_deref(), git2::Repository::open(&project)) {
         let commit = repo.find_reference(reference).and_then(|r| r.peel_to_commit());
         if let Ok(commit) = commit {
             let files = changed_files(&repo, &commit);
+            writeln!(out, "  checkpoint {reference} → {}", &commit.id().to_string()[..7])?;
             writeln!(
                 out,
-                "\n  checkpoint {reference} → {} \"{}\"\n    saved: {}",
-                &commit.id().to_string()[..7],
-                commit.summary().ok().flatten().unwrap_or_default(),
-                files.join(", ")
+                "    {}",
+                wrap(&format!("saved: {}", files.join(", ")), width.saturating_sub(4), "      ")
             )?;
         }
         let head = repo.head().ok().and_then(|h| h.shorthand().ok().map(str::to_string)).unwrap_or_default();
-        writeln!(out, "    the branch {head}, its index and the working tree were not touched")?;
+        let untouched = format!("the branch {head}, its index and the working tree were not touched");
+        writeln!(out, "    {}", wrap(&untouched, width.saturating_sub(4), "    "))?;
     }
     Ok(())
 }
@@ -362,21 +398,6 @@ fn changed_files(repo: &git2::Repository, commit: &git2::Commit) -> Vec<String> 
         .unwrap_or_default()
 }
 
-fn print_state(out: &mut impl Write, tmp: &Path, sessions: &Path) -> io::Result<()> {
-    let read = |path: PathBuf| {
-        fsx::read_limited(&path, 64 * 1024)
-            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
-            .unwrap_or_default()
-    };
-    // The state is pretty-printed JSON: one line reads better here.
-    let state = read(sessions.join(format!("claude-ctx-{SESSION}-warned.json")));
-    let state = serde_json::from_str::<serde_json::Value>(&state).map(|v| v.to_string()).unwrap_or(state);
-    let bridge = read(tmp.join(format!("claude-ctx-{SESSION}.json")));
-    writeln!(out, "\nbridge file (GSD format): {bridge}")?;
-    writeln!(out, "debounce state:           {state}")?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,6 +405,15 @@ mod tests {
     #[test]
     fn wrap_breaks_on_words() {
         assert_eq!(wrap("aaa bbb ccc", 7, ">"), "aaa bbb\n>ccc");
+    }
+
+    #[test]
+    fn headline_keeps_the_figures() {
+        assert_eq!(
+            headline("CONTEXT WARNING: Usage at 65%. Remaining: 35%. More words."),
+            "CONTEXT WARNING: Usage at 65%. Remaining: 35%. …"
+        );
+        assert_eq!(headline("short"), "short");
     }
 
     #[test]

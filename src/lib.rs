@@ -26,6 +26,7 @@ pub mod report;
 pub mod resume;
 pub mod session_state;
 pub mod state;
+pub mod status;
 pub mod statusline;
 pub mod stdin;
 pub mod transcript;

@@ -170,7 +170,14 @@ pub fn note_compaction(session_id: &str, now: i64) {
         state.last_level = None;
         state.critical_recorded = false;
         state.compacted_at = Some(now);
+        let count = state.extra.get("compactions").and_then(Value::as_u64).unwrap_or(0);
+        state.extra.insert("compactions".into(), Value::from(count + 1));
     });
+}
+
+/// How many compactions the hook has counted for a session (the statusline's segment).
+pub fn compactions(session_id: &str) -> Option<u64> {
+    load(session_id)?.extra.get("compactions")?.as_u64()
 }
 
 /// Notes that the host ended the session, so no resume brief calls it active.

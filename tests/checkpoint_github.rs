@@ -1232,3 +1232,74 @@ fn a_push_then_a_hand_written_record_then_a_pull_restores_the_hand_written_one()
     assert!(restored_line(&output).contains("| last record: checkpoint@"), "{}", stdout(&output));
     assert!(restored_line(&output).ends_with(&Issue::url_of(2)), "{}", stdout(&output));
 }
+
+// `baton checkpoint list` and `prune`: baton's refs only, with ages, and the pending
+// handoff's checkpoint kept.
+
+fn refs_json(sandbox: &Sandbox, dir: &Path) -> Value {
+    let output = sandbox.run(&["checkpoint", "list", "--json", "--cwd", dir.to_str().unwrap()], b"");
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list["refs"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn checkpoint_list_and_prune_touch_only_batons_refs() {
+    let sandbox = Sandbox::new();
+    let dir = sandbox.project();
+    let repo = TestRepo::init(&dir, &[("README.md", "shop\n")]);
+    let head = repo.commit_all("first");
+    let git = git2::Repository::open(&dir).unwrap();
+    let sig_at =
+        |secs: i64| git2::Signature::new("t", "t@example.invalid", &git2::Time::new(secs, 0)).unwrap();
+    let tree = git.find_commit(head).unwrap().tree().unwrap();
+    let parent = git.find_commit(head).unwrap();
+    let old =
+        git.commit(None, &sig_at(1_000_000), &sig_at(1_000_000), "wip: old", &tree, &[&parent]).unwrap();
+    let now = common::now();
+    let new = git.commit(None, &sig_at(now - 60), &sig_at(now - 60), "wip: new", &tree, &[&parent]).unwrap();
+    git.reference("refs/baton/wip/old-session", old, true, "t").unwrap();
+    git.reference("refs/baton/wip/new-session", new, true, "t").unwrap();
+    git.reference("refs/heads/feature", old, true, "t").unwrap();
+    git.reference("refs/other/wip/x", old, true, "t").unwrap();
+
+    let list = refs_json(&sandbox, &dir);
+    assert_eq!(list["version"], 1);
+    assert_eq!(names(&list), ["refs/baton/wip/new-session", "refs/baton/wip/old-session"], "newest first");
+    assert_eq!(list["refs"][0]["summary"], "wip: new");
+    assert!(list["refs"][1]["age_seconds"].as_i64().unwrap() > 86_400 * 365);
+    let text = stdout(&sandbox.run(&["checkpoint", "list", "--cwd", dir.to_str().unwrap()], b""));
+    assert!(text.contains("refs/baton/wip/old-session"), "{text}");
+
+    let out =
+        sandbox.run(&["checkpoint", "prune", "--older-than", "7d", "--cwd", dir.to_str().unwrap()], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("deleted refs/baton/wip/old-session"), "{}", stdout(&out));
+    assert_eq!(names(&refs_json(&sandbox, &dir)), ["refs/baton/wip/new-session"]);
+
+    // The pending handoff's checkpoint is kept by a prune of everything.
+    let planning = dir.join(".planning");
+    std::fs::create_dir_all(&planning).unwrap();
+    std::fs::write(
+        planning.join("HANDOFF.json"),
+        json!({"version": "1.0", "status": "paused",
+            "baton": {"checkpoint": {"reference": "refs/baton/wip/new-session"}}})
+        .to_string(),
+    )
+    .unwrap();
+    let out = sandbox.run(&["checkpoint", "prune", "--cwd", dir.to_str().unwrap()], b"");
+    assert!(stdout(&out).contains("kept refs/baton/wip/new-session"), "{}", stdout(&out));
+    std::fs::remove_file(planning.join("HANDOFF.json")).unwrap();
+    let out = sandbox.run(&["checkpoint", "prune", "--cwd", dir.to_str().unwrap()], b"");
+    assert!(out.status.success());
+    assert!(names(&refs_json(&sandbox, &dir)).is_empty());
+    // Every other ref is untouched.
+    assert!(git.find_reference("refs/heads/feature").is_ok());
+    assert!(git.find_reference("refs/other/wip/x").is_ok());
+    // A bad age is a usage error.
+    let out = sandbox.run(&["checkpoint", "prune", "--older-than", "soon"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}

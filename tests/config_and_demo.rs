@@ -95,6 +95,10 @@ fn demo_plays_the_session_and_cleans_up() {
     let output = sandbox.run(&["demo"], b"");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let text = String::from_utf8(output.stdout).unwrap();
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("GSD (github.com/open-gsd/gsd-core), a spec-driven workflow"), "{text}");
+    assert!(text.lines().count() <= 50, "fits a screen or two: {} lines\n{text}", text.lines().count());
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "80 columns:\n{text}");
     assert!(text.contains("CONTEXT WARNING: Usage at 65%. Remaining: 35%."), "{text}");
     assert!(text.contains("CONTEXT CRITICAL: Usage at 75%. Remaining: 25%."), "{text}");
     assert!(text.contains("4 warnings over 33 tool calls"), "{text}");
@@ -109,8 +113,13 @@ fn demo_plays_the_session_and_cleans_up() {
         "src/limiter.ts, src/routes/orders.ts",
         "the branch main, its index and the working tree were not touched",
     ] {
-        assert!(text.contains(needle), "missing {needle}:\n{text}");
+        assert!(words.contains(needle), "missing {needle}:\n{text}");
     }
+    // Narrower when COLUMNS says so.
+    let narrow = sandbox.run_with(&["demo"], b"", &[("COLUMNS", "60")]);
+    let narrow = String::from_utf8(narrow.stdout).unwrap();
+    assert!(narrow.lines().all(|l| l.chars().count() <= 60), "60 columns:\n{narrow}");
+    assert!(narrow.contains("CONTEXT CRITICAL: Usage at 75%."), "{narrow}");
     // Nothing is left in the temp dir, and nothing was written to the home.
     let left: Vec<_> = std::fs::read_dir(sandbox.tmp()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");

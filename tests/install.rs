@@ -71,7 +71,7 @@ fn an_empty_file() {
     ok(&sb.run(&["install"], b""));
     assert_eq!(baton_hooks(&read_json(&sb.claude_settings()), "PostToolUse"), 1);
     ok(&sb.run(&["uninstall"], b""));
-    assert_eq!(read_json(&sb.claude_settings()), json!({}));
+    assert_eq!(fs::read(sb.claude_settings()).unwrap(), b"", "put back as it was: empty");
 }
 
 #[test]
@@ -467,4 +467,54 @@ fn settings_example_is_what_install_writes() {
         example,
         "settings.example.json is out of date: regenerate it from `baton install` into an empty file"
     );
+}
+
+/// Uninstall puts back the very bytes install found (one-line objects stay one line, key
+/// order and spacing kept), then removes its backup; when something else changed the
+/// file since, it removes baton's entries structurally and keeps the rest.
+#[test]
+fn uninstall_restores_the_settings_byte_for_byte() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut originals: Vec<(String, Vec<u8>)> = vec![
+        ("one-line".into(), br#"{"theme":"dark","model":"opus","hooks":{}}"#.to_vec()),
+        ("gsd".into(), GSD_SETTINGS.as_bytes().to_vec()),
+        ("crlf and tabs".into(), b"{\r\n\t\"env\": {\"A\": \"1\"},   \"z\": [1,2]\r\n}\r\n".to_vec()),
+    ];
+    for entry in walk(&fixtures) {
+        let name = entry.file_name().unwrap().to_string_lossy().into_owned();
+        if name.contains("settings") && name.ends_with(".json") {
+            originals.push((name, fs::read(&entry).unwrap()));
+        }
+    }
+    assert!(originals.len() >= 4, "the fixtures hold a settings file");
+    for (name, bytes) in originals {
+        let sb = Sandbox::plain();
+        fs::create_dir_all(sb.claude_dir()).unwrap();
+        fs::write(sb.claude_settings(), &bytes).unwrap();
+        ok(&sb.run(&["install"], b""));
+        assert_ne!(fs::read(sb.claude_settings()).unwrap(), bytes, "{name}: installed");
+        let out = ok(&sb.run(&["uninstall"], b""));
+        assert!(out.contains("byte for byte"), "{name}: {out}");
+        assert_eq!(fs::read(sb.claude_settings()).unwrap(), bytes, "{name}: the same bytes");
+        assert!(backups(&sb.claude_dir()).is_empty(), "{name}: the backup is removed");
+    }
+    // Changed by someone else since: the structural removal, the other change kept.
+    let sb = Sandbox::plain();
+    write(&sb.claude_settings(), r#"{"theme":"dark"}"#);
+    ok(&sb.run(&["install"], b""));
+    let mut settings = read_json(&sb.claude_settings());
+    settings["added_later"] = json!(true);
+    write(&sb.claude_settings(), &settings.to_string());
+    let out = ok(&sb.run(&["uninstall"], b""));
+    assert!(!out.contains("byte for byte"), "{out}");
+    assert_eq!(read_json(&sb.claude_settings()), json!({"theme": "dark", "added_later": true}));
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = vec![];
+    for entry in fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
+    }
+    files
 }

@@ -278,3 +278,89 @@ fn the_report_shows_the_window_and_level_the_hook_uses() {
     assert_eq!(report["context"]["level"], "normal", "{report}");
     assert_eq!(hook_on(&sandbox, &path), None, "the hook sees the same 1M window");
 }
+
+// `baton status`: the figure, its source, the level and the pending handoff, by the
+// session of the folder or by id prefix.
+
+fn status_json(sandbox: &Sandbox, args: &[&str]) -> Value {
+    let mut all = vec!["status", "--json"];
+    all.extend_from_slice(args);
+    let output = sandbox.run(&all, b"");
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+#[test]
+fn status_reads_the_bridge_at_each_level() {
+    let sandbox = Sandbox::new();
+    install_transcript(&sandbox, &sandbox.project(), SESSION);
+    for (remaining, level) in [(60.0, "normal"), (30.0, "warning"), (20.0, "critical")] {
+        sandbox.write_bridge(SESSION, remaining, 3);
+        let json = status_json(&sandbox, &[]);
+        assert_eq!(json["version"], 1);
+        assert_eq!(json["session_id"], SESSION);
+        assert_eq!(json["level"], level, "{json}");
+        assert_eq!(json["figure"]["source"], "bridge", "{json}");
+        assert_eq!(json["figure"]["used_pct"], (100.0 - remaining) as i64);
+        assert!(json["figure"]["age_seconds"].as_i64().unwrap() >= 3, "{json}");
+        assert_eq!(json["handoffs"], serde_json::json!([]));
+    }
+    let text = stdout(&sandbox.run(&["status"], b""));
+    assert!(text.contains("Level: CRITICAL"), "{text}");
+    assert!(text.contains("80% used, 20% left"), "{text}");
+}
+
+#[test]
+fn status_without_a_bridge_reads_the_transcript() {
+    let sandbox = Sandbox::new();
+    install_transcript(&sandbox, &sandbox.project(), SESSION);
+    // A stale bridge says nothing.
+    sandbox.write_bridge(SESSION, 90.0, 3600);
+    let json = status_json(&sandbox, &[]);
+    assert_eq!(json["figure"]["source"], "transcript", "{json}");
+    assert_eq!(json["figure"]["used_tokens"], 144_012);
+    assert_eq!(json["level"], "warning");
+    assert_eq!(json["window"]["tokens"], 200_000);
+    assert!(json["headroom"]["tokens"].as_u64().unwrap() > 0, "{json}");
+}
+
+#[test]
+fn status_takes_an_id_prefix_and_names_an_unknown_session() {
+    let sandbox = Sandbox::new();
+    sandbox.write_bridge(SESSION, 30.0, 1);
+    let json = status_json(&sandbox, &["--session", &SESSION[..8]]);
+    assert_eq!(json["session_id"], SESSION);
+    assert_eq!(json["level"], "warning");
+    assert_eq!(json["transcript"], Value::Null);
+    let output = sandbox.run(&["status", "--session", "zzzzzzzz"], b"");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("unknown session zzzzzzzz"), "{}", stderr(&output));
+    let output = sandbox.run(&["status", "--session", "../x"], b"");
+    assert_eq!(output.status.code(), Some(2));
+    // No session in this folder at all: said, not guessed.
+    let empty = Sandbox::new();
+    let output = empty.run(&["status"], b"");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("pass --session"), "{}", stderr(&output));
+}
+
+#[test]
+fn status_lists_the_pending_handoff() {
+    let sandbox = Sandbox::new();
+    install_transcript(&sandbox, &sandbox.project(), SESSION);
+    sandbox.write_bridge(SESSION, 20.0, 1);
+    let planning = sandbox.project().join(".planning");
+    std::fs::create_dir_all(&planning).unwrap();
+    std::fs::write(
+        planning.join("HANDOFF.json"),
+        serde_json::json!({"version": "1.0", "status": "paused", "timestamp": "2026-12-01T08:00:00Z",
+            "next_action": "finish the limiter", "baton": {"session_id": SESSION}})
+        .to_string(),
+    )
+    .unwrap();
+    let json = status_json(&sandbox, &[]);
+    let handoff = &json["handoffs"][0];
+    assert_eq!(handoff["status"], "paused", "{json}");
+    assert_eq!(handoff["this_session"], true, "{json}");
+    assert_eq!(handoff["next_action"], "finish the limiter");
+}

@@ -294,3 +294,105 @@ fn timing_in_a_100k_file_repository() {
     }
     println!("same binary outside any repository: median {outside:?}");
 }
+
+// Rate limits, the prompt cache, compactions and the second row: fed through stdin.
+
+/// Claude Code 2.1.332's own payload (60 % used, `prompt_cache` included), pointed at `dir`.
+fn real_payload_in(dir: &Path) -> Value {
+    let mut payload = fixture_json("real/claude/statusline.json");
+    payload["cwd"] = json!(dir);
+    payload["workspace"]["current_dir"] = json!(dir);
+    payload["workspace"]["project_dir"] = json!(dir);
+    payload["transcript_path"] = Value::Null;
+    payload
+}
+
+fn with_segments(sandbox: &Sandbox, segments: &str, payload: &Value) -> String {
+    render(sandbox, payload, &[("BATON_STATUSLINE_SEGMENTS", segments)])
+}
+
+#[test]
+fn rate_limits_come_from_the_payload_only() {
+    let sandbox = Sandbox::new();
+    let mut payload = real_payload_in(&sandbox.project());
+    assert_eq!(
+        with_segments(&sandbox, "rate_limits,meter", &payload),
+        "██████░░░░ 60%",
+        "absent: no segment"
+    );
+    let now = common::now();
+    payload["rate_limits"] = json!({
+        "five_hour": {"used_percentage": 42.4, "resets_at": now + 4830},
+        "seven_day": {"used_percentage": 18, "resets_at": now + 3 * 86_400 + 7300}
+    });
+    let line = with_segments(&sandbox, "rate_limits,meter", &payload);
+    assert!(line.starts_with("5h 42% ↻1h20m 7d 18% ↻3d2h │ "), "{line}");
+    // Only one window, a reset in the past, junk types: what is known is shown.
+    payload["rate_limits"] =
+        json!({"five_hour": {"used_percentage": 91, "resets_at": now - 5}, "seven_day": "x"});
+    assert_eq!(with_segments(&sandbox, "rate_limits", &payload), "5h 91%");
+    // Coloured as a warning near the limit.
+    let output = sandbox.run_with(
+        &["statusline"],
+        payload.to_string().as_bytes(),
+        &[("BATON_STATUSLINE_SEGMENTS", "rate_limits")],
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains('\x1b'), "painted");
+}
+
+#[test]
+fn the_prompt_cache_counts_down() {
+    let sandbox = Sandbox::new();
+    // The real payload (Claude Code 2.1.332) carries `prompt_cache`.
+    let mut payload = real_payload_in(&sandbox.project());
+    assert!(payload["prompt_cache"]["expires_at"].is_number());
+    let now = common::now();
+    payload["prompt_cache"]["expires_at"] = json!(now + 252);
+    let line = with_segments(&sandbox, "cache", &payload);
+    assert!(line == "cache 4:12" || line == "cache 4:11", "{line}");
+    payload["prompt_cache"]["expires_at"] = json!(now - 1);
+    assert_eq!(with_segments(&sandbox, "cache", &payload), "cache cold");
+    payload["prompt_cache"] = json!({"warm": false, "expires_at": now + 100});
+    assert_eq!(with_segments(&sandbox, "cache", &payload), "cache cold");
+    payload.as_object_mut().unwrap().remove("prompt_cache");
+    assert_eq!(with_segments(&sandbox, "cache,meter", &payload), "██████░░░░ 60%");
+}
+
+#[test]
+fn compactions_are_counted_by_the_hook() {
+    let sandbox = Sandbox::new();
+    let mut payload = real_payload_in(&sandbox.project());
+    let session = payload["session_id"].as_str().unwrap().to_string();
+    assert_eq!(with_segments(&sandbox, "compactions,meter", &payload), "██████░░░░ 60%", "none yet");
+    let pre_compact = json!({"session_id": session, "cwd": sandbox.project(), "hook_event_name": "PreCompact",
+        "trigger": "auto", "transcript_path": null});
+    for expected in ["⟳ 1 compaction", "⟳ 2 compactions"] {
+        let output = sandbox.hook(&pre_compact);
+        assert!(output.status.success());
+        assert_eq!(with_segments(&sandbox, "compactions", &payload), expected);
+    }
+    payload["session_id"] = json!("another-session");
+    assert_eq!(with_segments(&sandbox, "compactions,meter", &payload), "██████░░░░ 60%");
+}
+
+#[test]
+fn a_second_row_when_configured() {
+    let sandbox = Sandbox::new();
+    let mut payload = real_payload_in(&sandbox.project());
+    payload["rate_limits"] = json!({"five_hour": {"used_percentage": 10}});
+    let line = render(
+        &sandbox,
+        &payload,
+        &[("BATON_STATUSLINE_SEGMENTS", "meter"), ("BATON_STATUSLINE_SECOND_LINE", "rate_limits,cost")],
+    );
+    assert_eq!(line, "██████░░░░ 60%\n5h 10% │ $0.04");
+    // Nothing to show on it: no empty row.
+    payload.as_object_mut().unwrap().remove("rate_limits");
+    payload.as_object_mut().unwrap().remove("cost");
+    let line = render(
+        &sandbox,
+        &payload,
+        &[("BATON_STATUSLINE_SEGMENTS", "meter"), ("BATON_STATUSLINE_SECOND_LINE", "rate_limits,cost")],
+    );
+    assert_eq!(line, "██████░░░░ 60%");
+}

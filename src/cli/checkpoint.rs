@@ -1,4 +1,5 @@
-//! `baton checkpoint push|pull`: the GitHub ledger from the command line.
+//! `baton checkpoint list|prune|push|pull`: baton's git refs, and the GitHub ledger, from
+//! the command line.
 
 use std::path::PathBuf;
 
@@ -10,6 +11,25 @@ use crate::config::Config;
 
 #[derive(Subcommand)]
 pub(super) enum CheckpointAction {
+    /// List baton's git refs (refs/baton/…: the automatic checkpoints), newest first.
+    List {
+        /// The project folder (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// Print JSON for machines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete baton's git refs (refs/baton/… only; never another ref), all of them or
+    /// those older than --older-than. The checkpoint a pending handoff names is kept.
+    Prune {
+        /// Only refs whose commit is older than this: 90s, 30m, 12h, 7d, 2w.
+        #[arg(long, value_name = "AGE", value_parser = crate::gitx::refs::parse_age)]
+        older_than: Option<std::time::Duration>,
+        /// The project folder (default: the current folder).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+    },
     /// Publish the handoff to a GitHub issue: Task Summary in the body, a Persistence Record comment.
     #[command(
         long_about = "Publish .planning/HANDOFF.json to a GitHub issue: rewrite the Task Summary in the issue \
@@ -79,6 +99,20 @@ fn status(fault: Fault) -> ExitStatus {
 
 pub(super) fn run(action: CheckpointAction) -> ExitStatus {
     match action {
+        CheckpointAction::List { cwd, json } => {
+            let Some(cwd) = folder(cwd) else {
+                eprintln!("baton checkpoint list: no current folder; pass --cwd");
+                return ExitStatus::Usage;
+            };
+            list(&cwd, json)
+        }
+        CheckpointAction::Prune { older_than, cwd } => {
+            let Some(cwd) = folder(cwd) else {
+                eprintln!("baton checkpoint prune: no current folder; pass --cwd");
+                return ExitStatus::Usage;
+            };
+            prune(&cwd, older_than)
+        }
         CheckpointAction::Push { issue, repo, kind, force, cwd, auto } => {
             let Some(cwd) = folder(cwd) else {
                 if !auto {
@@ -124,6 +158,67 @@ pub(super) fn run(action: CheckpointAction) -> ExitStatus {
                     status(failure.fault)
                 }
             }
+        }
+    }
+}
+
+fn list(cwd: &std::path::Path, json: bool) -> ExitStatus {
+    let refs = match crate::gitx::refs::list(cwd) {
+        Ok(refs) => refs,
+        Err(e) => {
+            eprintln!("baton checkpoint list: {e}");
+            return ExitStatus::Failure;
+        }
+    };
+    let now = crate::metrics::now_unix();
+    if json {
+        let items: Vec<serde_json::Value> = refs
+            .iter()
+            .map(|r| {
+                serde_json::json!({"name": r.name, "commit": r.commit, "time": r.time,
+                    "age_seconds": (now - r.time).max(0), "summary": r.summary})
+            })
+            .collect();
+        print_json(&serde_json::json!({"version": 1, "refs": items}));
+    } else if refs.is_empty() {
+        println!("no baton refs (refs/baton/…) in this repository");
+    } else {
+        for r in &refs {
+            let when = chrono::DateTime::from_timestamp(r.time, 0)
+                .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+                .unwrap_or_default();
+            println!("{}  {}  {when}  {}", r.name, &r.commit[..r.commit.len().min(7)], r.summary);
+        }
+        let noun = if refs.len() == 1 { "ref" } else { "refs" };
+        println!("\n{} {noun}; `baton checkpoint prune --older-than 7d` removes old ones.", refs.len());
+    }
+    ExitStatus::Success
+}
+
+fn prune(cwd: &std::path::Path, older_than: Option<std::time::Duration>) -> ExitStatus {
+    let config = Config::load(Some(cwd));
+    let root = crate::gitx::project_root(cwd);
+    let keep: Vec<String> = crate::handoff::doc::HandoffDoc::read(&root, &config.handoff_dir())
+        .and_then(Result::ok)
+        .and_then(|doc| doc.baton().checkpoint().reference)
+        .into_iter()
+        .collect();
+    match crate::gitx::refs::prune(cwd, older_than, &keep, crate::metrics::now_unix()) {
+        Ok(pruned) => {
+            for r in &pruned.removed {
+                println!("deleted {} (was {})", r.name, &r.commit[..r.commit.len().min(7)]);
+            }
+            for r in &pruned.kept {
+                println!("kept {}: the pending handoff's checkpoint", r.name);
+            }
+            if pruned.removed.is_empty() {
+                println!("nothing to prune");
+            }
+            ExitStatus::Success
+        }
+        Err(e) => {
+            eprintln!("baton checkpoint prune: {e}");
+            ExitStatus::Failure
         }
     }
 }

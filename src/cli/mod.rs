@@ -15,6 +15,7 @@ mod install;
 mod pause;
 mod report;
 mod resume;
+mod status;
 mod statusline;
 
 use std::io::Write;
@@ -79,8 +80,10 @@ enum Command {
     ///
     /// Segments, in the order `statusline.segments` gives (see `baton config`): model,
     /// project, branch, git (+staged ~modified ?untracked ↑ahead ↓behind), task, handoff,
-    /// meter, cost. When COLUMNS is set, the least important segments are shortened or
-    /// dropped until the line fits. Always exits 0.
+    /// meter, headroom, cost; and on request rate_limits (5-hour and 7-day, from the
+    /// payload), cache (the prompt cache's time left), compactions (so far). A second row
+    /// comes from `statusline.second_line`. When COLUMNS is set, the least important
+    /// segments are shortened or dropped until each row fits. Always exits 0.
     Statusline(statusline::StatuslineArgs),
     /// Handle one hook event from stdin (PostToolUse, AfterTool, SessionStart,
     /// PreCompact …). Prints nothing or one JSON envelope; always exits 0.
@@ -91,6 +94,10 @@ enum Command {
     /// Show the paused handoff's resume brief (what a new session is given), and close
     /// or check it.
     Resume(resume::ResumeArgs),
+    /// How full the session's context is: the figure, its source and age, the window,
+    /// the headroom to compaction, the level and any pending handoff. As cheap as the
+    /// hook: an agent may run it from Bash at any time.
+    Status(status::StatusArgs),
     /// Show one session's exact token use per model, its compactions, the context size
     /// turn by turn and the tool results that filled it.
     ///
@@ -98,8 +105,9 @@ enum Command {
     /// --session, else the newest transcript of the current project (Claude Code keeps
     /// them under $CLAUDE_CONFIG_DIR or ~/.claude, in projects/).
     Report(report::ReportArgs),
-    /// Share checkpoints through a GitHub issue (gh CLI), so a handoff can cross machines
-    /// and people: `checkpoint push` and `checkpoint pull`.
+    /// baton's checkpoints: list and prune its git refs (`checkpoint list`, `checkpoint
+    /// prune`), or share them through a GitHub issue (gh CLI), so a handoff can cross
+    /// machines and people (`checkpoint push`, `checkpoint pull`).
     Checkpoint {
         #[command(subcommand)]
         action: checkpoint::CheckpointAction,
@@ -143,6 +151,7 @@ pub fn main() -> ExitCode {
         Command::Resume(args) => resume::run(args),
         Command::Pause(args) => pause::run(args),
         Command::Checkpoint { action } => checkpoint::run(action),
+        Command::Status(args) => status::run(args),
         Command::Report(args) => report::run(args),
         Command::Completions(args) => completions::completions(&args),
         Command::Man(args) => completions::man(&args),

@@ -86,8 +86,20 @@ pub const CHECKPOINT_MODES: &[&str] = &["ref", "branch", "off"];
 
 /// Every segment name `statusline.segments` accepts (the statusline's registry is
 /// checked against this list by a test there).
-pub const SEGMENT_NAMES: &[&str] =
-    &["model", "project", "branch", "git", "task", "handoff", "meter", "cost", "headroom"];
+pub const SEGMENT_NAMES: &[&str] = &[
+    "model",
+    "project",
+    "branch",
+    "git",
+    "task",
+    "handoff",
+    "meter",
+    "cost",
+    "headroom",
+    "rate_limits",
+    "cache",
+    "compactions",
+];
 
 /// The segments shown when the configuration does not say.
 pub const DEFAULT_SEGMENTS: &[&str] =
@@ -308,6 +320,10 @@ declare_keys! {
         key "statusline.segments", env Some("BATON_STATUSLINE_SEGMENTS"), kind Kind::Words(SEGMENT_NAMES),
         trust Trust::Anyone,
         about "the status line's segments, in order (unknown names are skipped)";
+    statusline_second_line: Vec<String> = Vec::new(),
+        key "statusline.second_line", env Some("BATON_STATUSLINE_SECOND_LINE"), kind Kind::Words(SEGMENT_NAMES),
+        trust Trust::Anyone,
+        about "segments drawn on a second row under the line, in order (none: one row)";
     statusline_git_cache_seconds: u64 = 5,
         key "statusline.git_cache_seconds", env Some("BATON_STATUSLINE_GIT_CACHE_SECONDS"),
         kind Kind::Integer { min: 0, max: 3600 }, trust Trust::Anyone,

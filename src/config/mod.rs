@@ -200,6 +200,11 @@ impl Config {
         self.typed.statusline_segments.clone()
     }
 
+    /// `statusline.second_line`.
+    pub fn statusline_second_line(&self) -> Vec<String> {
+        self.typed.statusline_second_line.clone()
+    }
+
     /// `statusline.git_cache_seconds`.
     pub fn git_cache_seconds(&self) -> u64 {
         self.typed.statusline_git_cache_seconds

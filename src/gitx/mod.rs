@@ -30,6 +30,7 @@
 pub mod checkpoint;
 pub mod facts;
 pub mod quick;
+pub mod refs;
 pub mod signals;
 
 #[cfg(test)]

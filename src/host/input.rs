@@ -105,6 +105,42 @@ pub struct StatuslineInput {
     pub cost: Option<Cost>,
     #[serde(deserialize_with = "lenient")]
     pub context_window: Option<ContextWindow>,
+    /// Subscription rate limits (Claude Code, subscription logins only).
+    #[serde(deserialize_with = "lenient")]
+    pub rate_limits: Option<RateLimits>,
+    #[serde(deserialize_with = "lenient")]
+    pub prompt_cache: Option<PromptCache>,
+}
+
+/// `rate_limits` of the statusline payload.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct RateLimits {
+    #[serde(deserialize_with = "lenient")]
+    pub five_hour: Option<RateWindow>,
+    #[serde(deserialize_with = "lenient")]
+    pub seven_day: Option<RateWindow>,
+}
+
+/// One rate-limit window: how much of it is used and when it resets (Unix seconds).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct RateWindow {
+    #[serde(deserialize_with = "number")]
+    pub used_percentage: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub resets_at: Option<f64>,
+}
+
+/// `prompt_cache` of the statusline payload (Claude Code 2.1.332: `warm`, `ttl`,
+/// `expires_at` in Unix seconds, `hit_ratio` …; only the first and the third are read).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct PromptCache {
+    #[serde(deserialize_with = "lenient")]
+    pub warm: Option<bool>,
+    #[serde(deserialize_with = "number")]
+    pub expires_at: Option<f64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

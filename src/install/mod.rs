@@ -286,6 +286,13 @@ impl Run<'_> {
             replace_statusline: self.options.replace_statusline,
             replace_other_monitors: self.options.replace_other_monitors,
         };
+        if self.mode == Mode::Uninstall {
+            if let (Some(entry), Some(bytes)) = (entry.as_ref(), existing.as_deref()) {
+                if let Some(done) = self.restore_exact(&key, entry, &target, &shown, bytes) {
+                    return done;
+                }
+            }
+        }
         let merged = match self.mode {
             Mode::Install => {
                 merge::install(&before, &plan, &entry.as_ref().map(|e| e.record.clone()).unwrap_or_default())
@@ -353,6 +360,12 @@ impl Run<'_> {
             );
         }
         let mut backup = entry.as_ref().and_then(|e| e.backup.clone());
+        // The backup is the file as it was before baton only while nothing but baton
+        // wrote it since: then uninstall may put it back byte for byte.
+        let mut exact = entry
+            .as_ref()
+            .and_then(|e| e.written_sha256.as_deref())
+            .is_some_and(|sha| existing.as_deref().is_some_and(|b| state::digest(b) == sha));
         if let Some(bytes) = &existing {
             if existing_backup(path).is_none() {
                 match write_backup(path, bytes) {
@@ -363,6 +376,7 @@ impl Run<'_> {
                             show_path(&written, self.places.home.as_deref())
                         );
                         backup = Some(written.display().to_string());
+                        exact = entry.is_none();
                     }
                     Err(e) => {
                         return self.fail(&shown, format!("cannot be backed up ({e}); nothing changed"));
@@ -396,6 +410,8 @@ impl Run<'_> {
                         host: host.id().to_string(),
                         binary: self.binary.clone(),
                         installed_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                        written_sha256: (exact && backup.is_some() && self.mode == Mode::Install)
+                            .then(|| state::digest(new_text.as_bytes())),
                         backup,
                         record: outcome.record,
                     },
@@ -404,6 +420,57 @@ impl Run<'_> {
             self.installs_changed = true;
         }
         Done::Changed
+    }
+}
+
+impl Run<'_> {
+    /// Uninstall's first choice: when the file holds exactly the bytes install wrote and
+    /// the backup is the file as it was before, the backup goes back byte for byte (one-line
+    /// objects stay one line, key order and spacing as they were) and is then removed.
+    /// `None` when that does not apply: the structural removal follows.
+    fn restore_exact(
+        &mut self,
+        key: &str,
+        entry: &state::Entry,
+        target: &Path,
+        shown: &str,
+        current: &[u8],
+    ) -> Option<Done> {
+        let sha = entry.written_sha256.as_deref()?;
+        let backup = PathBuf::from(entry.backup.as_deref()?);
+        if state::digest(current) != sha || fsx::is_symlink(&backup) {
+            return None;
+        }
+        let original = fsx::read_limited(&backup, SETTINGS_LIMIT).ok()?;
+        let shown_backup = show_path(&backup, self.places.home.as_deref());
+        if self.options.dry_run {
+            let _ = writeln!(self.out, "  would restore the file byte for byte from {shown_backup}");
+            let old = String::from_utf8_lossy(current);
+            let new = String::from_utf8_lossy(&original);
+            let diff = diff::unified(&old, &new, &format!("{shown} (now)"), &format!("{shown} (after)"));
+            let _ = write!(self.out, "{diff}");
+            return Some(Done::Changed);
+        }
+        if read_only(target) {
+            return None;
+        }
+        if let Err(e) = fsx::write_atomic(target, &original, self.write_options()) {
+            return Some(self.fail(shown, format!("cannot be written ({e}); the file is as it was")));
+        }
+        let _ = writeln!(self.out, "  restored the file byte for byte as it was before install");
+        match fs::remove_file(&backup) {
+            Ok(()) => {
+                let _ = writeln!(self.out, "  removed the backup {shown_backup}");
+            }
+            Err(e) => {
+                let _ = writeln!(self.out, "  ! the backup {shown_backup} could not be removed ({e})");
+            }
+        }
+        if let Some(installs) = self.installs.as_mut() {
+            installs.installs.remove(key);
+            self.installs_changed = true;
+        }
+        Some(Done::Changed)
     }
 }
 

@@ -29,8 +29,19 @@ pub struct Entry {
     pub installed_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backup: Option<String>,
+    /// The SHA-256 of the bytes install last wrote, kept only while the backup holds the
+    /// file exactly as it was before baton: when the file still has these bytes at
+    /// uninstall, the backup is put back byte for byte.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_sha256: Option<String>,
     #[serde(flatten)]
     pub record: Record,
+}
+
+/// The hex SHA-256 of `bytes`.
+pub fn digest(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `installs.json` in the state dir.
@@ -116,6 +127,7 @@ mod tests {
                 binary: "/b/baton".into(),
                 installed_at: "t".into(),
                 backup: None,
+                written_sha256: None,
                 record,
             },
         );

@@ -12,6 +12,8 @@
 //! the end of the transcript.
 
 mod branch;
+mod cache;
+mod compactions;
 mod cost;
 mod git;
 mod git_cache;
@@ -21,6 +23,7 @@ mod layout;
 mod meter;
 mod model;
 mod project;
+mod rate_limits;
 mod style;
 mod task;
 pub mod wrap;
@@ -40,8 +43,20 @@ pub use layout::{char_width, cut, width};
 pub use style::Style;
 
 /// Every segment name `statusline.segments` accepts.
-pub const SEGMENT_NAMES: &[&str] =
-    &["model", "project", "branch", "git", "task", "handoff", "meter", "cost", "headroom"];
+pub const SEGMENT_NAMES: &[&str] = &[
+    "model",
+    "project",
+    "branch",
+    "git",
+    "task",
+    "handoff",
+    "meter",
+    "cost",
+    "headroom",
+    "rate_limits",
+    "cache",
+    "compactions",
+];
 
 /// The segments shown when the configuration does not say.
 pub const DEFAULT_SEGMENTS: &[&str] =
@@ -69,12 +84,17 @@ const SEGMENTS: &[SegmentSpec] = &[
     SegmentSpec { name: "meter", render: meter::segment, priority: 100, min_width: None },
     SegmentSpec { name: "cost", render: cost::segment, priority: 30, min_width: None },
     SegmentSpec { name: "headroom", render: headroom::segment, priority: 35, min_width: None },
+    SegmentSpec { name: "rate_limits", render: rate_limits::segment, priority: 45, min_width: None },
+    SegmentSpec { name: "cache", render: cache::segment, priority: 25, min_width: None },
+    SegmentSpec { name: "compactions", render: compactions::segment, priority: 15, min_width: None },
 ];
 
 /// What the configuration says about the line.
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub segments: Vec<String>,
+    /// The segments of a second row (`statusline.second_line`); none: one row.
+    pub second_line: Vec<String>,
     pub git: GitSettings,
     /// The handoff folder, relative to the project root.
     pub handoff_dir: PathBuf,
@@ -84,6 +104,7 @@ impl Settings {
     pub fn from_config(config: &Config) -> Settings {
         Settings {
             segments: config.statusline_segments(),
+            second_line: config.statusline_second_line(),
             git: GitSettings {
                 cache_dir: crate::places::state_dir().map(|dir| git_cache::cache_dir(&dir)),
                 max_age: Duration::from_secs(config.git_cache_seconds()),
@@ -243,10 +264,22 @@ fn layout_specs(names: &[String]) -> Vec<&'static SegmentSpec> {
     if chosen.is_empty() { DEFAULT_SEGMENTS.iter().filter_map(|n| find(n)).collect() } else { chosen }
 }
 
-/// Renders the line.
+/// Renders the line, and the second row under it when `statusline.second_line` names
+/// segments that have something to show.
 pub fn render(ctx: &Context) -> String {
-    let mut parts: Vec<layout::Part> = layout_specs(&ctx.settings.segments)
-        .into_iter()
+    let first = render_row(ctx, &layout_specs(&ctx.settings.segments));
+    let find = |name: &String| SEGMENTS.iter().find(|s| s.name == name);
+    let second: Vec<&SegmentSpec> = ctx.settings.second_line.iter().filter_map(find).collect();
+    match render_row(ctx, &second) {
+        row if row.is_empty() => first,
+        row => format!("{first}\n{row}"),
+    }
+}
+
+/// One row of segments, fitted into `COLUMNS` when it is set.
+fn render_row(ctx: &Context, specs: &[&SegmentSpec]) -> String {
+    let mut parts: Vec<layout::Part> = specs
+        .iter()
         .filter_map(|spec| {
             let segment = (spec.render)(ctx)?;
             Some(layout::Part {
