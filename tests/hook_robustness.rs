@@ -1,7 +1,7 @@
 //! The hook never makes the host show "hook error": whatever arrives on stdin (or
 //! doesn't), it exits 0 in time with nothing or one envelope on stdout.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::time::{Duration, Instant};

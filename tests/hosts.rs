@@ -4,7 +4,7 @@
 //! every-turn PreCompress. Events and records are the ones the real hosts sent
 //! (tests/fixtures/real/), pointed at the sandbox.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 //! Skipped, with the reason printed, where Node or npm is missing or the machine is not
 //! linux x64, unless `BATON_NPM_TEST=required` (then those are failures).
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::fs;

@@ -1,7 +1,7 @@
 //! The Claude Code plugin: its manifest and hooks file, and the launcher that finds
 //! `baton` (on PATH, or the plugin's own build) or says what to do when there is none.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Resume and compaction survival: the brief a new session starts with, the trust rule,
 //! PreCompact's snapshot and reset, and `baton resume`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

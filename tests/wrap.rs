@@ -2,7 +2,7 @@
 //! output as it was, baton's own line whenever that command is of no use, and the
 //! bridge written in every case.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 
