@@ -28,6 +28,7 @@ mod plugin_listing;
 mod real_hosts;
 mod report;
 mod resume;
+mod snapshots;
 mod statusline;
 mod statusline_segments;
 mod transcript_fallback;
