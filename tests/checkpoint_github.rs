@@ -5,7 +5,7 @@
 //! (`gh issue view --json comments`: author.login, authorAssociation, createdAt, url,
 //! viewerDidAuthor …; `gh auth status`: "Logged in to github.com account dev").
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -1,7 +1,7 @@
 //! `baton completions <shell>` and `baton man`: generated from the clap definitions, so
 //! every command is in them; bash's script is loaded into a real bash.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::process::Command;

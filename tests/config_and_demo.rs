@@ -1,6 +1,6 @@
 //! Configuration layering as the hook and `baton config` see it, and `baton demo`.
 
-mod common;
+use crate::common;
 
 use common::{SESSION, Sandbox, write};
 use serde_json::Value;

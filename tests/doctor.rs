@@ -1,6 +1,6 @@
 //! `baton doctor` through the built binary, on sandboxed settings.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

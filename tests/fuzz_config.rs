@@ -6,7 +6,7 @@
 //! `baton doctor` run against them. None may panic, hang, break the hook's contract,
 //! honour a safety-loosening key, or write outside baton's places.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;

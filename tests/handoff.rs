@@ -1,7 +1,7 @@
 //! The automatic handoff at CRITICAL and `baton pause`: the two files (GSD's formats),
 //! the git checkpoint that never disturbs the user, and every fault the issue lists.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

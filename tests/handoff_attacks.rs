@@ -2,7 +2,7 @@
 //! baton must not touch (1), 50,000 untracked files (7, scaled down), an interrupted
 //! `baton pause` (8), and archive pruning (10).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! contract (file names, opt-out, session id checks, envelopes), and its promises under
 //! parallel calls and planted symlinks.
 
-mod common;
+use crate::common;
 
 use common::{SESSION, Sandbox, envelope_event, fixture_json, told};
 use serde_json::json;

@@ -4,7 +4,7 @@
 //! every-turn PreCompress. Events and records are the ones the real hosts sent
 //! (tests/fixtures/real/), pointed at the sandbox.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -143,11 +143,24 @@ fn a_bridge_one_reply_behind_the_transcript_does_not_hide_the_crossing() {
 fn a_fresh_bridge_waits_for_the_reply_still_in_the_hosts_write_queue() {
     let (sandbox, transcript) = rendered_at_60_percent();
     let mut event = claude_event(&sandbox, "PostToolUse-Bash.json", &transcript);
-    // The tool call the statusline already counted: no wait, nothing to say.
-    event["tool_use_id"] = json!("toolu_a");
+    // A tool call whose reply never comes: the hook waits its whole bound for it (a
+    // lower bound, the yardstick below), then says nothing at 60 %.
+    event["tool_use_id"] = json!("toolu_never");
     let start = Instant::now();
     assert_eq!(told(&sandbox.hook(&event)), None, "60 %: nothing to say");
-    assert!(start.elapsed() < Duration::from_millis(200), "no wait: {:?}", start.elapsed());
+    let waited = start.elapsed();
+    assert!(waited >= Duration::from_millis(200), "{waited:?}");
+    // The tool call the statusline already counted: no wait, nothing to say. Compared
+    // with the call above rather than a clock (the fastest of three, so one slow start
+    // on a busy machine does not count).
+    event["tool_use_id"] = json!("toolu_a");
+    let mut fastest = Duration::MAX;
+    for _ in 0..3 {
+        let start = Instant::now();
+        assert_eq!(told(&sandbox.hook(&event)), None, "60 %: nothing to say");
+        fastest = fastest.min(start.elapsed());
+    }
+    assert!(fastest < waited, "no wait: {fastest:?}, a wait: {waited:?}");
     // The reply that issued this call reaches the file 60 ms after the hook started
     // (Claude Code flushes its transcript every 100 ms): the hook waits for it.
     event["tool_use_id"] = json!("toolu_b");
@@ -361,11 +374,13 @@ fn a_gsd_bridge_without_an_offset_is_compared_by_time() {
     write_lines(&transcript, &[reply("m2", model, 140_000, "toolu_mock_01_33539")]);
     let text = told(&sandbox.hook(&claude_event(&sandbox, "PostToolUse-Bash.json", &transcript))).unwrap();
     assert!(text.starts_with("CONTEXT WARNING: Usage at 70%."), "{text}");
-    // A bridge newer than the transcript's last write wins without a read.
+    // A bridge newer than the transcript's last write wins without a read: the
+    // transcript is dated two seconds back, the bridge written now.
     let other = "33333333-2222-4333-8444-555555555555";
     let mut event = claude_event(&sandbox, "PostToolUse-Bash.json", &transcript);
     event["session_id"] = json!(other);
-    std::thread::sleep(Duration::from_millis(1100));
+    let two_seconds_ago = std::time::SystemTime::now() - Duration::from_secs(2);
+    std::fs::File::options().write(true).open(&transcript).unwrap().set_modified(two_seconds_ago).unwrap();
     sandbox.write_bridge(other, 40.0, 0);
     assert_eq!(told(&sandbox.hook(&event)), None);
 }

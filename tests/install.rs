@@ -2,7 +2,7 @@
 //! the faults and bad input the issue lists, each host, and the promise that uninstall
 //! gives back the settings install found.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -6,7 +6,7 @@
 //! offered from a file:// folder in the sandbox (BATON_RELEASE_URL): empty unless a test
 //! puts an archive there, so the other tests fall back to building, offline.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

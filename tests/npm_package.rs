@@ -1,16 +1,17 @@
-//! The npm packages, end to end and offline: the release binary is assembled into the
-//! main package and the linux x64 package (npm/assemble.mjs), both are packed with
-//! `npm pack` and installed globally from the tarballs into a temporary prefix, with
-//! `--offline` and the registry pointing at a closed port. Through the installed
-//! package `baton --version` runs, `baton install` registers the native binary (not the
-//! Node launcher), the registered hook answers well under 10 ms, the plugin's launcher
-//! runs the same native binary, `npx baton-context install` registers the native binary
-//! too, and a missing platform package gets a clear message.
+//! The npm packages, end to end and offline: the binary (the one the other tests run, or
+//! `BATON_NPM_TEST_BINARY`) is assembled into the main package and the linux x64 package
+//! (npm/assemble.mjs), both are packed with `npm pack` and installed globally from the
+//! tarballs into a temporary prefix, with `--offline` and the registry pointing at a
+//! closed port. Through the installed package `baton --version` runs, `baton install`
+//! registers the native binary (not the Node launcher), the registered hook answers with
+//! Node unable to start, the plugin's launcher runs the same native binary, `npx
+//! baton-context install` registers the native binary too, and a missing platform
+//! package gets a clear message.
 //!
 //! Skipped, with the reason printed, where Node or npm is missing or the machine is not
 //! linux x64, unless `BATON_NPM_TEST=required` (then those are failures).
 
-mod common;
+use crate::common;
 
 use std::ffi::OsString;
 use std::fs;
@@ -26,7 +27,6 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const MAIN_PACKAGE: &str = "baton-context";
 const PLATFORM_PACKAGE: &str = "baton-context-linux-x64-gnu";
-const HOOK_RUNS: usize = 31;
 
 fn required() -> bool {
     std::env::var("BATON_NPM_TEST").is_ok_and(|v| v == "required")
@@ -46,23 +46,16 @@ fn missing_prerequisite() -> Option<String> {
     None
 }
 
-/// The release binary: `BATON_NPM_TEST_BINARY` when set (the release workflow's static
-/// build), else `cargo build --release`'s, built now when it is missing or older than the
-/// sources (cargo decides; an up-to-date build costs a second).
+/// The binary to package: `BATON_NPM_TEST_BINARY` when set (the release workflow's
+/// static build; `.ci/run`'s release build), else the one the other tests run. What is
+/// tested here is the packaging, the registration and the launcher, which do not depend
+/// on the profile; building a release binary from inside `cargo test` would cost a clean
+/// clone a second full build of every dependency.
 fn release_binary() -> PathBuf {
-    if let Some(binary) = std::env::var_os("BATON_NPM_TEST_BINARY") {
-        return PathBuf::from(binary);
+    match std::env::var_os("BATON_NPM_TEST_BINARY") {
+        Some(binary) if !binary.is_empty() => PathBuf::from(binary),
+        _ => PathBuf::from(BATON),
     }
-    let target_dir = Path::new(BATON).parent().and_then(Path::parent).expect("target dir");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
-    let output = Command::new(cargo)
-        .args(["build", "--release", "--locked", "--bin", "baton", "--target-dir"])
-        .arg(target_dir)
-        .current_dir(ROOT)
-        .output()
-        .expect("run cargo build --release");
-    assert!(output.status.success(), "cargo build --release failed: {}", stderr(&output));
-    target_dir.join("release").join("baton")
 }
 
 /// The folder `node` is in, so the sandbox's PATH can reach it and little else.
@@ -218,42 +211,24 @@ fn npm_packages_install_offline_and_register_the_native_binary() {
     }
     assert!(!settings.to_string().contains("baton.js"), "the launcher is not registered: {settings}");
 
-    // The registered hook, as the host runs it: the first run warns, the rest are the
-    // everyday quiet calls. The median of a round of runs; on a machine busy with other
-    // work a round may be slowed throughout, so the best of up to three rounds counts.
+    // The registered hook, as the host runs it, with Node made unable to start: the native
+    // binary answers (the first run warns), the everyday calls after it are quiet. (How
+    // fast it answers is the benchmark's business, not a test's.)
     world.sb.write_bridge(SESSION, 30.0, 0);
     let event = world.sb.post_tool_use(SESSION).to_string();
     let (program, argument) = hook_command.rsplit_once(' ').expect("program and argument");
-    let mut best: Option<Vec<Duration>> = None;
-    for round in 0..3 {
-        let mut times = Vec::new();
-        for run in 0..HOOK_RUNS {
-            let mut command = world.command(program);
-            command.arg(argument);
-            let (output, elapsed) = run_with_stdin(command, event.as_bytes());
-            let said = told(&output);
-            if round == 0 && run == 0 {
-                assert!(said.is_some_and(|s| s.contains("CONTEXT WARNING")), "{}", stdout(&output));
-            }
-            times.push(elapsed);
-        }
-        times.sort();
-        eprintln!(
-            "registered hook, round {}: median {:?}, fastest {:?} ({HOOK_RUNS} runs)",
-            round + 1,
-            times[HOOK_RUNS / 2],
-            times[0]
-        );
-        if best.as_ref().is_none_or(|b| times[HOOK_RUNS / 2] < b[HOOK_RUNS / 2]) {
-            best = Some(times);
-        }
-        if best.as_ref().is_some_and(|b| b[HOOK_RUNS / 2] < Duration::from_millis(5)) {
-            break;
+    for run in 0..3 {
+        let mut command = world.command(program);
+        command.arg(argument).env("NODE_OPTIONS", "--require=/nonexistent/node-must-not-start.js");
+        let (output, _) = run_with_stdin(command, event.as_bytes());
+        assert!(output.status.success(), "run {run}: {}", stderr(&output));
+        let said = told(&output);
+        if run == 0 {
+            assert!(said.is_some_and(|s| s.contains("CONTEXT WARNING")), "{}", stdout(&output));
+        } else {
+            assert!(output.stdout.is_empty(), "run {run}: {}", stdout(&output));
         }
     }
-    let times = best.expect("a round ran");
-    let median = times[HOOK_RUNS / 2];
-    assert!(median < Duration::from_millis(10), "median {median:?}: {times:?}");
 
     // The plugin's launcher finds npm's `baton` on PATH and runs the native binary: with
     // Node made unable to start, the hook still answers.

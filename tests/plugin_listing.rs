@@ -2,7 +2,7 @@
 //! marketplace's description, and one version across the plugin, the crate and npm.
 //! (`.ci/run` also runs the real `claude plugin validate .`, which must report nothing.)
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

@@ -5,8 +5,8 @@
 //! refs. Skipped with a printed reason when the CLIs are not available, unless
 //! `BATON_REAL_HOSTS=required` (then missing CLIs are installed, and failures fail).
 
-mod common;
-mod real_hosts_support;
+use crate::common;
+use crate::real_hosts_support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! `baton report` through the built binary: the text report, `--json` and `--svg` on the
 //! sample transcript, finding transcripts by session and by project, and the errors.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

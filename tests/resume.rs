@@ -1,7 +1,7 @@
 //! Resume and compaction survival: the brief a new session starts with, the trust rule,
 //! PreCompact's snapshot and reset, and `baton resume`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -328,8 +328,14 @@ fn pre_compact_snapshots_resets_the_debounce_and_ignores_older_figures() {
 
     // The bridge from before the compaction raises nothing any more.
     assert!(told(&sandbox.hook(&event)).is_none(), "pre-compaction bridge warned");
-    // A fresh critical figure after it warns at once (the debounce restarted).
-    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // A fresh critical figure after it warns at once (the debounce restarted). Figures
+    // count when taken after the compaction's second: the state is stamped as compacted
+    // two seconds ago, so a bridge written now is after it without waiting for the clock.
+    let state_path = sandbox.state_path(SESSION);
+    let mut state = read_json(&state_path);
+    let compacted_at = state["compactedAt"].as_i64().expect("PreCompact records when it ran");
+    state["compactedAt"] = json!(compacted_at - 2);
+    std::fs::write(&state_path, state.to_string()).unwrap();
     sandbox.write_bridge(SESSION, 20.0, 0);
     let text = told(&sandbox.hook(&event)).expect("fires at once after the compaction");
     assert!(text.starts_with("CONTEXT CRITICAL"), "{text}");

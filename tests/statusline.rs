@@ -1,7 +1,7 @@
 //! `baton statusline` on each fixture, the bridge it writes, and the round trip from the
 //! statusline through the bridge to the hook.
 
-mod common;
+use crate::common;
 
 use common::{SESSION, Sandbox, fixture, fixture_json};
 use serde_json::{Value, json};

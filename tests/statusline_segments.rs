@@ -2,7 +2,7 @@
 //! cache, the current task, the handoff marker, the configured order, and fitting the
 //! line into `COLUMNS`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -235,7 +235,7 @@ fn segments_follow_the_configured_order_and_unknown_names_are_reported() {
 
 /// Builds a 100,000-file repository and times renders: the first one scans (or gives
 /// up at the budget), the later ones hit the cache. Run with
-/// `cargo test --release --test statusline_segments -- --ignored --nocapture`.
+/// `cargo test --release --test it statusline_segments:: -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn timing_in_a_100k_file_repository() {

@@ -3,7 +3,7 @@
 //! variables, learned from observed compactions); windows of 1M tokens; damaged
 //! transcripts.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! in the shared temp dir, and baton's private state. Each attack runs the built binary
 //! with a deadline, so a hang fails the test instead of stalling the run.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;

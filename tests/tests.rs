@@ -1,0 +1,36 @@
+//! The one integration-test binary: each area of baton's black-box tests is a module
+//! here (its file beside this one), so `cargo test` links the crate once instead of once
+//! per file. Every test runs the built binary in its own sandbox and shares nothing with
+//! the others in this process: no environment changes, no current directory, no global
+//! state beyond the real-host suite's own serialising lock.
+//!
+//! Run one area with a name filter: `cargo test --test it hosts::`. The real-host suite
+//! (`real_hosts::`) and the config fuzz test (`fuzz_config::`) are run that way by `.ci/run`.
+
+mod common;
+mod real_hosts_support;
+
+mod checkpoint_github;
+mod completions;
+mod config_and_demo;
+mod doctor;
+mod fuzz_config;
+mod handoff;
+mod handoff_attacks;
+mod hook_monitor;
+mod hook_robustness;
+mod hosts;
+mod install;
+mod install_sh;
+mod npm_package;
+mod plugin;
+mod plugin_listing;
+mod real_hosts;
+mod report;
+mod resume;
+mod snapshots;
+mod statusline;
+mod statusline_segments;
+mod transcript_fallback;
+mod untrusted;
+mod wrap;
