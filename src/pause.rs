@@ -8,10 +8,12 @@ use chrono::Utc;
 use serde_json::json;
 
 use crate::config::Config;
+use crate::fsx;
 use crate::gitx::Mode;
 use crate::handoff::{self, Outcome, Trigger};
 use crate::metrics::{self, Figure};
-use crate::fsx;
+// Where Claude Code keeps transcripts is the host's to say; re-exported for callers of `pause`.
+pub use crate::host::claude::{encode_project_dir, newest_transcript};
 use crate::report::markdown as session_report;
 
 /// What `baton pause` was asked.
@@ -32,26 +34,6 @@ pub struct Paused {
     pub transcript: Option<PathBuf>,
     pub figure: Option<Figure>,
     pub report: Option<PathBuf>,
-}
-
-/// Claude Code's name for a project's transcript folder: every character that is not a
-/// letter or digit becomes `-` (`/home/dev/shop-api` → `-home-dev-shop-api`).
-pub fn encode_project_dir(path: &Path) -> String {
-    path.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
-}
-
-/// The newest transcript of the project at `root` (or `cwd`) in the Claude config folder.
-pub fn newest_transcript(root: &Path, cwd: &Path) -> Option<PathBuf> {
-    let projects = crate::host::claude::config_dir()?.join("projects");
-    [root, cwd]
-        .iter()
-        .filter_map(|dir| std::fs::read_dir(projects.join(encode_project_dir(dir))).ok())
-        .flat_map(|entries| entries.flatten())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && !fsx::is_symlink(p))
-        .filter_map(|p| std::fs::metadata(&p).and_then(|m| m.modified()).ok().map(|t| (t, p)))
-        .max_by(|a, b| a.0.cmp(&b.0))
-        .map(|(_, p)| p)
 }
 
 /// Writes the handoff by hand.
@@ -196,15 +178,4 @@ pub fn confirmation_json(paused: &Paused) -> serde_json::Value {
         "checkpoint_note": outcome.checkpoint_note,
         "figure": paused.figure.as_ref().map(|f| json!({"used_pct": f.used_pct(), "remaining_pct": f.remaining_pct, "used_tokens": f.used_tokens})),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn project_folders_are_encoded_like_claude_code() {
-        assert_eq!(encode_project_dir(Path::new("/home/dev/shop-api")), "-home-dev-shop-api");
-        assert_eq!(encode_project_dir(Path::new("/a/b.c_d")), "-a-b-c-d");
-    }
 }

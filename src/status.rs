@@ -30,7 +30,7 @@ use crate::config::Config;
 use crate::handoff::doc::{self, HandoffDoc};
 use crate::metrics::{self, Level, Origin, WindowSource};
 use crate::monitor::{self, SessionRef};
-use crate::{fsx, pause, places, session_state};
+use crate::{fsx, places, session_state};
 
 /// The `--json` format's version.
 pub const FORMAT_VERSION: u64 = 1;
@@ -84,7 +84,7 @@ pub fn status(cwd: &Path, session: Option<&str>, config: &Config, now: i64) -> R
         }
         None => {
             let root = project_root(cwd);
-            let transcript = pause::newest_transcript(&root, cwd).ok_or_else(|| {
+            let transcript = crate::host::claude::newest_transcript(&root, cwd).ok_or_else(|| {
                 StatusError::NotFound(format!(
                     "no Claude Code session found for {}: pass --session ID",
                     cwd.display()
@@ -112,15 +112,7 @@ pub fn status(cwd: &Path, session: Option<&str>, config: &Config, now: i64) -> R
         metrics::assess(&found.figure, &basis, metrics::Want::Headroom { tokens_per_call })
     });
     let handoffs = pending_handoffs(cwd, &config.handoff_dir());
-    Ok(Status {
-        session_id,
-        transcript,
-        figure,
-        assessment,
-        thresholds: limits.thresholds,
-        handoffs,
-        now,
-    })
+    Ok(Status { session_id, transcript, figure, assessment, thresholds: limits.thresholds, handoffs, now })
 }
 
 /// The top of the work tree holding `cwd` (a walk up to `.git`, no git run), else `cwd`.

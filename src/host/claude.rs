@@ -60,6 +60,26 @@ pub fn config_dir() -> Option<PathBuf> {
     home(&Places::from_env())
 }
 
+/// Claude Code's name for a project's transcript folder: every character that is not a
+/// letter or digit becomes `-` (`/home/dev/shop-api` → `-home-dev-shop-api`).
+pub fn encode_project_dir(path: &Path) -> String {
+    path.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
+}
+
+/// The newest transcript of the project at `root` (or `cwd`) in the Claude config folder.
+pub fn newest_transcript(root: &Path, cwd: &Path) -> Option<PathBuf> {
+    let projects = config_dir()?.join("projects");
+    [root, cwd]
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(projects.join(encode_project_dir(dir))).ok())
+        .flat_map(|entries| entries.flatten())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && !crate::fsx::is_symlink(p))
+        .filter_map(|p| std::fs::metadata(&p).and_then(|m| m.modified()).ok().map(|t| (t, p)))
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, p)| p)
+}
+
 /// The settings file of a scope.
 pub fn settings_file(scope: Scope) -> &'static str {
     match scope {
@@ -257,6 +277,12 @@ pub fn written_at(reading: &ContextReading) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn project_folders_are_encoded_like_claude_code() {
+        assert_eq!(encode_project_dir(Path::new("/home/dev/shop-api")), "-home-dev-shop-api");
+        assert_eq!(encode_project_dir(Path::new("/a/b.c_d")), "-a-b-c-d");
+    }
+
     use super::*;
 
     #[test]

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::{fsx, gitx, pause};
+use crate::{fsx, gitx};
 
 /// What the person asked for.
 #[derive(Debug, Clone)]
@@ -85,13 +85,13 @@ fn newest(cwd: &Path) -> Result<PathBuf, LocateError> {
     let cwd = std::fs::canonicalize(cwd)
         .map_err(|e| LocateError::NotFound(format!("cannot use the folder {}: {e}", cwd.display())))?;
     let root = gitx::project_root(&cwd);
-    if let Some(path) = pause::newest_transcript(&root, &cwd) {
+    if let Some(path) = crate::host::claude::newest_transcript(&root, &cwd) {
         return Ok(path);
     }
     let projects = projects_dir()?;
     let mut looked: Vec<String> = [&root, &cwd]
         .iter()
-        .map(|dir| projects.join(pause::encode_project_dir(dir)).display().to_string())
+        .map(|dir| projects.join(crate::host::claude::encode_project_dir(dir)).display().to_string())
         .collect();
     looked.dedup();
     Err(LocateError::NotFound(format!(
