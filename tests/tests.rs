@@ -10,6 +10,7 @@
 mod common;
 mod real_hosts_support;
 
+mod architecture;
 mod checkpoint_github;
 mod completions;
 mod config_and_demo;
