@@ -320,7 +320,7 @@ declare_keys! {
         key "statusline.segments", env Some("BATON_STATUSLINE_SEGMENTS"), kind Kind::Words(SEGMENT_NAMES),
         trust Trust::Anyone,
         about "the status line's segments, in order (unknown names are skipped)";
-    statusline_second_line: Vec<String> = Vec::new(),
+    statusline_second_line: Vec<String> = words(&[]),
         key "statusline.second_line", env Some("BATON_STATUSLINE_SECOND_LINE"), kind Kind::Words(SEGMENT_NAMES),
         trust Trust::Anyone,
         about "segments drawn on a second row under the line, in order (none: one row)";

@@ -11,6 +11,7 @@
 //!
 //! libgit2 runs no git hooks, so neither mode triggers the user's `pre-commit` and friends.
 
+use super::GitError;
 use std::fs::{self, OpenOptions};
 use std::io;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
@@ -175,13 +176,13 @@ impl Checkpoint {
 }
 
 /// The ref a session's Ref checkpoints go to, or why the session id cannot name one.
-pub fn wip_ref_name(session_id: &str) -> Result<String, String> {
+pub fn wip_ref_name(session_id: &str) -> Result<String, GitError> {
     if !fsx::valid_session_id(session_id) {
-        return Err(format!("refusing the session id {session_id:?} in a ref name"));
+        return Err(format!("refusing the session id {session_id:?} in a ref name").into());
     }
     let name = format!("{WIP_REF_PREFIX}{session_id}");
     if !git2::Reference::is_valid_name(&name) {
-        return Err(format!("the session id {session_id:?} does not make a valid git ref name"));
+        return Err(format!("the session id {session_id:?} does not make a valid git ref name").into());
     }
     Ok(name)
 }
@@ -212,7 +213,7 @@ fn validate_extras<'a>(files: &'a [(String, Vec<u8>)]) -> Result<Vec<Extra<'a>>,
     Ok(out)
 }
 
-pub(super) fn run(repo: &Repo, request: &CheckpointRequest<'_>) -> Result<Checkpoint, String> {
+pub(super) fn run(repo: &Repo, request: &CheckpointRequest<'_>) -> Result<Checkpoint, GitError> {
     if request.mode == Mode::Off {
         return Ok(Checkpoint::new(Mode::Off, Mode::Off));
     }
@@ -222,7 +223,7 @@ pub(super) fn run(repo: &Repo, request: &CheckpointRequest<'_>) -> Result<Checkp
     if request.mode == Mode::Branch {
         match branch_checkpoint(repo, request.message, &extras) {
             Ok(done) => return Ok(done),
-            Err(reason) => fallback_reason = Some(reason),
+            Err(reason) => fallback_reason = Some(reason.to_string()),
         }
     }
     let mut result = ref_checkpoint(repo, &wip_ref, request.message, &extras)?;
@@ -232,7 +233,7 @@ pub(super) fn run(repo: &Repo, request: &CheckpointRequest<'_>) -> Result<Checkp
 }
 
 /// The identity from the repository's (and the user's) git config, else baton's own.
-fn signature(git: &Repository) -> Result<Signature<'static>, String> {
+fn signature(git: &Repository) -> Result<Signature<'static>, GitError> {
     git.signature()
         .or_else(|_| Signature::now("baton", "baton@localhost"))
         .map_err(git_err("making the commit signature"))
@@ -272,7 +273,7 @@ fn extra_mode(index: &Index, path: &[u8]) -> u32 {
 }
 
 /// An in-memory index holding `tree` (empty for an unborn branch).
-fn index_of(tree: Option<&Tree<'_>>) -> Result<Index, String> {
+fn index_of(tree: Option<&Tree<'_>>) -> Result<Index, GitError> {
     let mut index = Index::new().map_err(git_err("creating an in-memory index"))?;
     if let Some(tree) = tree {
         index.read_tree(tree).map_err(git_err("reading HEAD's tree"))?;
@@ -297,11 +298,15 @@ fn collision_error(path: &[u8]) -> String {
 }
 
 /// Adds the extra files to an in-memory index; returns their blob ids and modes.
-fn add_extras(git: &Repository, index: &mut Index, extras: &[Extra<'_>]) -> Result<Vec<(Oid, u32)>, String> {
+fn add_extras(
+    git: &Repository,
+    index: &mut Index,
+    extras: &[Extra<'_>],
+) -> Result<Vec<(Oid, u32)>, GitError> {
     let mut out = Vec::with_capacity(extras.len());
     for extra in extras {
         if collides(index, &extra.path) {
-            return Err(collision_error(&extra.path));
+            return Err(collision_error(&extra.path).into());
         }
         let id = git.blob(extra.bytes).map_err(git_err("storing a handoff file"))?;
         let mode = extra_mode(index, &extra.path);
@@ -318,7 +323,7 @@ fn ref_checkpoint(
     wip_ref: &str,
     message: &str,
     extras: &[Extra<'_>],
-) -> Result<Checkpoint, String> {
+) -> Result<Checkpoint, GitError> {
     let git = repo.git();
     let head = head_info(git)?;
     let head_commit = match head.commit {
@@ -376,7 +381,7 @@ fn ref_checkpoint(
             Err(e) => return Err(git_err("updating the checkpoint ref")(e)),
         }
     }
-    Err("git: updating the checkpoint ref: it kept changing under baton".to_string())
+    Err("git: updating the checkpoint ref: it kept changing under baton".to_string().into())
 }
 
 /// Puts the working copy of every path the scan found changed into `index`: files and
@@ -386,7 +391,7 @@ fn add_worktree(
     index: &mut Index,
     extras: &[Extra<'_>],
     result: &mut Checkpoint,
-) -> Result<(), String> {
+) -> Result<(), GitError> {
     let git = repo.git();
     let scan = repo.scan()?;
     let budget = snapshot_budget();
@@ -568,35 +573,35 @@ impl Drop for Scratch {
 /// held only for the final check and rename, and SIGINT/SIGTERM/SIGHUP are deferred
 /// until the lock and the scratch copy are gone, so an interrupted `baton pause` never
 /// leaves `.git/index.lock` behind.
-fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result<Checkpoint, String> {
+fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result<Checkpoint, GitError> {
     // Declared first, so dropped last: after the lock and the scratch index are removed.
     let _signals = super::signals::DeferSignals::new();
     let git = repo.git();
     let head = head_info(git)?;
     if head.detached {
-        return Err("HEAD is detached, so there is no branch to commit on".to_string());
+        return Err("HEAD is detached, so there is no branch to commit on".to_string().into());
     }
     let branch_ref = match head.branch_ref {
         Some(name) if name.starts_with("refs/heads/") => name,
-        _ => return Err("HEAD does not point at a local branch".to_string()),
+        _ => return Err("HEAD does not point at a local branch".to_string().into()),
     };
     let branch = head.branch.unwrap_or_default();
     let Some(tip) = head.commit else {
-        return Err(format!("the branch {branch} has no commit yet"));
+        return Err(format!("the branch {branch} has no commit yet").into());
     };
     let state = git.state();
     if state != RepositoryState::Clean {
-        return Err(format!("a {} is in progress", RepoState::from_git(state).word()));
+        return Err(format!("a {} is in progress", RepoState::from_git(state).word()).into());
     }
     if git.config().and_then(|c| c.get_bool("commit.gpgsign")).unwrap_or(false) {
-        return Err("commit.gpgSign is set and baton cannot sign a commit".to_string());
+        return Err("commit.gpgSign is set and baton cannot sign a commit".to_string().into());
     }
     let git_dir = git.path();
     let index_path = git_dir.join("index");
     let lock_path = git_dir.join("index.lock");
     let locked = "the index is locked (index.lock exists): another git command is running, or one crashed";
     if fs::symlink_metadata(&lock_path).is_ok() {
-        return Err(locked.to_string());
+        return Err(locked.to_string().into());
     }
     let head_commit = git.find_commit(tip).map_err(git_err("reading HEAD's commit"))?;
     let head_tree = head_commit.tree().map_err(git_err("reading HEAD's tree"))?;
@@ -606,14 +611,15 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
             return Err(format!(
                 "{} is ignored by git, so it is not committed on the branch",
                 display_path(&extra.path)
-            ));
+            )
+            .into());
         }
     }
 
     let index_meta = match fs::symlink_metadata(&index_path) {
         Ok(meta) if meta.is_file() => meta,
-        Ok(_) => return Err("the index is not a regular file".to_string()),
-        Err(_) => return Err("the repository has no index file".to_string()),
+        Ok(_) => return Err("the index is not a regular file".to_string().into()),
+        Err(_) => return Err("the repository has no index file".to_string().into()),
     };
     // libgit2 writes an index through `<path>.lock`, which is the lock baton holds, so the
     // new index is written as a scratch copy and renamed over the real one.
@@ -624,10 +630,10 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
         .map_err(|e| format!("cannot copy the index: {e}"))?;
     let mut real = Index::open(&scratch.path).map_err(git_err("reading the index"))?;
     if real.has_conflicts() {
-        return Err("the index has unresolved conflicts".to_string());
+        return Err("the index has unresolved conflicts".to_string().into());
     }
     if let Some(extra) = extras.iter().find(|e| collides(&real, &e.path)) {
-        return Err(collision_error(&extra.path));
+        return Err(collision_error(&extra.path).into());
     }
 
     let mut tree_index = index_of(Some(&head_tree))?;
@@ -652,16 +658,16 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
     // read, or a checkout, would be lost or mismatched: then nothing is replaced.
     let _lock = match LockFile::create(&lock_path) {
         Ok(lock) => lock,
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(locked.to_string()),
-        Err(e) => return Err(format!("cannot lock the index: {e}")),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(locked.to_string().into()),
+        Err(e) => return Err(format!("cannot lock the index: {e}").into()),
     };
     let now = head_info(git)?;
     if now.branch_ref.as_deref() != Some(branch_ref.as_str()) || now.commit != Some(tip) {
-        return Err("HEAD moved while the checkpoint was being prepared".to_string());
+        return Err("HEAD moved while the checkpoint was being prepared".to_string().into());
     }
     match fsx::read_limited(&index_path, 1 << 32) {
         Ok(again) if again == bytes => {}
-        _ => return Err("the index changed while the checkpoint was being prepared".to_string()),
+        _ => return Err("the index changed while the checkpoint was being prepared".to_string().into()),
     }
     let subject = text.lines().next().unwrap_or_default();
     git.reference_matching(&branch_ref, commit_id, true, tip, &format!("commit: {subject}"))
@@ -669,7 +675,7 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
     if let Err(e) = fs::rename(&scratch.path, &index_path) {
         // Put the branch back so HEAD and the old index agree again.
         let _ = git.reference_matching(&branch_ref, tip, true, commit_id, "baton: undo checkpoint");
-        return Err(format!("cannot replace the index: {e}"));
+        return Err(format!("cannot replace the index: {e}").into());
     }
 
     let mut result = Checkpoint::new(Mode::Branch, Mode::Branch);
@@ -727,7 +733,7 @@ fn smudge_racily_clean(
     index: &mut Index,
     old: &fs::Metadata,
     extras: &[Extra<'_>],
-) -> Result<(), String> {
+) -> Result<(), GitError> {
     let index_second = old.mtime();
     let mut smudge = Vec::new();
     for entry in index.iter() {
@@ -945,7 +951,7 @@ mod tests {
         let t = busy_repo();
         let files = vec![("src".to_string(), b"x".to_vec())];
         let err = checkpoint(t.root(), &request(Mode::Ref, &files)).unwrap_err();
-        assert!(err.contains("collides"), "{err}");
+        assert!(err.to_string().contains("collides"), "{err}");
         let files = vec![("README.md/inner".to_string(), b"x".to_vec())];
         assert!(checkpoint(t.root(), &request(Mode::Ref, &files)).is_err());
         // Branch mode refuses it, and so does the Ref fallback: nothing moves.

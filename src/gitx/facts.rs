@@ -2,6 +2,7 @@
 //! the commits made during the session. The working-tree scan ([`Scan`]) is kept so the
 //! checkpoint can reuse it.
 
+use super::GitError;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -147,7 +148,7 @@ impl Scan {
     /// Runs the status scan: tracked changes, untracked files one by one (inside new
     /// folders too), no ignored files, no submodules, renames only within the index
     /// (cheap: only staged additions and deletions are compared).
-    pub fn run(git: &Repository) -> Result<Scan, String> {
+    pub fn run(git: &Repository) -> Result<Scan, GitError> {
         let mut options = StatusOptions::new();
         options
             .include_untracked(true)
@@ -238,7 +239,7 @@ pub(super) struct HeadInfo {
     pub commit: Option<git2::Oid>,
 }
 
-pub(super) fn head_info(git: &Repository) -> Result<HeadInfo, String> {
+pub(super) fn head_info(git: &Repository) -> Result<HeadInfo, GitError> {
     let head = git.find_reference("HEAD").map_err(git_err("reading HEAD"))?;
     let branch_ref = head.symbolic_target_bytes().map(|t| String::from_utf8_lossy(t).into_owned());
     let detached = branch_ref.is_none();
@@ -251,7 +252,7 @@ pub(super) fn head_info(git: &Repository) -> Result<HeadInfo, String> {
     Ok(HeadInfo { branch, branch_ref, detached, commit })
 }
 
-pub(super) fn gather_from(repo: &Repo, since: Option<DateTime<Utc>>) -> Result<GitFacts, String> {
+pub(super) fn gather_from(repo: &Repo, since: Option<DateTime<Utc>>) -> Result<GitFacts, GitError> {
     let git = repo.git();
     let head = head_info(git)?;
     let state = RepoState::from_git(git.state());
@@ -280,7 +281,7 @@ fn session_commits(
     git: &Repository,
     tip: git2::Oid,
     since: i64,
-) -> Result<(Vec<SessionCommit>, bool), String> {
+) -> Result<(Vec<SessionCommit>, bool), GitError> {
     let mut walk = git.revwalk().map_err(git_err("walking the history"))?;
     walk.set_sorting(Sort::TIME).map_err(git_err("walking the history"))?;
     walk.push(tip).map_err(git_err("walking the history"))?;

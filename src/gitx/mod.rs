@@ -8,7 +8,7 @@
 //! handoff and the automatic checkpoint share that scan.
 //!
 //! ```no_run
-//! # fn main() -> Result<(), String> {
+//! # fn main() -> Result<(), baton::gitx::GitError> {
 //! use baton::gitx::{CheckpointRequest, Mode, Repo};
 //! let cwd = std::path::Path::new(".");
 //! if let Some(repo) = Repo::discover(cwd)? {
@@ -59,12 +59,14 @@ pub struct Repo {
 impl Repo {
     /// Opens the repository whose work tree contains `cwd`. `Ok(None)` when there is none
     /// (or only a bare repository, which has no work tree to save).
-    pub fn discover(cwd: &Path) -> Result<Option<Repo>, String> {
+    pub fn discover(cwd: &Path) -> Result<Option<Repo>, GitError> {
         let git = match Repository::discover(cwd) {
             Ok(git) => git,
             Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
             Err(e) => {
-                return Err(format!("cannot open the git repository at {}: {}", cwd.display(), e.message()));
+                return Err(
+                    format!("cannot open the git repository at {}: {}", cwd.display(), e.message()).into()
+                );
             }
         };
         let Some(workdir) = git.workdir() else { return Ok(None) };
@@ -84,7 +86,7 @@ impl Repo {
     }
 
     /// The working-tree status, scanned on first use and then reused.
-    pub fn scan(&self) -> Result<&Scan, String> {
+    pub fn scan(&self) -> Result<&Scan, GitError> {
         if let Some(scan) = self.scan.get() {
             return Ok(scan);
         }
@@ -94,12 +96,12 @@ impl Repo {
 
     /// The facts a handoff records. `since` is the session start: commits reachable from
     /// HEAD made at or after it are listed (none when `since` is `None`).
-    pub fn facts(&self, since: Option<DateTime<Utc>>) -> Result<GitFacts, String> {
+    pub fn facts(&self, since: Option<DateTime<Utc>>) -> Result<GitFacts, GitError> {
         facts::gather_from(self, since)
     }
 
     /// Saves a checkpoint; see [`checkpoint`](mod@checkpoint) for the modes.
-    pub fn checkpoint(&self, request: &CheckpointRequest<'_>) -> Result<Checkpoint, String> {
+    pub fn checkpoint(&self, request: &CheckpointRequest<'_>) -> Result<Checkpoint, GitError> {
         checkpoint::run(self, request)
     }
 }
@@ -111,7 +113,7 @@ pub fn project_root(cwd: &Path) -> PathBuf {
 }
 
 /// The facts for the repository containing `cwd`; `Ok(None)` outside a repository.
-pub fn gather(cwd: &Path, since: Option<DateTime<Utc>>) -> Result<Option<GitFacts>, String> {
+pub fn gather(cwd: &Path, since: Option<DateTime<Utc>>) -> Result<Option<GitFacts>, GitError> {
     match Repo::discover(cwd)? {
         Some(repo) => repo.facts(since).map(Some),
         None => Ok(None),
@@ -120,7 +122,7 @@ pub fn gather(cwd: &Path, since: Option<DateTime<Utc>>) -> Result<Option<GitFact
 
 /// A checkpoint of the repository containing `cwd`; `Ok(None)` outside a repository.
 /// To share the status scan with [`gather`], open a [`Repo`] and call both on it.
-pub fn checkpoint(cwd: &Path, request: &CheckpointRequest<'_>) -> Result<Option<Checkpoint>, String> {
+pub fn checkpoint(cwd: &Path, request: &CheckpointRequest<'_>) -> Result<Option<Checkpoint>, GitError> {
     match Repo::discover(cwd)? {
         Some(repo) => repo.checkpoint(request).map(Some),
         None => Ok(None),
@@ -135,8 +137,29 @@ pub fn short_id(id: Oid) -> String {
 }
 
 /// Turns a libgit2 error into the module's error text, with what was being done.
-fn git_err(doing: &'static str) -> impl Fn(git2::Error) -> String {
-    move |e| format!("git: {doing}: {}", e.message())
+fn git_err(doing: &'static str) -> impl Fn(git2::Error) -> GitError {
+    move |source| GitError::Git { doing, source }
+}
+
+/// Why a git operation failed: libgit2's own error with what baton was doing, or a
+/// refusal or failure baton words itself (a budget, a path it will not store, a branch
+/// that moved). The message is what the user or the handoff's notes are shown.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("git: {doing}: {}", .source.message())]
+    Git {
+        doing: &'static str,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<String> for GitError {
+    fn from(message: String) -> GitError {
+        GitError::Other(message)
+    }
 }
 
 /// A repository-relative path as git stores it (bytes, `/`-separated) as a filesystem path.

@@ -8,6 +8,7 @@
 //! file: once the deadline has passed it makes libgit2 give up, and the caller shows the
 //! branch without markers. The index is only read, never refreshed or written.
 
+use super::GitError;
 use std::ffi::{c_char, c_int, c_void};
 use std::path::Path;
 use std::ptr;
@@ -140,12 +141,12 @@ fn count(diff: &Diff<'_>, wanted: impl Fn(Delta) -> bool) -> u32 {
 
 /// Scans the repository whose work tree is `root`, giving up on the file counts once
 /// `budget` has passed since the call began.
-pub fn quick_status(root: &Path, budget: Duration) -> Result<QuickStatus, String> {
+pub fn quick_status(root: &Path, budget: Duration) -> Result<QuickStatus, GitError> {
     let start = Instant::now();
     let repo =
         Repository::open(root).map_err(|e| format!("cannot open {}: {}", root.display(), e.message()))?;
     if repo.is_bare() {
-        return Err(format!("{} is a bare repository", root.display()));
+        return Err(format!("{} is a bare repository", root.display()).into());
     }
     let ahead_behind = ahead_behind(&repo);
     let mut deadline = Deadline { at: start + budget, calls: 0, expired: false };
@@ -153,13 +154,13 @@ pub fn quick_status(root: &Path, budget: Duration) -> Result<QuickStatus, String
     Ok(QuickStatus { counts, ahead_behind, elapsed: start.elapsed() })
 }
 
-fn count_files(repo: &Repository, deadline: &mut Deadline) -> Result<Option<Counts>, String> {
+fn count_files(repo: &Repository, deadline: &mut Deadline) -> Result<Option<Counts>, GitError> {
     let index = repo.index().map_err(|e| format!("cannot read the index: {}", e.message()))?;
     let tree = match repo.head() {
         Ok(head) => Some(head.peel_to_tree().map_err(|e| format!("cannot read HEAD: {}", e.message()))?),
         // An unborn branch: everything in the index is staged.
         Err(e) if e.code() == git2::ErrorCode::UnbornBranch || e.code() == git2::ErrorCode::NotFound => None,
-        Err(e) => return Err(format!("cannot read HEAD: {}", e.message())),
+        Err(e) => return Err(format!("cannot read HEAD: {}", e.message()).into()),
     };
     let common = raw::GIT_DIFF_IGNORE_SUBMODULES | raw::GIT_DIFF_SKIP_BINARY_CHECK;
     let Some(staged) = diff_with_deadline(repo, &index, Sides::TreeToIndex(tree.as_ref()), common, deadline)?
@@ -194,12 +195,12 @@ pub struct QuickPaths {
 }
 
 /// The uncommitted paths of the repository at `root` within `budget`.
-pub fn quick_paths(root: &Path, budget: Duration) -> Result<QuickPaths, String> {
+pub fn quick_paths(root: &Path, budget: Duration) -> Result<QuickPaths, GitError> {
     let start = Instant::now();
     let repo =
         Repository::open(root).map_err(|e| format!("cannot open {}: {}", root.display(), e.message()))?;
     if repo.is_bare() {
-        return Err(format!("{} is a bare repository", root.display()));
+        return Err(format!("{} is a bare repository", root.display()).into());
     }
     let head = super::facts::head_info(&repo)?;
     let mut deadline = Deadline { at: start + budget, calls: 0, expired: false };

@@ -2,6 +2,7 @@
 //! `refs/baton/wip/<session>`): listed and pruned by `baton checkpoint list|prune`.
 //! Nothing outside `refs/baton/` is ever read for deletion or deleted.
 
+use super::GitError;
 use std::path::Path;
 use std::time::Duration;
 
@@ -20,18 +21,18 @@ pub struct BatonRef {
     pub summary: String,
 }
 
-fn open(cwd: &Path) -> Result<Repository, String> {
+fn open(cwd: &Path) -> Result<Repository, GitError> {
     Repository::discover(cwd)
-        .map_err(|e| format!("{} is not in a git repository ({})", cwd.display(), e.message()))
+        .map_err(|e| format!("{} is not in a git repository ({})", cwd.display(), e.message()).into())
 }
 
 /// baton's refs in the repository holding `cwd`, newest first.
-pub fn list(cwd: &Path) -> Result<Vec<BatonRef>, String> {
+pub fn list(cwd: &Path) -> Result<Vec<BatonRef>, GitError> {
     let repo = open(cwd)?;
     list_in(&repo)
 }
 
-fn list_in(repo: &Repository) -> Result<Vec<BatonRef>, String> {
+fn list_in(repo: &Repository) -> Result<Vec<BatonRef>, GitError> {
     let glob = format!("{BATON_REF_PREFIX}*");
     let references = repo.references_glob(&glob).map_err(|e| e.message().to_string())?;
     let mut refs: Vec<BatonRef> = references
@@ -64,7 +65,12 @@ pub struct Pruned {
 
 /// Deletes baton's refs whose commit is older than `older_than` (all of them when
 /// `None`), except those in `keep` (the checkpoint a pending handoff points to).
-pub fn prune(cwd: &Path, older_than: Option<Duration>, keep: &[String], now: i64) -> Result<Pruned, String> {
+pub fn prune(
+    cwd: &Path,
+    older_than: Option<Duration>,
+    keep: &[String],
+    now: i64,
+) -> Result<Pruned, GitError> {
     let repo = open(cwd)?;
     let cutoff = older_than.map(|d| now.saturating_sub(i64::try_from(d.as_secs()).unwrap_or(i64::MAX)));
     let mut pruned = Pruned::default();
@@ -83,19 +89,25 @@ pub fn prune(cwd: &Path, older_than: Option<Duration>, keep: &[String], now: i64
     Ok(pruned)
 }
 
+/// An age on the command line that is not one (`--older-than`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadAge(String);
+
 /// `90s`, `30m`, `12h`, `7d`, `2w` as a duration.
-pub fn parse_age(text: &str) -> Result<Duration, String> {
+pub fn parse_age(text: &str) -> Result<Duration, BadAge> {
     let text = text.trim();
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let n: u64 = number.parse().map_err(|_| format!("{text:?} is not a duration like 7d, 12h, 30m"))?;
+    let n: u64 =
+        number.parse().map_err(|_| BadAge(format!("{text:?} is not a duration like 7d, 12h, 30m")))?;
     let unit_seconds = match unit {
         "s" => 1,
         "m" => 60,
         "h" => 3600,
         "d" | "" => 86_400,
         "w" => 7 * 86_400,
-        _ => return Err(format!("{text:?}: the unit must be s, m, h, d or w")),
+        _ => return Err(BadAge(format!("{text:?}: the unit must be s, m, h, d or w"))),
     };
     Ok(Duration::from_secs(n.saturating_mul(unit_seconds)))
 }

@@ -124,7 +124,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         None => Sourced::Missing("not a git repository".into()),
         Some(repo) => match repo.facts(since(&transcript)) {
             Ok(facts) => Sourced::Found(facts),
-            Err(e) => Sourced::Missing(e),
+            Err(e) => Sourced::Missing(e.to_string()),
         },
     };
     let mut planning = planning::detect(&root);

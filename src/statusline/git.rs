@@ -83,7 +83,7 @@ fn scan(root: &Path, repo: String, stamp: Stamp, budget: Duration, now_ms: u64) 
         counts,
         ahead: ahead_behind.map(|(a, _)| a),
         behind: ahead_behind.map(|(_, b)| b),
-        error,
+        error: error.map(|e| e.to_string()),
         over_budget_streak: 0,
     }
 }
