@@ -632,7 +632,7 @@ fn stand_in_server_scripts_turns_by_tool_results() {
         Server::start(vec![Step::tool(1_000, "echo step 0"), Step::text(2_000)], Duration::from_secs(20));
     let post = |path: &str, body: serde_json::Value| {
         let mut stream = std::net::TcpStream::connect(("127.0.0.1", server.port)).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
         let body = body.to_string();
         let request = format!(
             "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
