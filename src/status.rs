@@ -79,7 +79,7 @@ pub fn status(cwd: &Path, session: Option<&str>, config: &Config, now: i64) -> R
     let (session_id, transcript) = match session {
         Some(asked) => {
             let id = resolve_session(asked)?;
-            let transcript = transcript_of(&id);
+            let transcript = crate::host::claude::transcript_of(&id);
             (id, transcript)
         }
         None => {
@@ -174,22 +174,6 @@ pub fn resolve_session(asked: &str) -> Result<String, StatusError> {
             several.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
         ))),
     }
-}
-
-/// The newest transcript of session `id` under `projects/*/`.
-fn transcript_of(id: &str) -> Option<PathBuf> {
-    let file_name = format!("{id}.jsonl");
-    std::fs::read_dir(projects_dir()?)
-        .ok()?
-        .flatten()
-        .map(|entry| entry.path().join(&file_name))
-        .filter(|path| !fsx::is_symlink(path))
-        .filter_map(|path| {
-            let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file())?;
-            Some((meta.modified().ok(), path))
-        })
-        .max_by(|a, b| a.0.cmp(&b.0))
-        .map(|(_, path)| path)
 }
 
 /// The handoff files in the folder and at the top of its work tree.

@@ -60,6 +60,23 @@ pub fn config_dir() -> Option<PathBuf> {
     home(&Places::from_env())
 }
 
+/// The transcript of session `id` in any project of the Claude config folder (the newest
+/// when several projects hold one), never through a symlink.
+pub fn transcript_of(id: &str) -> Option<PathBuf> {
+    let file_name = format!("{id}.jsonl");
+    std::fs::read_dir(config_dir()?.join("projects"))
+        .ok()?
+        .flatten()
+        .map(|entry| entry.path().join(&file_name))
+        .filter(|path| !crate::fsx::is_symlink(path))
+        .filter_map(|path| {
+            let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file())?;
+            Some((meta.modified().ok(), path))
+        })
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, path)| path)
+}
+
 /// Claude Code's name for a project's transcript folder: every character that is not a
 /// letter or digit becomes `-` (`/home/dev/shop-api` → `-home-dev-shop-api`).
 pub fn encode_project_dir(path: &Path) -> String {

@@ -61,22 +61,11 @@ fn by_session(id: &str) -> Result<PathBuf, LocateError> {
         )));
     }
     let projects = projects_dir()?;
-    let file_name = format!("{id}.jsonl");
-    let newest = std::fs::read_dir(&projects)
-        .into_iter()
-        .flat_map(|entries| entries.flatten())
-        .map(|entry| entry.path().join(&file_name))
-        .filter(|path| !fsx::is_symlink(path))
-        .filter_map(|path| {
-            let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file())?;
-            Some((meta.modified().ok(), path))
-        })
-        .max_by(|a, b| a.0.cmp(&b.0))
-        .map(|(_, path)| path);
+    let newest = crate::host::claude::transcript_of(id);
     newest.ok_or_else(|| {
         LocateError::NotFound(format!(
             "no transcript for session {id}: looked for {}",
-            projects.join("*").join(&file_name).display()
+            projects.join("*").join(format!("{id}.jsonl")).display()
         ))
     })
 }

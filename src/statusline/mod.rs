@@ -42,25 +42,9 @@ pub use git_cache::Record as GitRecord;
 pub use layout::{char_width, cut, width};
 pub use style::Style;
 
-/// Every segment name `statusline.segments` accepts.
-pub const SEGMENT_NAMES: &[&str] = &[
-    "model",
-    "project",
-    "branch",
-    "git",
-    "task",
-    "handoff",
-    "meter",
-    "cost",
-    "headroom",
-    "rate_limits",
-    "cache",
-    "compactions",
-];
-
-/// The segments shown when the configuration does not say.
-pub const DEFAULT_SEGMENTS: &[&str] =
-    &["model", "project", "branch", "git", "task", "handoff", "meter", "headroom", "cost"];
+// The segment names and the default order are declared with the configuration key
+// (`config::keys`); a test below keeps `SEGMENTS` and that list in sync.
+pub use crate::config::keys::{DEFAULT_SEGMENTS, SEGMENT_NAMES};
 
 type SegmentFn = fn(&Context) -> Option<Segment>;
 
