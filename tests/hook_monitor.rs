@@ -473,11 +473,13 @@ fn planted_symlinks_are_never_followed() {
     let victim = sandbox.home().join("victim.txt");
     std::fs::write(&victim, "precious").unwrap();
 
-    // At the state path: the monitor stays silent and the victim is untouched.
+    // At the state path: the state cannot be kept, so the warning comes undebounced and
+    // says so; the victim is untouched.
     sandbox.write_bridge(SESSION, 30.0, 0);
     std::fs::create_dir_all(sandbox.state_path(SESSION).parent().unwrap()).unwrap();
     symlink(&victim, sandbox.state_path(SESSION)).unwrap();
-    assert_eq!(sandbox.hook_told(&sandbox.post_tool_use(SESSION)), None);
+    let told = sandbox.hook_told(&sandbox.post_tool_use(SESSION)).expect("still warned");
+    assert!(told.contains("cannot keep its state"), "{told}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 
     // At the bridge path: the statusline does not write through it, the hook does not read it.
