@@ -117,7 +117,7 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
                     // Nothing newer than the render: the bridge is the newest figure,
                     // unless the reply that issued this tool call is still on its way.
                     match reply_behind_bridge(query, transcript, b, offset, len.unwrap_or(offset)) {
-                        Behind::Caught(newer) => (offset, Some(newer)),
+                        Behind::Caught(newer) => (offset, Some(*newer)),
                         Behind::Missing => {
                             return Some(projected_from_bridge(b, transcript, offset, query.now));
                         }
@@ -202,7 +202,7 @@ enum Behind {
     /// Not behind, or nothing hangs on it: the bridge's figure stands.
     No,
     /// The reply came within the wait: this tail holds it.
-    Caught(claude::TranscriptTail),
+    Caught(Box<claude::TranscriptTail>),
     /// It did not come in time: the figure is to be projected.
     Missing,
 }
@@ -228,7 +228,7 @@ fn reply_behind_bridge(
         return Behind::No;
     }
     match claude::wait_for_tool_use(transcript, offset, id, len).filter(|tail| tail.reading.is_some()) {
-        Some(tail) => Behind::Caught(tail),
+        Some(tail) => Behind::Caught(Box::new(tail)),
         None => Behind::Missing,
     }
 }
