@@ -831,6 +831,12 @@ impl Sandbox {
             .env("TMPDIR", self.root.join("tmp"))
             .env("CLAUDE_PROJECT_DIR", self.root.join("project"))
             .current_dir(self.root.join("project"));
+        // The hook keeps its state where the user's hook will: the self-test then meets
+        // the same state folder (an unwritable one included) and reports what the hook
+        // will really do.
+        if let Some(base) = places::state_dir().as_deref().and_then(Path::parent) {
+            command.env("XDG_STATE_HOME", base);
+        }
         command
     }
 }
@@ -893,6 +899,15 @@ fn hook_self_test(exe: &Path) -> Check {
     })
     .to_string();
     let mut times = Vec::with_capacity(SELF_TEST_RUNS);
+    let mut unkept = None;
+    // The self-test's state lives in the user's state folder: gone when the test is.
+    struct Forget<'a>(&'a str);
+    impl Drop for Forget<'_> {
+        fn drop(&mut self) {
+            crate::session_state::forget(self.0);
+        }
+    }
+    let _forget = Forget(&session);
     for i in 0..SELF_TEST_RUNS {
         let run = match run_hook(sandbox.command(exe), Some(payload.as_bytes()), Duration::from_secs(10)) {
             Ok(run) => run,
@@ -910,6 +925,9 @@ fn hook_self_test(exe: &Path) -> Check {
                 None,
             );
         }
+        if i == 0 && stdout.contains("cannot keep its state") {
+            unkept = Some(stdout.to_string());
+        }
         if i == 0 && !stdout.contains("CONTEXT WARNING") {
             return Check::new(
                 Status::Fail,
@@ -924,6 +942,20 @@ fn hook_self_test(exe: &Path) -> Check {
     let median = times[times.len() / 2];
     let ms = median.as_secs_f64() * 1000.0;
     let message = format!("median {ms:.1} ms over {SELF_TEST_RUNS} runs; warns at 30% remaining");
+    if unkept.is_some() {
+        let dir = places::state_dir()
+            .map_or_else(|| "baton's state folder".to_string(), |d| d.display().to_string());
+        return Check::new(
+            Status::Warn,
+            name,
+            format!(
+                "{message}, but the hook cannot keep its state in {dir}: every call past a threshold will warn (no debounce), and the session's count and levels are not kept"
+            ),
+            Some(format!(
+                "make {dir} a folder you can write (remove whatever file is there, then mkdir -p -m 700 {dir}), or set XDG_STATE_HOME to a writable folder"
+            )),
+        );
+    }
     if median > Duration::from_millis(250) {
         Check::new(
             Status::Warn,
@@ -1286,14 +1318,17 @@ mod tests {
     fn codex_trust_is_reported_with_its_fix() {
         let settings = installed(Host::Codex, json!({}), THIS);
         let hooks = codex_trust::baton_hooks(&settings, "/codex-user");
-        assert_eq!(hooks.len(), 4);
+        assert_eq!(hooks.len(), 5);
         let trusted: String = hooks
             .iter()
             .map(|h| format!("[hooks.state.\"{}\"]\ntrusted_hash = \"{}\"\n", h.key, h.hash))
             .collect();
         let check = codex_check(settings.clone(), &trusted);
         assert_eq!(check.status, Status::Ok, "{check:?}");
-        assert!(check.message.contains("PostToolUse, SessionStart, PreCompact, SessionEnd"), "{check:?}");
+        assert!(
+            check.message.contains("PostToolUse, UserPromptSubmit, SessionStart, PreCompact, SessionEnd"),
+            "{check:?}"
+        );
 
         let check = codex_check(settings.clone(), "");
         assert_eq!(check.status, Status::Warn);

@@ -1,9 +1,12 @@
 //! `baton hook`: one hook event in, at most one envelope out.
 //!
 //! Dispatches on the event:
-//! - PostToolUse (Claude Code's PostToolUseFailure, Gemini's AfterTool) runs the context
-//!   monitor; when a CRITICAL warning fires it writes the handoff first, so the message
-//!   can name it (never on an assumed window);
+//! - PostToolUse (Claude Code's PostToolUseFailure, Gemini's AfterTool), PostToolBatch,
+//!   the turn's start (UserPromptSubmit, Gemini's BeforeAgent) and Claude Code's Stop run
+//!   the context monitor, one debounce across them; when a CRITICAL warning fires it
+//!   writes the handoff first, so the message can name it (never on an assumed window,
+//!   never for a subagent). A context is a session or one of its subagents;
+//! - SubagentStop forgets the subagent's context;
 //! - SessionStart injects the resume brief of a paused, trusted handoff (after a
 //!   compaction: what the summary tends to lose, from the PreCompact snapshot);
 //! - PreCompact (Gemini: PreCompress) refreshes the handoff, restarts the debounce and
@@ -22,7 +25,7 @@ use crate::config::Config;
 use crate::gitx::Mode;
 use crate::handoff::{self, Trigger};
 use crate::host::{Envelope, Event, HookInput, HostKind, gemini};
-use crate::monitor::{CheckpointWords, HandoffWords, SavedHandoff, SessionRef, Step};
+use crate::monitor::{Cadence, CheckpointWords, HandoffWords, Moment, SavedHandoff, SessionRef, Step};
 use crate::{metrics, monitor, resume, session_state};
 
 /// The facts of the process the hook runs in, gathered once at the edge.
@@ -75,6 +78,11 @@ impl<'a> Call<'a> {
     }
 
     fn session_ref(&self) -> Option<SessionRef<'_>> {
+        self.context_ref(Cadence::ToolCall)
+    }
+
+    /// The context the event is about (the session, or its subagent), at this cadence.
+    fn context_ref(&self, cadence: Cadence) -> Option<SessionRef<'_>> {
         Some(SessionRef {
             id: self.session()?,
             host: self.host,
@@ -82,7 +90,14 @@ impl<'a> Call<'a> {
             model: self.input.model.as_deref(),
             tool_use_id: self.input.tool_use_id.as_deref(),
             in_subagent: self.input.agent_id.is_some(),
+            agent: self.input.agent_id.as_deref(),
             project: self.project.as_deref(),
+            moment: Moment {
+                cadence,
+                turn: self.input.turn(),
+                tokens: None,
+                stop_hook_active: self.input.stop_hook_active == Some(true),
+            },
         })
     }
 
@@ -107,15 +122,20 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         return None;
     }
     match event {
-        Event::PostToolUse => {
-            let session = call.session_ref()?;
-            let warning = monitor::check(&session, &call.config, metrics::now_unix())?;
-            let handoff = match warning.step(call.config.handoff_auto(), call.config.auto_checkpoint()) {
-                Step::Warn => HandoffWords::NotAttempted,
-                Step::HoldBack => HandoffWords::HeldBack,
-                Step::Handoff(mode) => critical_handoff(&call, &warning, mode),
+        Event::PostToolUse => monitor_event(&call, Cadence::ToolCall),
+        Event::ToolBatch => monitor_event(&call, Cadence::Batch),
+        Event::TurnStart => monitor_event(&call, Cadence::TurnStart),
+        // Codex's Stop accepts no context (only `decision: "block"`): never answered there.
+        Event::Stop if call.host == HostKind::Claude => monitor_event(&call, Cadence::Stop),
+        Event::Stop => None,
+        Event::SubagentStop => {
+            let (Some(session), Some(agent)) = (call.session(), input.agent_id.as_deref()) else {
+                return None;
             };
-            Some(call.envelope(&warning.text(&handoff)))
+            if let Some(context) = session_state::context_id(session, Some(agent)) {
+                session_state::forget(&context);
+            }
+            None
         }
         Event::SessionStart => {
             let session = call.session()?;
@@ -137,6 +157,18 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
     }
 }
 
+/// Runs the monitor for an event that can carry context, and carries out its step.
+fn monitor_event(call: &Call, cadence: Cadence) -> Option<Envelope> {
+    let session = call.context_ref(cadence)?;
+    let warning = monitor::check(&session, &call.config, metrics::now_unix())?;
+    let handoff = match warning.step(call.config.handoff_auto(), call.config.auto_checkpoint()) {
+        Step::Warn => HandoffWords::NotAttempted,
+        Step::HoldBack => HandoffWords::HeldBack,
+        Step::Handoff(mode) => critical_handoff(call, &warning, mode),
+    };
+    Some(call.envelope(&warning.text(&handoff)))
+}
+
 /// Whether a PreCompact is a real compaction (pure over what was read). Gemini CLI fires
 /// PreCompress before every model call: only a manual one, or one with the prompt at or
 /// past the compression point, is. Every other host fires it only when it compacts.
@@ -154,6 +186,10 @@ fn is_real_compaction(call: &Call, figure: Option<&metrics::Figure>) -> bool {
 /// Before a compaction: refresh the handoff (the summary loses detail), then restart
 /// the session's debounce and mark every figure up to now as history.
 fn pre_compact(call: &Call) {
+    // A subagent's compaction is not the session's: its handoff is the parent's to write.
+    if call.input.agent_id.is_some() {
+        return;
+    }
     let (Some(session), Some(session_ref)) = (call.session(), call.session_ref()) else { return };
     let now = metrics::now_unix();
     let figure = monitor::current_figure(&session_ref, &call.config, call.config.stale_seconds(), now)

@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::gitx::Mode;
 use crate::host::HostKind;
 use crate::metrics::{self, Basis, Figure, FigureQuery, Headroom, Level, Origin, Want};
-use crate::session_state::{self, WarnState};
+use crate::session_state::{self, Kept, WarnState};
 use crate::{fsx, transcript};
 
 /// What the monitor decided for one tool call.
@@ -25,20 +25,81 @@ pub struct Decision {
     pub state: WarnState,
 }
 
-/// The debounce rule. `level` is Warning or Critical (nothing is decided at Normal).
-/// The first warning fires at once (no state yet, or a state reset by a compaction);
-/// after a warning, the `debounce`-th call fires again; WARNING→CRITICAL fires at once.
-pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32) -> Decision {
+/// Which kind of event the decision is for: every one of them can carry context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cadence {
+    /// After a tool call (PostToolUse, AfterTool).
+    #[default]
+    ToolCall,
+    /// After the tool calls of one reply (PostToolBatch).
+    Batch,
+    /// A turn starts (UserPromptSubmit, BeforeAgent).
+    TurnStart,
+    /// The agent is about to stop (Claude Code's Stop): an answer costs one more model
+    /// call, so only a level not told yet is answered, once.
+    Stop,
+}
+
+/// The event a decision is about.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Moment<'a> {
+    pub cadence: Cadence,
+    /// The turn the event belongs to (Claude Code's `prompt_id`, Codex's `turn_id`).
+    pub turn: Option<&'a str>,
+    /// The figure's tokens: with the turn, they tell the events of one reply apart.
+    pub tokens: Option<u64>,
+    /// Stop: the host is already continuing because of a Stop hook.
+    pub stop_hook_active: bool,
+}
+
+/// The debounce rule, one state per context across every event that can carry context.
+/// `level` is Warning or Critical (nothing is decided at Normal). The first warning fires
+/// at once (no state yet, or a state reset by a compaction); after a warning, the
+/// `debounce`-th event fires again; WARNING→CRITICAL fires at once. Never twice for one
+/// reply: the events of one reply (its tool calls and their batch) share a figure and a
+/// turn, and once one of them warned the others are silent. A Stop is answered only for a
+/// level not told yet, at most once per level, never while the host is already continuing
+/// for a Stop hook (an answer makes the agent take another step: answering every Stop loops).
+pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32, moment: &Moment) -> Decision {
     let first = previous.as_ref().is_none_or(|p| p.last_level.is_none());
     let mut state = previous.unwrap_or_default();
-    state.calls_since_warn = state.calls_since_warn.saturating_add(1);
     let escalated = level == Level::Critical && state.last_level.as_deref() == Level::Warning.state_name();
-    if !first && state.calls_since_warn < debounce && !escalated {
+    if moment.cadence == Cadence::Stop {
+        let answered =
+            state.stop_answered_level.is_some() && state.stop_answered_level.as_deref() == level.state_name();
+        if moment.stop_hook_active || answered || !(first || escalated) {
+            return Decision { fire: None, state };
+        }
+        state.stop_answered_level = level.state_name().map(str::to_string);
+        return warned(level, state, moment);
+    }
+    state.calls_since_warn = state.calls_since_warn.saturating_add(1);
+    let same_reply = moment.turn.is_some()
+        && moment.tokens.is_some()
+        && state.warned_turn.as_deref() == moment.turn
+        && state.warned_tokens == moment.tokens;
+    if !first && !escalated && (state.calls_since_warn < debounce || same_reply) {
         return Decision { fire: None, state };
     }
+    warned(level, state, moment)
+}
+
+fn warned(level: Level, mut state: WarnState, moment: &Moment) -> Decision {
     state.calls_since_warn = 0;
     state.last_level = level.state_name().map(str::to_string);
+    state.warned_turn = moment.turn.map(str::to_string);
+    state.warned_tokens = moment.tokens;
     Decision { fire: Some(level), state }
+}
+
+/// Whose context a warning is about, and what baton could keep of it, as far as the
+/// words need it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContextNotes {
+    /// A subagent's own context: finish and report back, no handoff.
+    pub subagent: bool,
+    /// baton could not keep the context's state (why, and the fix): said once.
+    pub unkept_state: Option<String>,
 }
 
 /// How the figure was read, as far as the words need it.
@@ -104,6 +165,7 @@ pub fn message(
     figure: &Figure,
     headroom: Option<&Headroom>,
     notes: &FigureNotes,
+    context: &ContextNotes,
     handoff: &HandoffWords,
 ) -> String {
     let used = figure.used_pct();
@@ -136,9 +198,26 @@ pub fn message(
             }
         });
     }
+    if let Some(why) = &context.unkept_state {
+        source.push_str(&format!(
+            " (baton cannot keep its state ({why}), so it cannot space its warnings out: this may be repeated after every call until that is fixed.)"
+        ));
+    }
     let head = |name: &str| {
         format!("CONTEXT {name}: Usage at {used}%{estimate}. Remaining: {remaining}%.{window}{room}")
     };
+    if context.subagent {
+        return match level {
+            Level::Critical => format!(
+                "{} Context is nearly exhausted. This is your own context as a subagent, not your parent session's: start nothing new, finish the current step and report back to the parent now with what you found and what is left. baton writes no handoff for a subagent: your report is the handoff.{source}",
+                head("CRITICAL")
+            ),
+            _ => format!(
+                "{} Context is getting limited. This is your own context as a subagent, not your parent session's: keep to the task you were given, avoid broad exploration, and work towards finishing and reporting back to the parent with what you found. No handoff is needed: the parent keeps its own.{source}",
+                head("WARNING")
+            ),
+        };
+    }
     match level {
         Level::Critical => {
             let action = match handoff {
@@ -203,6 +282,8 @@ pub struct Warning {
     pub critical_recorded: bool,
     /// A CRITICAL action may rest on this figure ([`critical_action_allowed`]).
     pub critical_action_allowed: bool,
+    /// Whose context, and what baton could keep of it.
+    pub context: ContextNotes,
 }
 
 /// What the hook does beside giving the warning (decided by [`Warning::step`]).
@@ -221,7 +302,8 @@ impl Warning {
     /// on writes one, unless the figure may not carry it; in `branch` mode only the
     /// session's first handoff commits, later ones refresh the files.
     pub fn step(&self, handoff_auto: bool, checkpoint: Mode) -> Step {
-        if self.level != Level::Critical || !handoff_auto {
+        // A subagent's handoff is its report: the session's handoff is the parent's.
+        if self.level != Level::Critical || !handoff_auto || self.context.subagent {
             Step::Warn
         } else if !self.critical_action_allowed {
             Step::HoldBack
@@ -234,7 +316,7 @@ impl Warning {
 
     /// The message, given what became of the handoff.
     pub fn text(&self, handoff: &HandoffWords) -> String {
-        message(self.level, &self.figure, self.headroom.as_ref(), &self.notes, handoff)
+        message(self.level, &self.figure, self.headroom.as_ref(), &self.notes, &self.context, handoff)
     }
 }
 
@@ -247,8 +329,12 @@ pub struct SessionRef<'a> {
     pub model: Option<&'a str>,
     pub tool_use_id: Option<&'a str>,
     pub in_subagent: bool,
+    /// The subagent the event came from (Claude Code's `agent_id`): its own context.
+    pub agent: Option<&'a str>,
     /// The project folder (resolved once by the caller).
     pub project: Option<&'a Path>,
+    /// The event, for the debounce across events.
+    pub moment: Moment<'a>,
 }
 
 impl<'a> SessionRef<'a> {
@@ -261,7 +347,9 @@ impl<'a> SessionRef<'a> {
             model: None,
             tool_use_id: None,
             in_subagent: false,
+            agent: None,
             project: None,
+            moment: Moment::default(),
         }
     }
 }
@@ -282,6 +370,7 @@ pub fn current_figure(
         model: session.model,
         tool_use_id: session.tool_use_id,
         in_subagent: session.in_subagent,
+        agent: session.agent,
         stale_seconds,
         default_window: crate::metrics::Limits::from_settings(config.settings()).default_window,
         configured_windows: &windows,
@@ -295,13 +384,16 @@ pub fn current_figure(
     Some((found, FigureNotes { host: session.host, newer_than_bridge }))
 }
 
-/// Runs the monitor for one tool call: finds the figure, applies the debounce under the
-/// session's lock, and returns the warning to inject, if any. Returns `None` for every
-/// failure: the hook path is silent rather than wrong.
+/// Runs the monitor for one event: finds the context's figure, applies the debounce
+/// under the context's lock, and returns the warning to inject, if any. A context is a
+/// session or one of its subagents ([`session_state::context_id`]). When the state
+/// cannot be kept the warning still comes (undebounced, and said once). Returns `None`
+/// for every other failure: the hook path is silent rather than wrong.
 pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning> {
     if !fsx::valid_session_id(session.id) || !config.context_warnings() {
         return None;
     }
+    let context_id = session_state::context_id(session.id, session.agent)?;
     let (found, notes) = current_figure(session, config, config.stale_seconds(), now)?;
     let figure = found.figure;
     let basis = Basis {
@@ -315,22 +407,29 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
         return None;
     }
     let debounce = config.debounce_calls();
-    let (decision, pace) = session_state::update(session.id, |previous| {
+    let moment = Moment { tokens: figure.used_tokens, ..session.moment };
+    let measure_pace = session.agent.is_none() && session.host == HostKind::Claude;
+    let kept = session_state::update_kept(&context_id, |previous| {
         // A figure from before the session's last compaction is history.
         if previous.as_ref().and_then(|p| p.compacted_at).is_some_and(|at| figure.taken_at <= at) {
             return (None, None);
         }
-        let mut decision = decide(level, previous, debounce);
+        let mut decision = decide(level, previous, debounce, &moment);
         // Only a warning that is given pays for measuring the pace (Claude's transcript).
-        let pace = match (decision.fire, session.transcript, session.host) {
-            (Some(_), Some(path), HostKind::Claude) => transcript::tokens_per_tool_call(path).ok().flatten(),
+        let pace = match (decision.fire, session.transcript, measure_pace) {
+            (Some(_), Some(path), true) => transcript::tokens_per_tool_call(path).ok().flatten(),
             _ => None,
         };
         if let Some(pace) = pace {
             decision.state.tokens_per_call = Some(pace.tokens_per_call.round());
         }
         (Some(decision.state.clone()), Some((decision, pace)))
-    })??;
+    })?;
+    let unkept_state = match &kept {
+        Kept::NotStored(_, why) => session_state::first_notice_of_unkept(&context_id).then(|| why.clone()),
+        Kept::Stored(_) => None,
+    };
+    let (decision, pace) = kept.value()?;
     let level = decision.fire?;
     let want = Want::Headroom { tokens_per_call: pace.map(|p| p.tokens_per_call) };
     let headroom = metrics::assess(&figure, &basis, want).headroom;
@@ -342,6 +441,7 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
         headroom,
         notes,
         critical_recorded: decision.state.critical_recorded,
+        context: ContextNotes { subagent: session.agent.is_some(), unkept_state },
     })
 }
 
@@ -354,7 +454,7 @@ mod tests {
         levels
             .iter()
             .map(|level| {
-                let decision = decide(*level, state.take(), debounce);
+                let decision = decide(*level, state.take(), debounce, &Moment::default());
                 state = Some(decision.state);
                 decision.fire
             })
@@ -385,14 +485,14 @@ mod tests {
     fn a_reset_state_fires_at_once() {
         let reset =
             WarnState { calls_since_warn: 0, last_level: None, compacted_at: Some(5), ..Default::default() };
-        assert_eq!(decide(Level::Warning, Some(reset), 5).fire, Some(Level::Warning));
+        assert_eq!(decide(Level::Warning, Some(reset), 5, &Moment::default()).fire, Some(Level::Warning));
     }
 
     #[test]
     fn existing_state_means_not_first() {
         let previous =
             WarnState { calls_since_warn: 1, last_level: Some("warning".into()), ..Default::default() };
-        assert_eq!(decide(Level::Warning, Some(previous), 5).fire, None);
+        assert_eq!(decide(Level::Warning, Some(previous), 5, &Moment::default()).fire, None);
     }
 
     #[test]
@@ -404,6 +504,7 @@ mod tests {
             notes: FigureNotes::default(),
             critical_recorded: recorded,
             critical_action_allowed: allowed,
+            context: ContextNotes::default(),
         };
         assert_eq!(warning(Level::Warning, true, false).step(true, Mode::Ref), Step::Warn);
         assert_eq!(warning(Level::Critical, true, false).step(false, Mode::Ref), Step::Warn);
@@ -418,7 +519,7 @@ mod tests {
     }
 
     fn words(level: Level, figure: &Figure, headroom: Option<&Headroom>, handoff: &HandoffWords) -> String {
-        message(level, figure, headroom, &FigureNotes::default(), handoff)
+        message(level, figure, headroom, &FigureNotes::default(), &ContextNotes::default(), handoff)
     }
 
     #[test]

@@ -12,8 +12,7 @@ use crate::fsx;
 use crate::gitx::Mode;
 use crate::handoff::{self, Outcome, Trigger};
 use crate::metrics::{self, Figure};
-// Where Claude Code keeps transcripts is the host's to say; re-exported for callers of `pause`.
-pub use crate::host::claude::{encode_project_dir, newest_transcript};
+use crate::host::claude::newest_transcript;
 use crate::report::markdown as session_report;
 
 /// What `baton pause` was asked.

@@ -34,6 +34,17 @@ pub struct WarnState {
     /// The recent tokens per tool call, measured when a warning was given. baton's.
     #[serde(rename = "tokensPerCall", default, skip_serializing_if = "Option::is_none")]
     pub tokens_per_call: Option<f64>,
+    /// The turn (Claude Code's `prompt_id`, Codex's `turn_id`) the last warning was
+    /// given in, with the figure's tokens: the events of one reply share one warning.
+    /// baton's (cadence across events).
+    #[serde(rename = "warnedTurn", default, skip_serializing_if = "Option::is_none")]
+    pub warned_turn: Option<String>,
+    #[serde(rename = "warnedTokens", default, skip_serializing_if = "Option::is_none")]
+    pub warned_tokens: Option<u64>,
+    /// The level a Stop was last answered at: Stop is answered at most once per level.
+    /// baton's (cadence across events).
+    #[serde(rename = "stopAnsweredLevel", default, skip_serializing_if = "Option::is_none")]
+    pub stop_answered_level: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -57,6 +68,10 @@ impl WarnState {
         let compacted_at = object.remove("compactedAt").and_then(|v| v.as_i64());
         let ended_at = object.remove("endedAt").and_then(|v| v.as_i64());
         let tokens_per_call = object.remove("tokensPerCall").and_then(|v| v.as_f64());
+        let text = |v: Value| v.as_str().map(str::to_string);
+        let warned_turn = object.remove("warnedTurn").and_then(text);
+        let warned_tokens = object.remove("warnedTokens").and_then(|v| v.as_u64());
+        let stop_answered_level = object.remove("stopAnsweredLevel").and_then(text);
         WarnState {
             calls_since_warn: calls.min(u32::MAX as u64) as u32,
             last_level,
@@ -64,6 +79,9 @@ impl WarnState {
             compacted_at,
             ended_at,
             tokens_per_call,
+            warned_turn,
+            warned_tokens,
+            stop_answered_level,
             extra: object,
         }
     }
@@ -85,6 +103,18 @@ pub const WARN_STATE_VERSION: u64 = 1;
 
 /// Session state files untouched this long are pruned (sessions long gone).
 const SESSION_STATE_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The id a context's state is kept under: the session's own, or for a subagent
+/// (Claude Code's `agent_id`) `<session>.agent-<agent_id>`, so a subagent never shares
+/// its parent's count. `None` for ids that could leave the folder.
+pub fn context_id(session_id: &str, agent_id: Option<&str>) -> Option<String> {
+    let id = match agent_id {
+        Some(agent) if fsx::valid_session_id(agent) => format!("{session_id}.agent-{agent}"),
+        Some(_) => return None,
+        None => session_id.to_string(),
+    };
+    Some(id).filter(|id| fsx::valid_session_id(id))
+}
 
 /// The session's debounce state file, `None` without a home (then no state is kept).
 pub fn warn_state_file(session_id: &str) -> Option<VersionedFile> {
@@ -111,6 +141,24 @@ pub fn load(session_id: &str) -> Option<WarnState> {
     Some(WarnState::from_object(warn_state_file(session_id)?.load().object()?))
 }
 
+/// What became of a state change ([`update_kept`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kept<T> {
+    /// Stored (or nothing to store).
+    Stored(T),
+    /// Decided, but the state could not be kept (why): the caller goes on with the value
+    /// and without a memory of it.
+    NotStored(T, String),
+}
+
+impl<T> Kept<T> {
+    pub fn value(self) -> T {
+        match self {
+            Kept::Stored(value) | Kept::NotStored(value, _) => value,
+        }
+    }
+}
+
 /// The one locked change of a session's state. `change` gets the previous state (on a
 /// session's first call, GSD's, if GSD's hook ran before) and returns the state to store
 /// with a value, or `None` to store nothing. `None` on any failure, a newer baton's file
@@ -119,10 +167,28 @@ pub fn update<T>(
     session_id: &str,
     change: impl FnOnce(Option<WarnState>) -> (Option<WarnState>, T),
 ) -> Option<T> {
+    match update_kept(session_id, change)? {
+        Kept::Stored(value) => Some(value),
+        Kept::NotStored(..) => None,
+    }
+}
+
+/// [`update`], but a state that cannot be kept (no home, an unwritable or blocked state
+/// folder, a newer baton's file) still gets its decision: `change` runs (from no state
+/// when the stored one cannot be read) and the value comes back as
+/// [`Kept::NotStored`] with why. `None` only for an id that could leave the folder.
+pub fn update_kept<T>(
+    session_id: &str,
+    change: impl FnOnce(Option<WarnState>) -> (Option<WarnState>, T),
+) -> Option<Kept<T>> {
     if !fsx::valid_session_id(session_id) {
         return None;
     }
-    let file = warn_state_file(session_id)?;
+    let Some(file) = warn_state_file(session_id) else {
+        return Some(Kept::NotStored(change(None).1, "no home folder is set".into()));
+    };
+    let mut change = Some(change);
+    let mut decided = None;
     let edit = |loaded: Loaded| {
         let previous = if loaded == Loaded::Missing {
             if let Some(dir) = places::session_dir() {
@@ -132,15 +198,56 @@ pub fn update<T>(
         } else {
             loaded.object().map(WarnState::from_object)
         };
-        match change(previous) {
-            (Some(state), value) => match state.to_object() {
-                Some(object) => Edit::Store(object, Some(value)),
-                None => Edit::Keep(None),
-            },
-            (None, value) => Edit::Keep(Some(value)),
+        let Some(change) = change.take() else { return Edit::Keep(()) };
+        let (state, value) = change(previous);
+        decided = Some(value);
+        match state.and_then(|s| s.to_object()) {
+            Some(object) => Edit::Store(object, ()),
+            None => Edit::Keep(()),
         }
     };
-    file.update(&guard(session_id)?, false, edit).ok().flatten()
+    let guard = guard(session_id)?;
+    let result = file.update(&guard, false, edit);
+    match (result, decided) {
+        (Ok(()), Some(value)) => Some(Kept::Stored(value)),
+        (Err(why), Some(value)) => Some(Kept::NotStored(value, why.to_string())),
+        (result, None) => {
+            let why = result.err().map_or_else(|| "the state was not read".to_string(), |e| e.to_string());
+            let change = change.take()?;
+            Some(Kept::NotStored(change(None).1, why))
+        }
+    }
+}
+
+/// Whether this is the first time a context is told that its state cannot be kept: a
+/// private marker in the temp dir (outside the state folder that failed) remembers it.
+/// When even that cannot be made, every warning says so.
+pub fn first_notice_of_unkept(context_id: &str) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    if !fsx::valid_session_id(context_id) {
+        return true;
+    }
+    let marker = places::temp_dir().join(format!("baton-unkept-{context_id}"));
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&marker);
+    !matches!(made, Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists)
+}
+
+/// Forgets a context's state (a subagent that finished).
+pub fn forget(context_id: &str) {
+    if !fsx::valid_session_id(context_id) {
+        return;
+    }
+    if let Some(path) = places::warn_state_path(context_id) {
+        let _ = std::fs::remove_file(path);
+    }
+    if let Some(path) = places::warn_lock_path(context_id) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// A change to baton's own fields, from the state there (GSD's is not read for it).

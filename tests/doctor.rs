@@ -38,9 +38,13 @@ fn codex_hash(event: &str, command: &str, timeout: u64) -> String {
 fn codex_trust_config(hooks_json: &std::path::Path, command: &str) -> String {
     let path = fs::canonicalize(hooks_json).unwrap();
     let mut text = String::from("model = \"gpt-5.5\"\n\n[hooks.state]\n");
-    for (event, timeout) in
-        [("post_tool_use", 10), ("session_start", 10), ("pre_compact", 10), ("session_end", 3)]
-    {
+    for (event, timeout) in [
+        ("post_tool_use", 10),
+        ("user_prompt_submit", 10),
+        ("session_start", 10),
+        ("pre_compact", 10),
+        ("session_end", 3),
+    ] {
         text.push_str(&format!(
             "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"{}\"\n",
             path.display(),
@@ -75,6 +79,22 @@ fn after_install_every_check_is_green() {
         assert_eq!(check(&report, name)["status"], "ok", "{name}");
     }
     assert!(check(&report, "hook self-test")["message"].as_str().unwrap().contains("median"));
+}
+
+#[test]
+fn an_unwritable_state_folder_is_what_the_self_test_reports() {
+    let sb = Sandbox::plain();
+    ok(&sb.run(&["install"], b""));
+    // A file where the folder should be: unwritable even for root.
+    fs::remove_dir_all(sb.state_dir()).ok();
+    fs::create_dir_all(sb.state_dir().parent().unwrap()).unwrap();
+    fs::write(sb.state_dir(), b"not a folder").unwrap();
+    let (_, report) = doctor_json(&sb);
+    let hook = check(&report, "hook self-test");
+    assert_eq!(hook["status"], "warn", "{hook:#}");
+    let message = hook["message"].as_str().unwrap();
+    assert!(message.contains("cannot keep its state") && message.contains("every call"), "{message}");
+    assert!(hook["fix"].as_str().unwrap().contains("mkdir -p"), "{hook:#}");
 }
 
 #[test]
@@ -207,7 +227,12 @@ fn codex_alone_is_checked_alone_with_its_hook_trust() {
     assert_eq!(code, 0);
     let trust = check(&report, "hook trust (Codex)");
     assert_eq!(trust["status"], "ok", "{trust}");
-    assert!(trust["message"].as_str().unwrap().contains("PostToolUse, SessionStart, PreCompact, SessionEnd"));
+    assert!(
+        trust["message"]
+            .as_str()
+            .unwrap()
+            .contains("PostToolUse, UserPromptSubmit, SessionStart, PreCompact, SessionEnd")
+    );
     assert!(ok(&sb.run_with(&["install", "--host", "codex"], b"", &env)).contains("hooks are trusted"));
 
     // Trusted for the command of a baton that has moved since: Codex skips them.

@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::{SESSION, Sandbox, envelope_event, fixture_json, told};
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[test]
 fn thresholds_are_inclusive_at_35_and_25() {
@@ -152,9 +152,8 @@ fn walk(dir: &std::path::PathBuf) -> Vec<std::path::PathBuf> {
 fn non_injection_events_are_silent() {
     let sandbox = Sandbox::new();
     sandbox.write_bridge(SESSION, 10.0, 0);
-    for name in
-        ["hook-sessionstart.json", "hook-sessionstart-compact.json", "hook-precompact.json", "hook-stop.json"]
-    {
+    // Stop and UserPromptSubmit can carry a warning: see their own tests below.
+    for name in ["hook-sessionstart.json", "hook-sessionstart-compact.json", "hook-precompact.json"] {
         let mut event = fixture_json(name);
         event["session_id"] = json!(SESSION);
         event["cwd"] = json!(sandbox.project());
@@ -162,9 +161,7 @@ fn non_injection_events_are_silent() {
         assert!(output.status.success());
         assert!(output.stdout.is_empty(), "{name} printed {}", String::from_utf8_lossy(&output.stdout));
     }
-    for name in
-        ["UserPromptSubmit", "SessionEnd", "SubagentStop", "PostCompact", "BeforeTool", "Notification"]
-    {
+    for name in ["SessionEnd", "SubagentStop", "PostCompact", "BeforeTool", "Notification"] {
         let mut event = sandbox.post_tool_use(SESSION);
         event["hook_event_name"] = json!(name);
         let output = sandbox.hook(&event);
@@ -214,15 +211,215 @@ fn codex_gets_exactly_the_envelope() {
     assert_eq!(envelope_event(&output).as_deref(), Some("PostToolUse"));
 }
 
+/// A Claude Code reply line: `tokens` in the context, tool calls `tools`.
+fn reply(id: &str, tokens: u64, tools: &[&str], sidechain: bool) -> String {
+    let content: Vec<Value> =
+        tools.iter().map(|t| json!({"type": "tool_use", "id": t, "name": "Bash", "input": {}})).collect();
+    let mut line = json!({"type": "assistant", "timestamp": "2026-11-30T10:00:00.000Z",
+        "message": {"id": id, "model": "claude-sonnet-4-5-20250929", "content": content,
+            "usage": {"input_tokens": tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1}}});
+    if sidechain {
+        line["isSidechain"] = json!(true);
+        line["agentId"] = json!("def456");
+    }
+    format!("{line}\n")
+}
+
+/// The parent's transcript at `tokens` and its subagent's (`agent-def456`) at `sub_tokens`,
+/// laid out as Claude Code does; returns the parent's path.
+fn parent_and_subagent(sandbox: &Sandbox, tokens: u64, sub_tokens: u64) -> std::path::PathBuf {
+    let dir = sandbox.home().join("projects").join("-p");
+    let sub = dir.join(SESSION).join("subagents");
+    std::fs::create_dir_all(&sub).unwrap();
+    let parent = dir.join(format!("{SESSION}.jsonl"));
+    std::fs::write(&parent, reply("m1", tokens, &["toolu_p1"], false)).unwrap();
+    std::fs::write(sub.join("agent-def456.jsonl"), reply("s1", sub_tokens, &["toolu_s1"], true)).unwrap();
+    parent
+}
+
+fn subagent_call(sandbox: &Sandbox, parent: &std::path::Path) -> Value {
+    let mut call = fixture_json("hook-posttooluse-subagent.json");
+    call["cwd"] = json!(sandbox.project());
+    call["transcript_path"] = json!(parent);
+    call["tool_use_id"] = json!("toolu_s1");
+    call
+}
+
 #[test]
-fn subagent_calls_share_the_session_count() {
+fn a_subagent_at_10_under_a_parent_at_80_is_not_warned_and_writes_nothing() {
     let sandbox = Sandbox::new();
-    sandbox.write_bridge(SESSION, 30.0, 0);
-    let main_call = sandbox.post_tool_use(SESSION);
+    let parent = parent_and_subagent(&sandbox, 160_000, 20_000);
+    let sub = subagent_call(&sandbox, &parent);
+    assert_eq!(sandbox.hook_told(&sub), None, "the subagent's own context is at 10 %");
+    assert!(!sandbox.state_path(SESSION).exists(), "the parent's count is untouched");
+    assert!(!sandbox.project().join(".planning").exists(), "no handoff for the parent");
+    let mut main_call = sandbox.post_tool_use(SESSION);
+    main_call["transcript_path"] = json!(parent);
+    main_call["tool_use_id"] = json!("toolu_p1");
+    let told = sandbox.hook_told(&main_call).expect("the parent is warned on its own next call");
+    assert!(told.starts_with("CONTEXT CRITICAL: Usage at 80%"), "{told}");
+}
+
+#[test]
+fn a_subagent_at_80_under_a_parent_at_20_is_warned_as_a_subagent() {
+    let sandbox = Sandbox::new();
+    let parent = parent_and_subagent(&sandbox, 40_000, 160_000);
+    let sub = subagent_call(&sandbox, &parent);
+    let told = sandbox.hook_told(&sub).expect("the subagent is warned");
+    assert!(told.starts_with("CONTEXT CRITICAL: Usage at 80%"), "{told}");
+    assert!(told.contains("as a subagent") && told.contains("report back"), "{told}");
+    assert!(!told.contains("HANDOFF.json") && !told.contains("baton pause"), "{told}");
+    assert!(!sandbox.project().join(".planning").exists(), "a subagent writes no handoff");
+    assert!(!sandbox.state_path(SESSION).exists(), "the subagent has its own count");
+    let mut main_call = sandbox.post_tool_use(SESSION);
+    main_call["transcript_path"] = json!(parent);
+    main_call["tool_use_id"] = json!("toolu_p1");
+    assert_eq!(sandbox.hook_told(&main_call), None, "the parent at 20 % is not warned");
+    // A finished subagent's context is forgotten.
+    let mut stop = sub.clone();
+    stop["hook_event_name"] = json!("SubagentStop");
+    assert!(sandbox.hook(&stop).stdout.is_empty());
+    let states: Vec<_> = std::fs::read_dir(sandbox.state_dir().join("sessions"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("agent-def456-warned.json"))
+        .collect();
+    assert!(states.is_empty(), "{states:?}");
+}
+
+#[test]
+fn a_subagent_without_its_transcript_is_silent() {
+    let sandbox = Sandbox::new();
+    sandbox.write_bridge(SESSION, 20.0, 0);
     let mut sub_call = fixture_json("hook-posttooluse-subagent.json");
     sub_call["cwd"] = json!(sandbox.project());
-    assert!(sandbox.hook_told(&main_call).is_some());
-    assert_eq!(sandbox.hook_told(&sub_call), None, "the subagent's call is debounced with its parent's");
+    assert_eq!(sandbox.hook_told(&sub_call), None, "the parent's figure is never the subagent's");
+    assert!(!sandbox.state_path(SESSION).exists());
+}
+
+#[test]
+fn a_user_prompt_past_65_is_warned_at_the_turns_start() {
+    let sandbox = Sandbox::new();
+    sandbox.write_bridge(SESSION, 30.0, 0);
+    let event = json!({"session_id": SESSION, "transcript_path": sandbox.home().join("t.jsonl"),
+        "cwd": sandbox.project(), "hook_event_name": "UserPromptSubmit", "prompt": "go on", "prompt_id": "p1"});
+    let output = sandbox.hook(&event);
+    assert!(told(&output).unwrap().starts_with("CONTEXT WARNING: Usage at 70%"));
+    assert_eq!(envelope_event(&output).as_deref(), Some("UserPromptSubmit"));
+    // The first tool call of that turn is debounced with it: one state for every event.
+    assert_eq!(sandbox.hook_told(&sandbox.post_tool_use(SESSION)), None);
+    // Gemini CLI's BeforeAgent and Codex's UserPromptSubmit warn the same way.
+    let gemini = json!({"session_id": "gem-1", "cwd": sandbox.project(), "hook_event_name": "BeforeAgent",
+        "prompt": "go on", "timestamp": "2026-11-30T10:00:00Z"});
+    sandbox.write_bridge("gem-1", 30.0, 0);
+    let output = sandbox.hook(&gemini);
+    assert!(told(&output).is_some());
+    assert_eq!(envelope_event(&output).as_deref(), Some("BeforeAgent"));
+}
+
+#[test]
+fn a_parallel_batch_crossing_65_gets_one_warning() {
+    let sandbox = Sandbox::new();
+    let transcript = sandbox.home().join("t.jsonl");
+    std::fs::write(&transcript, reply("m1", 140_000, &["toolu_a", "toolu_b", "toolu_c"], false)).unwrap();
+    let event = |name: &str, id: Option<&str>| {
+        let mut event = json!({"session_id": SESSION, "transcript_path": transcript, "cwd": sandbox.project(),
+            "hook_event_name": name, "prompt_id": "p1"});
+        if let Some(id) = id {
+            event["tool_use_id"] = json!(id);
+            event["tool_name"] = json!("Bash");
+        }
+        event
+    };
+    // Every event may warn (debounce 1): only the reply's first event does.
+    let env = [("BATON_DEBOUNCE_CALLS", "1")];
+    let run = |e: Value| told(&sandbox.run_with(&["hook"], e.to_string().as_bytes(), &env));
+    let warnings: Vec<Option<String>> = vec![
+        run(event("PostToolUse", Some("toolu_a"))),
+        run(event("PostToolUse", Some("toolu_b"))),
+        run(event("PostToolUse", Some("toolu_c"))),
+        run(event("PostToolBatch", None)),
+    ];
+    let given = warnings.iter().flatten().count();
+    assert_eq!(given, 1, "{warnings:?}");
+    assert!(warnings[0].as_deref().unwrap().starts_with("CONTEXT WARNING: Usage at 70%"));
+    // The next reply warns again.
+    std::fs::write(&transcript, reply("m2", 142_000, &["toolu_d"], false)).unwrap();
+    assert!(run(event("PostToolUse", Some("toolu_d"))).is_some());
+}
+
+#[test]
+fn stop_is_answered_once_and_never_while_continuing() {
+    let sandbox = Sandbox::new();
+    sandbox.write_bridge(SESSION, 30.0, 0);
+    let stop = |active: bool| {
+        let mut event = fixture_json("hook-stop.json");
+        event["cwd"] = json!(sandbox.project());
+        event["stop_hook_active"] = json!(active);
+        event
+    };
+    assert_eq!(sandbox.hook_told(&stop(true)), None, "never while the host continues for a Stop hook");
+    let output = sandbox.hook(&stop(false));
+    assert!(told(&output).unwrap().starts_with("CONTEXT WARNING:"));
+    assert_eq!(envelope_event(&output).as_deref(), Some("Stop"));
+    assert_eq!(sandbox.hook_told(&stop(true)), None);
+    assert_eq!(sandbox.hook_told(&stop(false)), None, "once per level");
+    // Escalation is a new level: answered once more.
+    sandbox.write_bridge(SESSION, 20.0, 0);
+    assert!(sandbox.hook_told(&stop(false)).unwrap().starts_with("CONTEXT CRITICAL:"));
+    assert_eq!(sandbox.hook_told(&stop(false)), None);
+    // Codex's Stop accepts no context: never answered.
+    sandbox.write_bridge("cdx-9", 20.0, 0);
+    let codex = json!({"session_id": "cdx-9", "cwd": sandbox.project(), "hook_event_name": "Stop",
+        "turn_id": "t1", "stop_hook_active": false, "model": "gpt-5"});
+    assert_eq!(sandbox.hook_told(&codex), None);
+}
+
+#[test]
+fn an_unwritable_state_folder_still_warns_and_says_so_once() {
+    let sandbox = Sandbox::new();
+    // A file where the folder should be: unwritable even for root.
+    std::fs::create_dir_all(sandbox.root().join("state")).unwrap();
+    std::fs::write(sandbox.state_dir(), b"not a folder").unwrap();
+    sandbox.write_bridge(SESSION, 30.0, 0);
+    let first = sandbox.hook_told(&sandbox.post_tool_use(SESSION)).expect("warned");
+    assert!(first.starts_with("CONTEXT WARNING: Usage at 70%"), "{first}");
+    assert!(first.contains("cannot keep its state"), "{first}");
+    let second = sandbox.hook_told(&sandbox.post_tool_use(SESSION)).expect("warned every time");
+    assert!(!second.contains("cannot keep its state"), "said once: {second}");
+    // CRITICAL still attempts the handoff.
+    sandbox.write_bridge(SESSION, 20.0, 0);
+    let critical = sandbox.hook_told(&sandbox.post_tool_use(SESSION)).expect("warned");
+    assert!(critical.starts_with("CONTEXT CRITICAL:"), "{critical}");
+    assert!(
+        critical.contains("baton has saved a handoff") || critical.contains("could not write a handoff"),
+        "the handoff is attempted: {critical}"
+    );
+}
+
+#[test]
+fn a_first_call_that_crosses_waits_for_its_reply() {
+    let sandbox = Sandbox::new();
+    let transcript = sandbox.home().join("t.jsonl");
+    // A large first prompt (a pasted log), no reply yet: near a threshold by its size.
+    let prompt = json!({"type": "user", "message": {"role": "user", "content": "x".repeat(600_000)}});
+    std::fs::write(&transcript, format!("{prompt}\n")).unwrap();
+    let mut event = sandbox.post_tool_use(SESSION);
+    event["tool_use_id"] = json!("toolu_first");
+    let mut child = sandbox.command(&["hook"]).spawn().expect("spawn");
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
+    }
+    // The reply that issued the call lands as Claude Code's 100 ms flush would.
+    std::thread::sleep(std::time::Duration::from_millis(80));
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().append(true).open(&transcript).unwrap();
+    file.write_all(reply("m1", 140_000, &["toolu_first"], false).as_bytes()).unwrap();
+    drop(file);
+    let output = child.wait_with_output().unwrap();
+    let told = told(&output).expect("the first call's crossing is warned");
+    assert!(told.starts_with("CONTEXT WARNING: Usage at 70%."), "{told}");
 }
 
 #[test]
@@ -276,11 +473,13 @@ fn planted_symlinks_are_never_followed() {
     let victim = sandbox.home().join("victim.txt");
     std::fs::write(&victim, "precious").unwrap();
 
-    // At the state path: the monitor stays silent and the victim is untouched.
+    // At the state path: the state cannot be kept, so the warning comes undebounced and
+    // says so; the victim is untouched.
     sandbox.write_bridge(SESSION, 30.0, 0);
     std::fs::create_dir_all(sandbox.state_path(SESSION).parent().unwrap()).unwrap();
     symlink(&victim, sandbox.state_path(SESSION)).unwrap();
-    assert_eq!(sandbox.hook_told(&sandbox.post_tool_use(SESSION)), None);
+    let told = sandbox.hook_told(&sandbox.post_tool_use(SESSION)).expect("still warned");
+    assert!(told.contains("cannot keep its state"), "{told}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 
     // At the bridge path: the statusline does not write through it, the hook does not read it.

@@ -12,8 +12,17 @@ use common::*;
 use serde_json::{Value, json};
 
 /// The events `baton install` registers for Claude Code.
-const CLAUDE_EVENTS: [&str; 5] =
-    ["PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "SessionEnd"];
+const CLAUDE_EVENTS: [&str; 9] = [
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "SessionStart",
+    "PreCompact",
+    "SessionEnd",
+];
 
 fn hook_commands(settings: &Value, event: &str) -> Vec<String> {
     settings["hooks"][event]
@@ -305,7 +314,7 @@ fn gemini_cli_round_trip() {
     let out = ok(&sb.run(&["install", "--host", "gemini"], b""));
     assert!(out.contains("Gemini CLI, user settings: ~/.gemini/settings.json"), "{out}");
     let settings = read_json(&path);
-    for event in ["AfterTool", "SessionStart", "PreCompress", "SessionEnd"] {
+    for event in ["AfterTool", "BeforeAgent", "SessionStart", "PreCompress", "SessionEnd"] {
         assert_eq!(baton_hooks(&settings, event), 1, "{event}");
     }
     assert_eq!(settings["hooks"]["AfterTool"][1]["hooks"][0]["timeout"], json!(10_000));
@@ -339,7 +348,7 @@ fn codex_round_trip_with_codex_home() {
     write(&path, before);
     let out = ok(&sb.run(&["install", "--host", "codex"], b""));
     let settings = read_json(&path);
-    for event in ["PostToolUse", "SessionStart", "PreCompact", "SessionEnd"] {
+    for event in ["PostToolUse", "UserPromptSubmit", "SessionStart", "PreCompact", "SessionEnd"] {
         assert_eq!(baton_hooks(&settings, event), 1, "{event}");
     }
     assert_eq!(baton_hooks(&settings, "PostToolUseFailure"), 0, "Codex has no such event");

@@ -55,7 +55,20 @@ fn manifest_and_hooks_register_the_events_install_does() {
     let hooks: Value =
         serde_json::from_str(&fs::read_to_string(Path::new(ROOT).join("hooks/hooks.json")).unwrap()).unwrap();
     let events: Vec<&String> = hooks["hooks"].as_object().unwrap().keys().collect();
-    assert_eq!(events, ["PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "SessionEnd"]);
+    assert_eq!(
+        events,
+        [
+            "PostToolUse",
+            "PostToolUseFailure",
+            "PostToolBatch",
+            "UserPromptSubmit",
+            "Stop",
+            "SubagentStop",
+            "SessionStart",
+            "PreCompact",
+            "SessionEnd"
+        ]
+    );
     // The same events, matchers and timeouts `baton install` writes into settings.json.
     let example: Value = serde_json::from_str(include_str!("../settings.example.json")).unwrap();
     let installed: Vec<&String> = example["hooks"].as_object().unwrap().keys().collect();

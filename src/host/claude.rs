@@ -33,10 +33,17 @@ pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project, Scope::Local];
 pub const PROJECT_FOLDER: &str = ".claude";
 
 /// A failed tool call fires PostToolUseFailure instead of PostToolUse (same handler);
+/// PostToolBatch follows the PostToolUse calls of one reply, UserPromptSubmit starts a
+/// turn, Stop ends one (its context makes the agent take one more step: answered at
+/// most once per level); SubagentStop lets baton forget a subagent's context;
 /// SessionEnd lets baton mark the session ended.
 pub const EVENTS: &[EventSpec] = &[
     EventSpec::new("PostToolUse", Some("*")),
     EventSpec::new("PostToolUseFailure", Some("*")),
+    EventSpec::new("PostToolBatch", None),
+    EventSpec::new("UserPromptSubmit", None),
+    EventSpec::new("Stop", None),
+    EventSpec::new("SubagentStop", None),
     EventSpec::new("SessionStart", None),
     EventSpec::new("PreCompact", None),
     EventSpec::new("SessionEnd", None),
@@ -140,13 +147,21 @@ pub fn read_with(
     tool_use_id: Option<&str>,
     lookback: u64,
 ) -> io::Result<TranscriptTail> {
+    read_scanning(path, from, tool_use_id, ContextScanner::new(lookback))
+}
+
+fn read_scanning(
+    path: &Path,
+    from: u64,
+    tool_use_id: Option<&str>,
+    mut scanner: ContextScanner,
+) -> io::Result<TranscriptTail> {
     let file = open_transcript(path)?;
     let len = file.metadata()?.len();
     // One byte more than what came after `from`: the newline before it, which tells the
     // reader that the first line after `from` is whole.
     let budget = (len.saturating_sub(from) + u64::from(from > 0 && from <= len)).min(CONTEXT_BUDGET);
     let mut tail = TailReader::new(&file, budget)?;
-    let mut scanner = ContextScanner::new(lookback);
     let needle = tool_use_id.filter(|id| !id.is_empty()).map(str::as_bytes);
     let mut tool_use_seen = false;
     let mut bytes_after_figure = 0u64;
@@ -216,27 +231,59 @@ pub enum WaitPlan {
 }
 
 /// Decides whether to wait for the transcript (pure). Only when the tool call's
-/// `tool_use_id` is known and missing from the transcript, tool results came after the
-/// last figure (else the figure's reply is the current one, its other blocks still to be
-/// written), and the figure is within [`WAIT_NEAR_POINTS`] below a threshold: elsewhere
-/// one reply cannot change the level.
+/// `tool_use_id` is known and missing from the transcript, and the figure is within
+/// [`WAIT_NEAR_POINTS`] below a threshold or past the last one: there one reply can
+/// change the level or the words (a CRITICAL figure one call old can be 5-10 % low).
+/// What else the transcript holds does not matter: with replies faster than the 100 ms
+/// flush, neither the reply nor the previous tool result may be written yet.
 pub fn plan_wait(
     tool_use_id_known: bool,
     tool_use_seen: bool,
-    results_after_figure: bool,
     used_pct: f64,
     thresholds_used: &[f64],
 ) -> WaitPlan {
-    if !tool_use_id_known || tool_use_seen || !results_after_figure {
+    if !tool_use_id_known || tool_use_seen {
         return WaitPlan::UseAsIs;
     }
-    if near_threshold(used_pct, thresholds_used) { WaitPlan::Wait } else { WaitPlan::UseAsIs }
+    if worth_waiting(used_pct, thresholds_used) { WaitPlan::Wait } else { WaitPlan::UseAsIs }
 }
 
 /// A figure within [`WAIT_NEAR_POINTS`] below one of the thresholds (pure): one more
 /// reply could cross it.
 pub fn near_threshold(used_pct: f64, thresholds_used: &[f64]) -> bool {
     thresholds_used.iter().any(|t| *t > used_pct && *t - used_pct <= WAIT_NEAR_POINTS)
+}
+
+/// Near a threshold, or past the last one (pure): where the tool call's own reply is
+/// worth a wait.
+pub fn worth_waiting(used_pct: f64, thresholds_used: &[f64]) -> bool {
+    near_threshold(used_pct, thresholds_used)
+        || thresholds_used.iter().copied().reduce(f64::max).is_some_and(|last| used_pct >= last)
+}
+
+/// A first call with no figure yet (pure): the transcript alone, at about four bytes a
+/// token, could already be near a threshold of the smallest window, so the reply that
+/// issued the call is worth a wait.
+pub fn large_enough_to_wait(transcript_len: u64, thresholds_used: &[f64]) -> bool {
+    let smallest = WINDOWS.iter().copied().min().unwrap_or(200_000) as f64;
+    let tokens = (transcript_len / 4) as f64;
+    thresholds_used.iter().any(|t| tokens * 100.0 / smallest >= t - WAIT_NEAR_POINTS)
+}
+
+/// Where Claude Code writes a subagent's own transcript: beside the parent's, in
+/// `<session>/subagents/agent-<agent_id>.jsonl`. `None` for ids that could leave it.
+pub fn subagent_transcript(parent: &Path, session_id: &str, agent_id: &str) -> Option<PathBuf> {
+    let ok = |id: &str| crate::fsx::valid_session_id(id);
+    if !ok(session_id) || !ok(agent_id) {
+        return None;
+    }
+    let dir = parent.parent()?;
+    Some(dir.join(session_id).join("subagents").join(format!("agent-{agent_id}.jsonl")))
+}
+
+/// The newest figure of a subagent's own transcript (its sidechain replies).
+pub fn read_subagent(path: &Path, tool_use_id: Option<&str>) -> io::Result<TranscriptTail> {
+    read_scanning(path, 0, tool_use_id, ContextScanner::for_subagent(0))
 }
 
 /// How far back before a bridge's offset [`seen_before`] looks for the tool call.
@@ -303,32 +350,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn waits_only_when_missing_and_near_a_threshold() {
+    fn waits_only_when_missing_and_near_or_past_a_threshold() {
         let thresholds = [65.0, 75.0];
-        assert_eq!(plan_wait(true, false, true, 60.0, &thresholds), WaitPlan::Wait);
+        assert_eq!(plan_wait(true, false, 60.0, &thresholds), WaitPlan::Wait);
+        assert_eq!(plan_wait(true, false, 70.0, &thresholds), WaitPlan::Wait, "10 points below CRITICAL");
+        assert_eq!(plan_wait(true, true, 60.0, &thresholds), WaitPlan::UseAsIs, "the reply is written");
+        assert_eq!(plan_wait(false, false, 60.0, &thresholds), WaitPlan::UseAsIs, "no id to look for");
+        assert_eq!(plan_wait(true, false, 40.0, &thresholds), WaitPlan::UseAsIs, "far from any threshold");
+        assert_eq!(plan_wait(true, false, 80.0, &thresholds), WaitPlan::Wait, "past the last threshold");
+        assert_eq!(plan_wait(true, false, 55.0, &thresholds), WaitPlan::Wait, "exactly 10 points");
+    }
+
+    #[test]
+    fn a_first_call_waits_only_on_a_large_transcript() {
+        let thresholds = [65.0, 75.0];
+        assert!(!large_enough_to_wait(100_000, &thresholds));
+        assert!(large_enough_to_wait(440_000, &thresholds), "110k tokens: 55 % of 200k");
+    }
+
+    #[test]
+    fn the_subagent_transcript_sits_beside_the_parent() {
+        let parent = Path::new("/c/projects/-p/s1.jsonl");
         assert_eq!(
-            plan_wait(true, false, true, 70.0, &thresholds),
-            WaitPlan::Wait,
-            "10 points below CRITICAL"
+            subagent_transcript(parent, "s1", "a9").unwrap(),
+            PathBuf::from("/c/projects/-p/s1/subagents/agent-a9.jsonl")
         );
-        assert_eq!(plan_wait(true, true, true, 60.0, &thresholds), WaitPlan::UseAsIs, "the reply is written");
-        assert_eq!(plan_wait(false, false, true, 60.0, &thresholds), WaitPlan::UseAsIs, "no id to look for");
-        assert_eq!(
-            plan_wait(true, false, false, 60.0, &thresholds),
-            WaitPlan::UseAsIs,
-            "the figure is current"
-        );
-        assert_eq!(
-            plan_wait(true, false, true, 40.0, &thresholds),
-            WaitPlan::UseAsIs,
-            "far from any threshold"
-        );
-        assert_eq!(
-            plan_wait(true, false, true, 80.0, &thresholds),
-            WaitPlan::UseAsIs,
-            "past every threshold"
-        );
-        assert_eq!(plan_wait(true, false, true, 55.0, &thresholds), WaitPlan::Wait, "exactly 10 points");
+        assert_eq!(subagent_transcript(parent, "s1", "../x"), None);
     }
 
     #[test]

@@ -25,8 +25,11 @@ pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
 pub const PROJECT_FOLDER: &str = ".codex";
 
 /// Codex 0.171.0 has no PostToolUseFailure event (it ignores unknown event names).
+/// UserPromptSubmit starts a turn; Stop is not registered: it accepts no context (only
+/// `decision: "block"`, which would force the agent on).
 pub const EVENTS: &[EventSpec] = &[
     EventSpec::new("PostToolUse", None),
+    EventSpec::new("UserPromptSubmit", None),
     EventSpec::new("SessionStart", None),
     EventSpec::new("PreCompact", None),
     EventSpec { name: "SessionEnd", matcher: None, timeout: Some(3) },

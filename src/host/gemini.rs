@@ -25,6 +25,7 @@ pub const PROJECT_FOLDER: &str = ".gemini";
 
 pub const EVENTS: &[EventSpec] = &[
     EventSpec::new("AfterTool", None),
+    EventSpec::new("BeforeAgent", None),
     EventSpec::new("SessionStart", None),
     EventSpec::new("PreCompress", None),
     EventSpec::new("SessionEnd", None),

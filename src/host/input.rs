@@ -14,6 +14,16 @@ pub enum Event {
     PreCompact,
     /// The session is over (Claude Code, Gemini CLI).
     SessionEnd,
+    /// A turn starts: the user's prompt is about to reach the model (Claude Code's and
+    /// Codex's UserPromptSubmit, Gemini CLI's BeforeAgent).
+    TurnStart,
+    /// After the PostToolUse calls of one reply (Claude Code's PostToolBatch).
+    ToolBatch,
+    /// The agent is about to end its turn (Claude Code's Stop; answering it makes the
+    /// agent take one more step).
+    Stop,
+    /// A subagent finished (Claude Code).
+    SubagentStop,
     /// Any other named event: baton prints nothing for it.
     Other(String),
     /// No event name at all.
@@ -38,8 +48,17 @@ pub struct HookInput {
     /// PreCompact: manual / auto.
     #[serde(deserialize_with = "text")]
     pub trigger: Option<String>,
+    /// Set inside a subagent (Claude Code, Codex): the `session_id` is the parent's.
     #[serde(deserialize_with = "text")]
     pub agent_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub agent_type: Option<String>,
+    /// The user prompt the event belongs to (Claude Code): one per turn.
+    #[serde(deserialize_with = "text")]
+    pub prompt_id: Option<String>,
+    /// Stop, SubagentStop: the host is already continuing because of a Stop hook.
+    #[serde(deserialize_with = "lenient")]
+    pub stop_hook_active: Option<bool>,
     #[serde(deserialize_with = "text")]
     pub tool_name: Option<String>,
     /// Codex only.
@@ -66,10 +85,20 @@ impl HookInput {
             Some("SessionStart") => Event::SessionStart,
             Some("SessionEnd") => Event::SessionEnd,
             Some("PreCompact") | Some("PreCompress") => Event::PreCompact,
+            Some("UserPromptSubmit" | "BeforeAgent") => Event::TurnStart,
+            Some("PostToolBatch") => Event::ToolBatch,
+            Some("Stop") => Event::Stop,
+            Some("SubagentStop") => Event::SubagentStop,
             Some(other) => Event::Other(other.to_string()),
             None if gemini_key_set => Event::PostToolUse,
             None => Event::Missing,
         }
+    }
+
+    /// The turn the event belongs to, when the host names one (Claude Code's
+    /// `prompt_id`, Codex's `turn_id`).
+    pub fn turn(&self) -> Option<&str> {
+        self.prompt_id.as_deref().or(self.turn_id.as_deref())
     }
 
     /// Which host sent this ([`HostKind::detect`]).

@@ -646,6 +646,10 @@ mod tests {
                 "hooks": {
                     "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
                     "PostToolUseFailure": [{"matcher": "*", "hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
+                    "PostToolBatch": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
+                    "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
+                    "Stop": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
+                    "SubagentStop": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
                     "SessionStart": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
                     "PreCompact": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
                     "SessionEnd": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}]
@@ -653,13 +657,17 @@ mod tests {
                 "statusLine": {"type": "command", "command": "/opt/baton/bin/baton statusline", "padding": 0}
             })
         );
-        assert_eq!(out.changes.len(), 6);
+        assert_eq!(out.changes.len(), 10);
         assert_eq!(
             out.record.created,
             vec![
                 "/hooks",
                 "/hooks/PostToolUse",
                 "/hooks/PostToolUseFailure",
+                "/hooks/PostToolBatch",
+                "/hooks/UserPromptSubmit",
+                "/hooks/Stop",
+                "/hooks/SubagentStop",
                 "/hooks/SessionStart",
                 "/hooks/PreCompact",
                 "/hooks/SessionEnd",
@@ -676,11 +684,11 @@ mod tests {
             json!({"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10000}]})
         );
         let events: Vec<&String> = gemini["hooks"].as_object().unwrap().keys().collect();
-        assert_eq!(events, ["AfterTool", "SessionStart", "PreCompress", "SessionEnd"]);
+        assert_eq!(events, ["AfterTool", "BeforeAgent", "SessionStart", "PreCompress", "SessionEnd"]);
         assert!(gemini.get("statusLine").is_none(), "Gemini CLI has no statusline");
         let codex = round_trip(&json!({}), &plan(Host::Codex)).settings;
         let events: Vec<&String> = codex["hooks"].as_object().unwrap().keys().collect();
-        assert_eq!(events, ["PostToolUse", "SessionStart", "PreCompact", "SessionEnd"]);
+        assert_eq!(events, ["PostToolUse", "UserPromptSubmit", "SessionStart", "PreCompact", "SessionEnd"]);
         assert_eq!(codex["hooks"]["PostToolUse"][0]["hooks"][0]["timeout"], json!(10));
         // Codex clamps SessionEnd hooks to 3 s (and warns about more).
         assert_eq!(codex["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], json!(3));
@@ -713,9 +721,16 @@ mod tests {
         let added: Vec<String> = out.changes.iter().map(ToString::to_string).collect();
         assert_eq!(
             added,
-            ["+ PostToolUseFailure: /opt/baton/bin/baton hook", "+ SessionEnd: /opt/baton/bin/baton hook"]
+            [
+                "+ PostToolUseFailure: /opt/baton/bin/baton hook",
+                "+ PostToolBatch: /opt/baton/bin/baton hook",
+                "+ UserPromptSubmit: /opt/baton/bin/baton hook",
+                "+ Stop: /opt/baton/bin/baton hook",
+                "+ SubagentStop: /opt/baton/bin/baton hook",
+                "+ SessionEnd: /opt/baton/bin/baton hook"
+            ]
         );
-        for event in ["PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "SessionEnd"] {
+        for event in ["PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SessionEnd"] {
             assert_eq!(out.settings["hooks"][event].as_array().unwrap().len(), 1, "{event}");
         }
         assert!(out.record.created.contains(&"/hooks/SessionEnd".to_string()));
@@ -850,6 +865,10 @@ mod tests {
             installed.record.created,
             vec![
                 "/hooks/PostToolUseFailure",
+                "/hooks/PostToolBatch",
+                "/hooks/UserPromptSubmit",
+                "/hooks/Stop",
+                "/hooks/SubagentStop",
                 "/hooks/SessionStart",
                 "/hooks/PreCompact",
                 "/hooks/SessionEnd",

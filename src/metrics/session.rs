@@ -33,6 +33,9 @@ pub struct FigureQuery<'a> {
     pub tool_use_id: Option<&'a str>,
     /// The event came from a subagent: its replies are not in the main transcript.
     pub in_subagent: bool,
+    /// The subagent's id (Claude Code's `agent_id`): its figure is read from its own
+    /// transcript beside the parent's, never from the parent's bridge or transcript.
+    pub agent: Option<&'a str>,
     pub stale_seconds: u64,
     pub default_window: u64,
     /// `models.<id>.window` from the configuration.
@@ -77,7 +80,24 @@ fn facts<'a>(query: &'a FigureQuery, model: Option<&'a str>) -> WindowFacts<'a> 
     }
 }
 
+/// A Claude Code subagent's own figure: its transcript's newest sidechain reply, its
+/// own model's window (the parent's status line says nothing about it).
+fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
+    let path = claude::subagent_transcript(query.transcript?, query.session_id, agent)?;
+    let tail = claude::read_subagent(&path, query.tool_use_id).ok()?;
+    let reading = tail.reading.as_ref()?;
+    let model = reading.model.clone();
+    let mut facts = facts(query, model.as_deref());
+    facts.remembered = model.as_deref().and_then(windows::remembered_window);
+    let window = choose_window(&facts, Some(reading.tokens));
+    let taken_at = claude::written_at(reading).unwrap_or(query.now);
+    Some(SessionFigure { figure: figure_from_tokens(reading.tokens, window, taken_at), model })
+}
+
 fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
+    if let Some(agent) = query.agent {
+        return subagent_figure(query, agent);
+    }
     let bridge = read_any_bridge(query.session_id);
     let fresh = bridge.as_ref().filter(|b| is_fresh(b, query.now, query.stale_seconds));
     let from_bridge = |b: &Bridge| SessionFigure { figure: b.figure(), model: b.model_id.clone() };
@@ -97,8 +117,11 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
                     // Nothing newer than the render: the bridge is the newest figure,
                     // unless the reply that issued this tool call is still on its way.
                     match reply_behind_bridge(query, transcript, b, offset, len.unwrap_or(offset)) {
-                        Some(newer) => (offset, Some(newer)),
-                        None => return Some(from_bridge(b)),
+                        Behind::Caught(newer) => (offset, Some(*newer)),
+                        Behind::Missing => {
+                            return Some(projected_from_bridge(b, transcript, offset, query.now));
+                        }
+                        Behind::No => return Some(from_bridge(b)),
                     }
                 }
             }
@@ -112,6 +135,15 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
         None => (0, claude::read(transcript, query.tool_use_id).ok()),
     };
     let Some(mut tail) = tail else { return fresh.map(from_bridge) };
+    if tail.reading.is_none() && fresh.is_none() {
+        // A first call with no figure yet: on a transcript large enough to be near a
+        // threshold, the reply that issued the call is worth the same bounded wait.
+        let id = query.tool_use_id.filter(|id| !id.is_empty() && !query.in_subagent)?;
+        if !claude::large_enough_to_wait(tail.len, &query.thresholds_used) {
+            return None;
+        }
+        tail = claude::wait_for_tool_use(transcript, from, id, tail.len).filter(|t| t.reading.is_some())?;
+    }
     let Some(reading) = tail.reading.as_ref() else { return fresh.map(from_bridge) };
     // The figure source, not the host's reader, learns where the host compacts.
     if let (Some(model), Some(compaction)) = (reading.model.as_deref(), reading.last_compaction.as_ref()) {
@@ -137,9 +169,8 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
     let mut estimate = false;
     let used_pct = tokens as f64 * 100.0 / window(tokens).0 as f64;
     let wait = claude::plan_wait(
-        query.tool_use_id.is_some() && !query.in_subagent,
+        query.tool_use_id.is_some_and(|id| !id.is_empty()) && !query.in_subagent,
         tail.tool_use_seen,
-        tail.bytes_after_figure > 0,
         used_pct,
         &query.thresholds_used,
     );
@@ -166,26 +197,57 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
     Some(SessionFigure { figure, model })
 }
 
+/// Whether the bridge is behind the tool call ([`reply_behind_bridge`]).
+enum Behind {
+    /// Not behind, or nothing hangs on it: the bridge's figure stands.
+    No,
+    /// The reply came within the wait: this tail holds it.
+    Caught(Box<claude::TranscriptTail>),
+    /// It did not come in time: the figure is to be projected.
+    Missing,
+}
+
 /// The bridge is one reply behind when the statusline rendered before the reply that
 /// issued this tool call was written (Claude Code does not redraw between a reply and a
 /// fast tool's PostToolUse, and writes the transcript through a 100 ms queue). When the
-/// bridge's figure is near a threshold and the tool call is not in the transcript before
-/// the render, waits (bounded) for its reply; returns the tail that holds it.
+/// bridge's figure is near or past a threshold and the tool call is not in the transcript
+/// before the render, waits (bounded) for its reply.
 fn reply_behind_bridge(
     query: &FigureQuery,
     transcript: &Path,
     bridge: &Bridge,
     offset: u64,
     len: u64,
-) -> Option<claude::TranscriptTail> {
-    let id = query.tool_use_id.filter(|id| !id.is_empty() && !query.in_subagent)?;
+) -> Behind {
+    let Some(id) = query.tool_use_id.filter(|id| !id.is_empty() && !query.in_subagent) else {
+        return Behind::No;
+    };
     let used_pct = 100.0 - bridge.figure().remaining_pct;
-    if !claude::near_threshold(used_pct, &query.thresholds_used)
-        || claude::seen_before(transcript, offset, id)
+    if !claude::worth_waiting(used_pct, &query.thresholds_used) || claude::seen_before(transcript, offset, id)
     {
-        return None;
+        return Behind::No;
     }
-    claude::wait_for_tool_use(transcript, offset, id, len).filter(|tail| tail.reading.is_some())
+    match claude::wait_for_tool_use(transcript, offset, id, len).filter(|tail| tail.reading.is_some()) {
+        Some(tail) => Behind::Caught(Box::new(tail)),
+        None => Behind::Missing,
+    }
+}
+
+/// The bridge's figure plus what was written after its render (the tool results the
+/// missing reply reads), marked as an estimate.
+fn projected_from_bridge(bridge: &Bridge, transcript: &Path, offset: u64, now: i64) -> SessionFigure {
+    let mut figure = bridge.figure();
+    let appended = claude::read_since(transcript, offset, None).map_or(0, |t| t.bytes_after_figure);
+    if let (Some(tokens), Some(window)) = (figure.used_tokens, figure.window_tokens) {
+        let projected = claude::project_tokens(tokens, appended);
+        figure = Figure {
+            origin: Origin::Bridge,
+            ..figure_from_tokens(projected, (window, figure.window_source), now)
+        };
+    }
+    figure.estimate = true;
+    figure.taken_at = now;
+    SessionFigure { figure, model: bridge.model_id.clone() }
 }
 
 fn codex_figure(query: &FigureQuery) -> Option<SessionFigure> {

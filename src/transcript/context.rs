@@ -75,6 +75,8 @@ pub struct ContextScanner {
     last_compaction: Option<line::Compaction>,
     bytes_since_found: u64,
     lookback: u64,
+    /// The file is a subagent's own transcript: its replies are sidechain lines.
+    sidechain: bool,
 }
 
 impl ContextScanner {
@@ -86,7 +88,14 @@ impl ContextScanner {
             last_compaction: None,
             bytes_since_found: 0,
             lookback: compaction_lookback,
+            sidechain: false,
         }
+    }
+
+    /// A scanner for a subagent's own transcript (Claude Code's
+    /// `subagents/agent-<id>.jsonl`), whose replies all carry `isSidechain: true`.
+    pub fn for_subagent(compaction_lookback: u64) -> Self {
+        ContextScanner { sidechain: true, ..ContextScanner::new(compaction_lookback) }
     }
 
     /// Takes the next line towards the start of the file. Returns false once no earlier
@@ -129,7 +138,15 @@ impl ContextScanner {
 
     fn take_usage(&mut self, value: &Value) {
         let entry = Entry(value);
-        if !entry.is_main_assistant() {
+        let counts = if self.sidechain {
+            entry.kind() == Some("assistant")
+                && entry.is_sidechain()
+                && !entry.is_api_error()
+                && !entry.is_synthetic()
+        } else {
+            entry.is_main_assistant()
+        };
+        if !counts {
             return;
         }
         // Streamed lines of one reply share an id; read backwards, the first one met is
@@ -263,6 +280,22 @@ mod tests {
     fn only_sidechain_lines_give_no_figure() {
         let text = assistant("m2", (10, 30_000, 150_000), r#","isSidechain":true"#);
         assert_eq!(reading(text.as_bytes()), None);
+    }
+
+    #[test]
+    fn a_subagent_transcript_is_read_from_its_sidechain_lines() {
+        let text = [
+            assistant("m1", (1, 2, 3), ""),
+            assistant("m2", (10, 30_000, 150_000), r#","isSidechain":true"#),
+        ]
+        .join("\n");
+        let mut scanner = ContextScanner::for_subagent(0);
+        for line in newest_first(text.as_bytes()) {
+            if !scanner.feed(line) {
+                break;
+            }
+        }
+        assert_eq!(scanner.finish(TailStats::default()).unwrap().tokens, 180_010);
     }
 
     #[test]
