@@ -57,7 +57,7 @@ pub fn newest_transcript(root: &Path, cwd: &Path) -> Option<PathBuf> {
 /// Writes the handoff by hand.
 pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
     let cwd = std::fs::canonicalize(&options.cwd).map_err(|e| format!("{}: {e}", options.cwd.display()))?;
-    let root = crate::gitx::project_root(&cwd);
+    let root = crate::gitx::project_dir(&cwd);
     let transcript = match &options.transcript {
         Some(path) => Some(path.clone()),
         None => newest_transcript(&root, &cwd),
