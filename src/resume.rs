@@ -301,6 +301,17 @@ pub fn brief(found: &Found, handoff: &HandoffDoc, today: &Today) -> String {
         lines.push(format!("Where: {}.", place.join(", ")));
     }
 
+    // 5b. A task restored from GitHub keeps the record's own status.
+    if let Some(status) = handoff
+        .object()
+        .get("baton")
+        .and_then(|b| b.get("task_status"))
+        .and_then(Value::as_str)
+        .filter(|s| *s != "paused")
+    {
+        lines.push(format!("Task status recorded: {}.", quote(status, 40)));
+    }
+
     // 6. Next action.
     if let Some(next) = handoff.next_action() {
         lines.push(format!("Next action noted: {}", quote(next, 400)));

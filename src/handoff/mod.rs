@@ -145,6 +145,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     // Where this session's handoff goes: GSD's HANDOFF.json, or this session's pending
     // folder while another session's pending handoff is there (never buried).
     let main = store::read_existing(&root, &request.dir, &planning.continue_here);
+    let main_json = main.json.clone();
     let pending = store::pending_dir(&request.dir, &request.session_id);
     let pending_md = pending.join(doc::CONTINUE_HERE);
     let own_pending = store::read_existing(&root, &pending, &pending_md);
@@ -217,7 +218,10 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         .map(|_| planned_checkpoint(request.checkpoint, &request.session_id));
     let mut handoff = model::build(&snapshot, previous_doc.as_ref(), &carried, planned.as_ref(), &root);
     // The GitHub issue the task is checkpointed to outlives any one handoff.
-    doc::carry_issue(existing.json.as_ref().or(previous_json.as_ref()), &mut handoff.json);
+    doc::carry_issue(
+        existing.json.as_ref().or(main_json.as_ref()).or(previous_json.as_ref()),
+        &mut handoff.json,
+    );
     // A same-session handoff whose .continue-here.md moved (the active phase changed):
     // the old one is this session's own (its id registered, its path validated), and
     // would only mislead.
