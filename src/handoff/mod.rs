@@ -55,6 +55,12 @@ pub struct Outcome {
     /// was of a newer version (archived aside, untouched).
     pub problems: Vec<String>,
     pub handoff_id: String,
+    /// Another session's pending handoff moved from HANDOFF.json to its pending folder
+    /// (this one took its place): where it waits now.
+    pub displaced: Option<PathBuf>,
+    /// This handoff went to the session's pending folder, since HANDOFF.json holds
+    /// another session's pending one.
+    pub pending: bool,
 }
 
 fn since(facts: &Sourced<transcript::SessionFacts>) -> Option<DateTime<Utc>> {
@@ -150,11 +156,12 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     let pending_md = pending.join(doc::CONTINUE_HERE);
     let own_pending = store::read_existing(&root, &pending, &pending_md);
     let takes_main = request.trigger != Trigger::PreCompact;
+    let mut displaced = None;
     let placement = store::placement(&main, &own_pending, &request.session_id, takes_main);
     let (dir, existing, disposition) = match placement {
         store::Placement::Main(disposition) => (request.dir.clone(), main, disposition),
         store::Placement::DisplaceThenMain => {
-            store::displace(&root, &request.dir, &main).map_err(WriteError::Files)?;
+            displaced = Some(store::displace(&root, &request.dir, &main).map_err(WriteError::Files)?);
             (request.dir.clone(), store::Existing::default(), store::Disposition::Fresh)
         }
         store::Placement::OwnPending => {
@@ -291,6 +298,8 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         archived,
         problems,
         handoff_id: id,
+        displaced,
+        pending: placement == store::Placement::OwnPending,
     })
 }
 

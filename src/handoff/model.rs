@@ -159,6 +159,15 @@ pub struct Summary {
     pub blockers: usize,
     pub human_actions: usize,
     pub next_action: String,
+    /// GSD is in use in the project (its words and commands apply).
+    pub gsd: bool,
+}
+
+impl Summary {
+    /// The kind of work, as a handoff names it: GSD's word, or `none` without GSD.
+    pub fn context_word(&self) -> &'static str {
+        if self.gsd { self.kind.as_str() } else { "none" }
+    }
 }
 
 /// Significant words of a text, for matching todos to commit subjects.
@@ -518,6 +527,7 @@ pub fn build(
         blockers: blockers.len(),
         human_actions: human_actions.len(),
         next_action,
+        gsd: planning.gsd,
     };
     let doc = HandoffDoc::from_object(out, root);
     let markdown = super::markdown::render(&doc, snapshot, &tasks, carried, &summary);
