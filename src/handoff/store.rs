@@ -530,6 +530,24 @@ mod tests {
     }
 
     #[test]
+    fn placement_never_buries_another_sessions_pending_handoff() {
+        let paused = |s: &str| existing(Some(json!({"status": "paused", "baton": {"session_id": s}})));
+        let none = Existing::default();
+        assert_eq!(placement(&none, &none, "a", true), Placement::Main(Disposition::Fresh));
+        assert_eq!(placement(&paused("a"), &none, "a", false), Placement::Main(Disposition::Refresh));
+        assert_eq!(placement(&paused("b"), &none, "a", true), Placement::DisplaceThenMain);
+        assert_eq!(placement(&paused("b"), &none, "a", false), Placement::OwnPending);
+        // A session's own pending handoff is refreshed where it is.
+        assert_eq!(placement(&paused("b"), &paused("a"), "a", true), Placement::OwnPending);
+        assert_eq!(placement(&none, &paused("a"), "a", true), Placement::OwnPending);
+        // What baton did not write (no session) is archived as before.
+        let gsd = existing(Some(json!({"status": "paused"})));
+        assert_eq!(placement(&gsd, &none, "a", true), Placement::Main(Disposition::Archive));
+        assert_eq!(main_dir_of(&pending_dir(Path::new(".planning"), "a")), Path::new(".planning"));
+        assert_eq!(main_dir_of(Path::new(".planning")), Path::new(".planning"));
+    }
+
+    #[test]
     fn archive_keeps_the_newest_ten() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
