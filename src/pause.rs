@@ -38,7 +38,7 @@ pub struct Paused {
 /// Writes the handoff by hand.
 pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
     let cwd = std::fs::canonicalize(&options.cwd).map_err(|e| format!("{}: {e}", options.cwd.display()))?;
-    let root = crate::gitx::project_root(&cwd);
+    let root = crate::gitx::project_dir(&cwd);
     let transcript = match &options.transcript {
         Some(path) => Some(path.clone()),
         None => newest_transcript(&root, &cwd),
@@ -131,12 +131,23 @@ pub fn confirmation(paused: &Paused) -> String {
     for archived in &outcome.archived {
         text.push_str(&format!("  (the previous handoff was archived to {})\n", relative(archived, root)));
     }
+    if let Some(moved) = &outcome.displaced {
+        text.push_str(&format!(
+            "  (another session's pending handoff was moved, not archived: it waits at {})\n",
+            relative(moved, root)
+        ));
+    }
+    if outcome.pending {
+        text.push_str(
+            "  (HANDOFF.json holds another session's pending handoff, so this one waits beside it)\n",
+        );
+    }
     for problem in &outcome.problems {
         text.push_str(&format!("  (in the previous HANDOFF.json: {problem})\n"));
     }
     text.push_str(&format!(
         "\nCurrent state:\n\n- Context: {}\n- Location: {}\n- Task: {task}\n- Status: {}\n- Blockers: {} ({} need human action)\n- Checkpoint: {}\n- Next: {}\n",
-        summary.kind.as_str(),
+        summary.context_word(),
         summary.location,
         summary.status,
         summary.blockers,
@@ -149,7 +160,8 @@ pub fn confirmation(paused: &Paused) -> String {
             "\n(no transcript found for this project: the handoff has no todos or session facts)\n",
         );
     }
-    text.push_str("\nTo resume: start a new session here (baton injects the brief), or run `baton resume`; with GSD: /gsd:resume-work\n");
+    text.push_str("\nTo resume: start a new session here (baton injects the brief), or run `baton resume`");
+    text.push_str(if summary.gsd { "; with GSD: /gsd:resume-work\n" } else { "\n" });
     text
 }
 
@@ -165,7 +177,7 @@ pub fn confirmation_json(paused: &Paused) -> serde_json::Value {
         "archived": outcome.archived,
         "session_id": paused.session_id,
         "transcript": paused.transcript,
-        "context": summary.kind.as_str(),
+        "context": summary.context_word(),
         "location": summary.location,
         "task": summary.task,
         "total_tasks": summary.total_tasks,

@@ -115,6 +115,10 @@ pub struct Planning {
     pub state: Option<StateFile>,
     /// `.planning/METHODOLOGY.md` exists.
     pub methodology: bool,
+    /// GSD is in use here: `.planning/` holds GSD's own files (STATE.md, PROJECT.md,
+    /// ROADMAP.md, config.json) or work (a phase, spike, sketch, deliberation, research),
+    /// not only what baton wrote. Decides whether a handoff speaks of phases and `/gsd:`.
+    pub gsd: bool,
 }
 
 impl Planning {
@@ -320,6 +324,9 @@ fn read_phase(root: &Path, dir: &Path) -> Phase {
     Phase { number, name, dir: rel, plans, current_plan }
 }
 
+/// The location a handoff names in a project without GSD.
+pub const NO_GSD_PHASE: &str = "no GSD phase";
+
 /// Reads `.planning/` under `root` and decides the kind of work and the handoff's place.
 pub fn detect(root: &Path) -> Planning {
     let planning = root.join(".planning");
@@ -328,6 +335,9 @@ pub fn detect(root: &Path) -> Planning {
     let methodology = planning.join("METHODOLOGY.md").is_file();
     let rel = |p: &Path| p.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| p.to_path_buf());
     let default_place = PathBuf::from(".planning/.continue-here.md");
+    let gsd_files = exists
+        && (state.is_some()
+            || ["PROJECT.md", "ROADMAP.md", "config.json"].iter().any(|f| planning.join(f).is_file()));
 
     let phase_folders = subfolders(&planning.join("phases"));
     // STATE.md's current phase wins when it names a folder with plans; else the folder
@@ -353,6 +363,7 @@ pub fn detect(root: &Path) -> Planning {
             phase: Some(phase),
             state,
             methodology,
+            gsd: true,
         };
     }
     let spike = newest_folder(&subfolders(&planning.join("spikes")), |n| {
@@ -368,16 +379,21 @@ pub fn detect(root: &Path) -> Planning {
             phase: None,
             state,
             methodology,
+            gsd: true,
         };
     }
-    let simple = |kind: ContextKind, place: PathBuf| Planning {
-        exists,
-        kind,
-        continue_here: place,
-        location: kind.as_str().to_string(),
-        phase: None,
-        state: state.clone(),
-        methodology,
+    let simple = |kind: ContextKind, place: PathBuf| {
+        let gsd = gsd_files || kind != ContextKind::Default;
+        Planning {
+            exists,
+            kind,
+            continue_here: place,
+            location: if gsd { kind.as_str().to_string() } else { NO_GSD_PHASE.to_string() },
+            phase: None,
+            state: state.clone(),
+            methodology,
+            gsd,
+        }
     };
     if newest_folder(&subfolders(&planning.join("sketches")), |n| matches!(n, "README.md" | "index.html"))
         .is_some()

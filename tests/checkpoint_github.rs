@@ -837,7 +837,8 @@ fn a_handoff_crosses_clones_through_an_issue_and_back() {
     assert!(output.status.success(), "{}", stderr(&output));
     let back = read_json(&handoff_path(&a));
     assert_eq!(back["next_action"], "Run the tier tests against redis");
-    assert_eq!(back["status"], "in_progress");
+    assert_eq!(back["status"], "paused");
+    assert_eq!(back["baton"]["task_status"], "in_progress");
     assert_eq!(back["task"], 3);
     assert_eq!(back["baton"]["source"], "github");
     assert!(stdout(&output).contains("the previous handoff was archived to"), "nothing lost in A either");
@@ -1003,7 +1004,8 @@ fn a_thread_written_by_the_skill_alone_is_restored_and_its_summary_left_as_writt
     assert!(text.contains("read the body's own Task Summary (written without baton's markers"), "{text}");
     assert!(text.contains("differs from the newest record in: status, next, updated at"), "{text}");
     let handoff = read_json(&handoff_path(&root));
-    assert_eq!(handoff["status"], "blocked");
+    assert_eq!(handoff["status"], "paused");
+    assert_eq!(handoff["baton"]["task_status"], "blocked");
     assert_eq!(handoff["next_action"], "Ask for the staging key");
     assert_eq!(handoff["phase"], "03");
     assert_eq!(handoff["phase_dir"], ".planning/phases/03-rate-limiting");
@@ -1210,7 +1212,8 @@ fn a_push_then_a_hand_written_record_then_a_pull_restores_the_hand_written_one()
         )
     );
     let handoff = read_json(&handoff_path(&root));
-    assert_eq!(handoff["status"], "blocked");
+    assert_eq!(handoff["status"], "paused");
+    assert_eq!(handoff["baton"]["task_status"], "blocked");
     assert_eq!(handoff["next_action"], "Ask for the staging key");
     assert_eq!(handoff["phase"], "03");
     assert_eq!(handoff["baton"]["github_record"]["kind"], "handoff");
@@ -1302,4 +1305,39 @@ fn checkpoint_list_and_prune_touch_only_batons_refs() {
     // A bad age is a usage error.
     let out = sandbox.run(&["checkpoint", "prune", "--older-than", "soon"], b"");
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_pulled_handoff_of_every_record_status_resumes_once_accepted() {
+    let (sandbox, root, gh, issue) = pushed_once();
+    let statuses = ["paused", "in_progress", "blocked", "done", "in review", ""];
+    for (i, status) in statuses.iter().enumerate() {
+        let mut thread = issue.clone();
+        thread.say(&skill_record(
+            &format!("2099-01-0{}T00:00:00Z", i + 1),
+            status,
+            "Ask for the staging key",
+        ));
+        thread.publish(&gh);
+        let output = pull(&sandbox, &gh, &root, &["--write"]);
+        assert!(output.status.success(), "{status}: {}", stderr(&output));
+        let written = read_json(&handoff_path(&root));
+        assert_eq!(written["status"], "paused", "{status}: GSD's status, so it can be resumed");
+        let kept = if status.is_empty() { "paused" } else { status };
+        assert_eq!(written["baton"]["task_status"], kept, "{status}: the record's own status kept");
+
+        let session = format!("0a1b2c3d-0000-4000-8000-00000000010{i}");
+        let start = json!({"session_id": session, "cwd": root, "hook_event_name": "SessionStart", "source": "startup"});
+        // Not trusted before it is accepted: one line, no brief.
+        let before = told(&sandbox.hook(&start)).unwrap_or_default();
+        assert!(!before.contains("baton resume brief"), "{status}: {before}");
+        let accept = sandbox.run(&["resume", "--accept", "--cwd", root.to_str().unwrap()], b"");
+        assert!(accept.status.success(), "{status}: {}", stderr(&accept));
+        let brief = told(&sandbox.hook(&start)).unwrap_or_default();
+        assert!(brief.starts_with("baton resume brief"), "{status}: {brief}");
+        assert!(brief.contains("Ask for the staging key"), "{status}: {brief}");
+        if kept != "paused" {
+            assert!(brief.contains(&format!("Task status recorded: “{kept}”")), "{status}: {brief}");
+        }
+    }
 }

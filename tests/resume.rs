@@ -431,3 +431,166 @@ fn resume_command_shows_checks_and_closes() {
     assert!(discard.status.success());
     assert!(!handoff_path(&other).exists());
 }
+
+const B: &str = "b2b2b2b2-0000-4000-8000-00000000000b";
+const C: &str = "c3c3c3c3-0000-4000-8000-00000000000c";
+const D: &str = "d4d4d4d4-0000-4000-8000-00000000000d";
+
+fn critical_in(sandbox: &Sandbox, session: &str, cwd: &Path) -> String {
+    sandbox.write_bridge(session, 20.0, 0);
+    let mut event = sandbox.post_tool_use(session);
+    event["cwd"] = json!(cwd);
+    event["transcript_path"] = Value::Null;
+    told(&sandbox.hook(&event)).expect("CRITICAL fires")
+}
+
+fn start_in(sandbox: &Sandbox, session: &str, source: &str, cwd: &Path) -> String {
+    let event =
+        json!({"session_id": session, "cwd": cwd, "hook_event_name": "SessionStart", "source": source});
+    told(&sandbox.hook(&event)).unwrap_or_default()
+}
+
+/// Files (not folders) directly in `dir`.
+fn files_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.path().is_file())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_session_resumed_with_its_own_history_is_told_about_itself() {
+    let sandbox = Sandbox::new();
+    paused_project(&sandbox);
+    let text = told(&session_start(&sandbox, SESSION, "resume")).expect("a brief");
+    assert!(
+        text.starts_with("baton resume brief: this session paused itself at 80% of its context used"),
+        "{text}"
+    );
+    assert!(text.contains("when its context ran critically low"), "{text}");
+    assert!(text.contains("Its history is restored, so its context is as full as it was then"), "{text}");
+    assert!(text.contains("Its handoff: .planning/HANDOFF.json"), "{text}");
+    for stale in ["from session", "written by that session", "Next action noted", "Last request"] {
+        assert!(!text.contains(stale), "{stale}: {text}");
+    }
+    // Another session resuming is still told about a stranger's handoff.
+    let other = told(&session_start(&sandbox, NEXT, "startup")).unwrap();
+    assert!(other.contains("a paused handoff from session 7f3c2a10"), "{other}");
+}
+
+#[test]
+fn a_monorepo_package_with_gsd_gets_its_handoff_in_its_own_planning() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.project();
+    let repo = TestRepo::init(&root, &[("README.md", "top\n"), ("packages/web/index.ts", "web\n")]);
+    common::write(
+        &root.join("packages/web/.planning/STATE.md"),
+        "---\nstatus: executing\n---\nPhase: 2 of 4 (Checkout)\nPlan: 1 of 2 in current phase\nStatus: In progress\n",
+    );
+    repo.commit_all("web plans");
+    let web = root.join("packages/web");
+    critical_in(&sandbox, SESSION, &web);
+    assert!(!root.join(".planning").exists(), "no .planning/ at the repository root");
+    let handoff = read_json(&web.join(".planning/HANDOFF.json"));
+    assert_eq!(handoff["phase"], "2");
+    assert_eq!(handoff["baton"]["project_dir"], "packages/web");
+    let md = std::fs::read_to_string(web.join(".planning/.continue-here.md")).unwrap();
+    assert!(md.contains("Project: `packages/web`"), "{md}");
+    // A session starting in the package, or in a folder below it, is briefed.
+    std::fs::create_dir_all(web.join("src")).unwrap();
+    let brief = start_in(&sandbox, NEXT, "startup", &web.join("src"));
+    assert!(brief.contains("Where: phase 2 (Checkout)"), "{brief}");
+    assert!(brief.contains("Files: .planning/HANDOFF.json"), "{brief}");
+    // baton resume from the package finds it too.
+    let output = sandbox.run(&["resume", "--cwd", web.to_str().unwrap()], b"");
+    assert!(output.status.success(), "{}", common::stderr(&output));
+}
+
+#[test]
+fn a_compaction_snapshot_leaves_another_sessions_handoff_in_place_and_names_it() {
+    let sandbox = Sandbox::new();
+    paused_project(&sandbox);
+    let path = handoff_path(&sandbox);
+    let before = std::fs::read(&path).unwrap();
+    let transcript = transcript_for(&sandbox.project(), &sandbox.home().join("b.jsonl"));
+    let pre_compact = json!({"session_id": B, "transcript_path": transcript, "cwd": sandbox.project(), "hook_event_name": "PreCompact", "trigger": "manual", "custom_instructions": ""});
+    assert!(sandbox.hook(&pre_compact).stdout.is_empty());
+    assert_eq!(std::fs::read(&path).unwrap(), before, "A's pending handoff untouched");
+    let own = sandbox.project().join(format!(".planning/handoffs/pending/{B}/HANDOFF.json"));
+    assert_eq!(read_json(&own)["baton"]["trigger"], "pre-compact");
+    assert!(files_in(&sandbox.project().join(".planning/handoffs")).is_empty(), "nothing archived");
+
+    let after = start_in(&sandbox, B, "compact", &sandbox.project());
+    assert!(after.starts_with("baton: details from the snapshot"), "{after}");
+    assert!(
+        after.contains("Other pending handoffs in this project (newest first): session 7f3c2a10"),
+        "{after}"
+    );
+    assert!(after.contains("critical-context, at .planning/HANDOFF.json"), "{after}");
+}
+
+#[test]
+fn new_sessions_see_every_pending_handoff_and_each_claims_a_different_one() {
+    let sandbox = Sandbox::new();
+    let repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a\n")]);
+    gsd_planning(&sandbox.project());
+    repo.commit_all("plan");
+    critical_in(&sandbox, SESSION, &sandbox.project());
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    critical_in(&sandbox, B, &sandbox.project());
+    // Two at CRITICAL: two handoffs, no archive.
+    assert_eq!(read_json(&handoff_path(&sandbox))["baton"]["session_id"], B);
+    let pending = sandbox.project().join(format!(".planning/handoffs/pending/{SESSION}/HANDOFF.json"));
+    assert_eq!(read_json(&pending)["baton"]["session_id"], SESSION);
+    assert!(files_in(&sandbox.project().join(".planning/handoffs")).is_empty());
+    // Both are over: a new session is briefed on the newest and told of the other.
+    for session in [SESSION, B] {
+        let end = json!({"session_id": session, "cwd": sandbox.project(), "hook_event_name": "SessionEnd", "reason": "exit"});
+        sandbox.hook(&end);
+    }
+    let c = start_in(&sandbox, C, "startup", &sandbox.project());
+    assert!(c.contains("a paused handoff from session b2b2b2b2"), "{c}");
+    assert!(c.contains("Other pending handoffs in this project (newest first): session 7f3c2a10"), "{c}");
+    assert!(c.contains("80% used"), "{c}");
+    // The next new session does not act on the one C claimed: it gets the other.
+    let d = start_in(&sandbox, D, "startup", &sandbox.project());
+    assert!(d.contains("a paused handoff from session 7f3c2a10"), "{d}");
+    assert!(d.contains(&format!("Files: .planning/handoffs/pending/{SESSION}/HANDOFF.json")), "{d}");
+}
+
+#[test]
+fn a_repository_without_planning_stays_clean_and_the_handoff_speaks_without_gsd() {
+    let sandbox = Sandbox::new();
+    let repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a\n")]);
+    std::fs::write(sandbox.project().join(".gitignore"), "target/\n").unwrap();
+    repo.commit_all("init");
+    let warning = critical_in(&sandbox, SESSION, &sandbox.project());
+    assert!(warning.contains("HANDOFF.json"), "{warning}");
+    assert!(handoff_path(&sandbox).is_file());
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(sandbox.project())
+        .env("HOME", sandbox.home())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "", "git status is clean");
+    assert_eq!(std::fs::read_to_string(sandbox.project().join(".gitignore")).unwrap(), "target/\n");
+    let exclude = std::fs::read_to_string(sandbox.project().join(".git/info/exclude")).unwrap();
+    assert!(exclude.contains("/.planning/HANDOFF.json"), "{exclude}");
+    let md = std::fs::read_to_string(sandbox.project().join(".planning/.continue-here.md")).unwrap();
+    assert!(md.contains("phase: no GSD phase") && md.contains("context: none"), "{md}");
+    assert!(!md.contains("/gsd:") && !md.contains("default"), "{md}");
+    let brief = start_in(&sandbox, NEXT, "startup", &sandbox.project());
+    assert!(brief.contains("Where: no GSD phase"), "{brief}");
+    assert!(!brief.contains("/gsd:") && !brief.contains("context default"), "{brief}");
+    // A GSD project that tracks .planning/ is left alone.
+    let gsd = Sandbox::new();
+    paused_project(&gsd);
+    let exclude = std::fs::read_to_string(gsd.project().join(".git/info/exclude")).unwrap_or_default();
+    assert!(!exclude.contains("baton"), "{exclude}");
+}

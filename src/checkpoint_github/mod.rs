@@ -149,7 +149,7 @@ impl Project {
     fn open(cwd: &Path, config: &Config) -> Result<Project, Failure> {
         let cwd =
             std::fs::canonicalize(cwd).map_err(|e| Failure::usage(format!("{}: {e}", cwd.display())))?;
-        let root = crate::gitx::project_root(&cwd);
+        let root = crate::gitx::project_dir(&cwd);
         let dir = config.handoff_dir();
         let json_path = root.join(&dir).join("HANDOFF.json");
         let json = HandoffDoc::read(&root, &dir).and_then(Result::ok).map(HandoffDoc::into_value);

@@ -313,6 +313,12 @@ pub fn to_handoff(restored: &Restored, origin: &Origin) -> Value {
             }
         })),
     );
+    // The record's own status is the task's (blocked, in progress, done…); the handoff
+    // itself is paused, so the next session can resume it once accepted.
+    baton.insert(
+        "task_status".into(),
+        Value::from(if s.status.is_empty() { "paused" } else { s.status.as_str() }),
+    );
     baton.insert("key_paths".into(), json!(s.key_paths));
     baton.insert("plan_path".into(), json!(s.plan_path));
     baton.insert("writer".into(), Value::from(concat!("baton ", env!("CARGO_PKG_VERSION"))));
@@ -325,7 +331,7 @@ pub fn to_handoff(restored: &Restored, origin: &Origin) -> Value {
         plan: stage.plan.as_deref().map(number_or_text).unwrap_or(Value::Null),
         task: stage.task,
         total_tasks: stage.total_tasks,
-        status: if s.status.is_empty() { "paused" } else { s.status.as_str() }.to_string(),
+        status: "paused".into(),
         completed_tasks: completed,
         blockers,
         decisions,

@@ -238,7 +238,14 @@ pub fn from_handoff(json: &Value, detected_plan: Option<&str>) -> State {
             .collect(),
     };
     State {
-        status: one_line(&text(&json[field::STATUS]).unwrap_or_else(|| "paused".into()), STATUS_MAX),
+        // A task restored from GitHub keeps the record's status beside GSD's "paused".
+        status: one_line(
+            &text(&json[field::STATUS])
+                .filter(|s| s != "paused")
+                .or_else(|| text(&json["baton"]["task_status"]))
+                .unwrap_or_else(|| "paused".into()),
+            STATUS_MAX,
+        ),
         stage: stage_text(json),
         next: one_line(json[field::NEXT_ACTION].as_str().unwrap_or_default(), NEXT_MAX),
         completed: completed(json),

@@ -197,7 +197,7 @@ fn list(cwd: &std::path::Path, json: bool) -> ExitStatus {
 
 fn prune(cwd: &std::path::Path, older_than: Option<std::time::Duration>) -> ExitStatus {
     let config = Config::load(Some(cwd));
-    let root = crate::gitx::project_root(cwd);
+    let root = crate::gitx::project_dir(cwd);
     let keep: Vec<String> = crate::handoff::doc::HandoffDoc::read(&root, &config.handoff_dir())
         .and_then(Result::ok)
         .and_then(|doc| doc.baton().checkpoint().reference)

@@ -151,7 +151,7 @@ fn show(found: &Found, json_out: bool) -> ExitStatus {
 }
 
 fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
-    let root = crate::gitx::project_root(cwd);
+    let root = crate::gitx::project_dir(cwd);
     let config = Config::load(Some(&root));
     let Some(found) = resume::find(&root, &config) else {
         let loose = resume::loose_continue_here(&root);

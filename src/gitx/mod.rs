@@ -112,6 +112,32 @@ pub fn project_root(cwd: &Path) -> PathBuf {
     Repo::discover(cwd).ok().flatten().map(|r| r.root().to_path_buf()).unwrap_or_else(|| cwd.to_path_buf())
 }
 
+/// The project a folder belongs to, as the handoff, the brief and the archive see it: the
+/// nearest folder holding a `.planning/` folder between `cwd` and the top of its work
+/// tree (a worktree's root counts as a top), else that top; outside a repository, the
+/// folder itself. A monorepo package with its own GSD project is its own project.
+pub fn project_dir(cwd: &Path) -> PathBuf {
+    match Repo::discover(cwd).ok().flatten() {
+        Some(repo) => nearest_planning(cwd, repo.root()),
+        None => cwd.to_path_buf(),
+    }
+}
+
+/// The nearest folder from `cwd` up to `top` (both included) that holds a real
+/// `.planning/` folder (not a symlink), else `top`. The result is `top` joined with the
+/// part below it, so it compares equal to other paths built from `top`.
+pub fn nearest_planning(cwd: &Path, top: &Path) -> PathBuf {
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let (start, top_c) = (canon(cwd), canon(top));
+    for dir in start.ancestors() {
+        let Ok(below) = dir.strip_prefix(&top_c) else { break };
+        if std::fs::symlink_metadata(dir.join(".planning")).is_ok_and(|m| m.is_dir()) {
+            return if below.as_os_str().is_empty() { top.to_path_buf() } else { top.join(below) };
+        }
+    }
+    top.to_path_buf()
+}
+
 /// The facts for the repository containing `cwd`; `Ok(None)` outside a repository.
 pub fn gather(cwd: &Path, since: Option<DateTime<Utc>>) -> Result<Option<GitFacts>, GitError> {
     match Repo::discover(cwd)? {

@@ -50,7 +50,7 @@ pub fn render(
 
     // Front matter.
     out.push_str("---\n");
-    let _ = writeln!(out, "context: {}", planning.kind.as_str());
+    let _ = writeln!(out, "context: {}", if planning.gsd { planning.kind.as_str() } else { "none" });
     let _ = writeln!(out, "phase: {}", planning.location);
     let _ = writeln!(out, "task: {}", summary.task.map(|t| t.to_string()).unwrap_or_else(|| "null".into()));
     let _ = writeln!(
@@ -240,6 +240,7 @@ fn current_state(json: &HandoffDoc, snapshot: &Snapshot, summary: &Summary) -> S
         _ => {}
     }
     lines.push(format!("{first}."));
+    lines.push(format!("Project: {}.", snapshot.project_words()));
     if let Some(why) = match &snapshot.git {
         super::model::Sourced::Missing(why) => Some(why),
         _ => None,
@@ -265,6 +266,9 @@ fn current_state(json: &HandoffDoc, snapshot: &Snapshot, summary: &Summary) -> S
                     names.join(", ").replace("PLAN.md", "SUMMARY.md")
                 ));
             }
+        }
+        None if !planning.gsd => {
+            lines.push("This project does not use GSD: no GSD phase.".into());
         }
         None if planning.kind == crate::planning::ContextKind::Default => {
             lines.push("No active phase, spike, sketch or deliberation was found in .planning/.".into());

@@ -9,6 +9,7 @@
 pub mod doc;
 pub mod markdown;
 pub mod model;
+pub mod quiet;
 pub mod store;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +55,12 @@ pub struct Outcome {
     /// was of a newer version (archived aside, untouched).
     pub problems: Vec<String>,
     pub handoff_id: String,
+    /// Another session's pending handoff moved from HANDOFF.json to its pending folder
+    /// (this one took its place): where it waits now.
+    pub displaced: Option<PathBuf>,
+    /// This handoff went to the session's pending folder, since HANDOFF.json holds
+    /// another session's pending one.
+    pub pending: bool,
 }
 
 fn since(facts: &Sourced<transcript::SessionFacts>) -> Option<DateTime<Utc>> {
@@ -94,7 +101,16 @@ pub enum WriteError {
 /// Gathers, writes and checkpoints a handoff.
 pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     let repo = Repo::discover(&request.cwd).unwrap_or(None);
-    let root = repo.as_ref().map(|r| r.root().to_path_buf()).unwrap_or_else(|| request.cwd.clone());
+    // The nearest GSD project between the event's folder and the top of the work tree.
+    let root = repo
+        .as_ref()
+        .map(|r| gitx::nearest_planning(&request.cwd, r.root()))
+        .unwrap_or_else(|| request.cwd.clone());
+    let project_rel = repo
+        .as_ref()
+        .and_then(|r| root.strip_prefix(r.root()).ok())
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     // Another writer of this project holding its lock past the deadline: no handoff,
     // and the hook says why, rather than wait for the host to kill it.
     let _lock = match store::project_lock_within(&root, store::PROJECT_LOCK_WAIT) {
@@ -132,16 +148,37 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         planning.continue_here = request.dir.join(".continue-here.md");
     }
 
-    let existing = store::read_existing(&root, &request.dir, &planning.continue_here);
+    // Where this session's handoff goes: GSD's HANDOFF.json, or this session's pending
+    // folder while another session's pending handoff is there (never buried).
+    let main = store::read_existing(&root, &request.dir, &planning.continue_here);
+    let main_json = main.json.clone();
+    let pending = store::pending_dir(&request.dir, &request.session_id);
+    let pending_md = pending.join(doc::CONTINUE_HERE);
+    let own_pending = store::read_existing(&root, &pending, &pending_md);
+    let takes_main = request.trigger != Trigger::PreCompact;
+    let mut displaced = None;
+    let placement = store::placement(&main, &own_pending, &request.session_id, takes_main);
+    let (dir, existing, disposition) = match placement {
+        store::Placement::Main(disposition) => (request.dir.clone(), main, disposition),
+        store::Placement::DisplaceThenMain => {
+            displaced = Some(store::displace(&root, &request.dir, &main).map_err(WriteError::Files)?);
+            (request.dir.clone(), store::Existing::default(), store::Disposition::Fresh)
+        }
+        store::Placement::OwnPending => {
+            let disposition = store::disposition(&own_pending, &request.session_id);
+            (pending, own_pending, disposition)
+        }
+    };
+    if dir != request.dir {
+        planning.continue_here = pending_md;
+    }
     let mut archived = vec![];
-    let disposition = store::disposition(&existing, &request.session_id);
     let previous = match disposition {
         store::Disposition::Refresh => Some(existing.clone()),
-        store::Disposition::Fresh => store::newest_archived(&root, &request.dir, &request.session_id),
+        store::Disposition::Fresh => store::newest_archived(&root, &dir, &request.session_id),
         store::Disposition::Archive => {
-            archived =
-                store::archive(&root, &request.dir, &existing, request.now).map_err(WriteError::Files)?;
-            store::newest_archived(&root, &request.dir, &request.session_id)
+            archived = store::archive(&root, &dir, &existing, request.now).map_err(WriteError::Files)?;
+            store::newest_archived(&root, &dir, &request.session_id)
         }
     };
     let previous_doc = previous.as_ref().and_then(|p| p.doc.clone());
@@ -178,7 +215,9 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         planning,
         transcript,
         id: id.clone(),
-        handoff_dir: request.dir.clone(),
+        handoff_dir: dir.clone(),
+        main_dir: request.dir.clone(),
+        project_rel: project_rel.clone(),
     };
     let planned = repo
         .as_ref()
@@ -186,7 +225,10 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         .map(|_| planned_checkpoint(request.checkpoint, &request.session_id));
     let mut handoff = model::build(&snapshot, previous_doc.as_ref(), &carried, planned.as_ref(), &root);
     // The GitHub issue the task is checkpointed to outlives any one handoff.
-    doc::carry_issue(existing.json.as_ref().or(previous_json.as_ref()), &mut handoff.json);
+    doc::carry_issue(
+        existing.json.as_ref().or(main_json.as_ref()).or(previous_json.as_ref()),
+        &mut handoff.json,
+    );
     // A same-session handoff whose .continue-here.md moved (the active phase changed):
     // the old one is this session's own (its id registered, its path validated), and
     // would only mislead.
@@ -198,20 +240,27 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         }
     }
     let (json_path, markdown_path) =
-        store::write_files(&root, &request.dir, &handoff.json, &handoff.continue_here, &handoff.markdown)
+        store::write_files(&root, &dir, &handoff.json, &handoff.continue_here, &handoff.markdown)
             .map_err(WriteError::Files)?;
+    if let Some(repo) = &repo {
+        quiet::exclude_untracked_planning(repo, &project_rel, &request.dir);
+    }
     let _ = store::register(&root, &id, &request.session_id, request.now);
 
     let (checkpoint, checkpoint_note) = match (&repo, request.checkpoint) {
         (_, Mode::Off) => (None, None),
         (None, _) => (None, Some("not a git repository: only the files were written".to_string())),
         (Some(repo), mode) => {
+            // Paths relative to the top of the work tree.
             let extra = vec![
                 (
-                    relative_slash(&request.dir.join("HANDOFF.json")),
+                    relative_slash(&project_rel.join(&dir).join("HANDOFF.json")),
                     std::fs::read(&json_path).unwrap_or_default(),
                 ),
-                (relative_slash(&handoff.continue_here), handoff.markdown.clone().into_bytes()),
+                (
+                    relative_slash(&project_rel.join(&handoff.continue_here)),
+                    handoff.markdown.clone().into_bytes(),
+                ),
             ];
             let message = commit_message(mode, request.trigger, &handoff.summary, request.figure.as_ref());
             let req = CheckpointRequest {
@@ -249,6 +298,8 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         archived,
         problems,
         handoff_id: id,
+        displaced,
+        pending: placement == store::Placement::OwnPending,
     })
 }
 

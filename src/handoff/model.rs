@@ -74,19 +74,39 @@ pub struct Snapshot {
     pub transcript: Sourced<SessionFacts>,
     /// The handoff id (random, kept across one session's refreshes).
     pub id: String,
-    /// The folder of HANDOFF.json, relative to the root (`.planning`).
+    /// The folder of HANDOFF.json, relative to the root (`.planning`, or a session's
+    /// pending folder `.planning/handoffs/pending/<session>`).
     pub handoff_dir: std::path::PathBuf,
+    /// The project's own handoff folder (`handoff.dir`, `.planning`), relative to the root.
+    pub main_dir: std::path::PathBuf,
+    /// The project folder relative to the top of the work tree (empty when it is the top;
+    /// `packages/web` for a GSD project in a monorepo package).
+    pub project_rel: std::path::PathBuf,
 }
 
 impl Snapshot {
     /// Whether `path` (relative to the root) is one of the handoff's own files, which
     /// are not the user's uncommitted work.
+    /// `path` is relative to the top of the work tree (as git names it).
     pub fn is_handoff_file(&self, path: &str) -> bool {
         let path = Path::new(path);
+        let path = path.strip_prefix(&self.project_rel).unwrap_or(path);
         path == self.handoff_dir.join("HANDOFF.json")
+            || path == self.main_dir.join("HANDOFF.json")
             || path == self.planning.continue_here
             || path.starts_with(self.handoff_dir.join("handoffs"))
+            || path.starts_with(self.main_dir.join("handoffs"))
             || path.file_name().is_some_and(|n| n == ".continue-here.md")
+    }
+
+    /// Which folder the handoff belongs to, in words: the top of the repository, or a
+    /// folder in it with its own GSD project.
+    pub fn project_words(&self) -> String {
+        if self.project_rel.as_os_str().is_empty() {
+            "the top of the repository".to_string()
+        } else {
+            format!("`{}` (its own .planning/ in this repository)", self.project_rel.display())
+        }
     }
 }
 
@@ -139,6 +159,15 @@ pub struct Summary {
     pub blockers: usize,
     pub human_actions: usize,
     pub next_action: String,
+    /// GSD is in use in the project (its words and commands apply).
+    pub gsd: bool,
+}
+
+impl Summary {
+    /// The kind of work, as a handoff names it: GSD's word, or `none` without GSD.
+    pub fn context_word(&self) -> &'static str {
+        if self.gsd { self.kind.as_str() } else { "none" }
+    }
 }
 
 /// Significant words of a text, for matching todos to commit subjects.
@@ -384,7 +413,17 @@ pub fn build(
     baton.insert("base_commit".into(), json!(git.and_then(|g| g.head_full.clone())));
     baton.insert("repo_state".into(), json!(git.map(|g| g.state.word())));
     baton.insert("continue_here".into(), Value::from(planning.continue_here.to_string_lossy().into_owned()));
-    baton.insert("context".into(), Value::from(planning.kind.as_str()));
+    baton.insert("context".into(), Value::from(if planning.gsd { planning.kind.as_str() } else { "none" }));
+    baton.insert("gsd".into(), Value::from(planning.gsd));
+    // Which folder this handoff belongs to, relative to the top of the work tree.
+    baton.insert(
+        "project_dir".into(),
+        Value::from(if snapshot.project_rel.as_os_str().is_empty() {
+            ".".to_string()
+        } else {
+            snapshot.project_rel.to_string_lossy().into_owned()
+        }),
+    );
     baton.insert("files_touched".into(), json!(files_touched));
     baton.insert(
         "background_processes".into(),
@@ -488,6 +527,7 @@ pub fn build(
         blockers: blockers.len(),
         human_actions: human_actions.len(),
         next_action,
+        gsd: planning.gsd,
     };
     let doc = HandoffDoc::from_object(out, root);
     let markdown = super::markdown::render(&doc, snapshot, &tasks, carried, &summary);

@@ -111,7 +111,127 @@ pub fn read_existing(root: &Path, dir: &Path, detected_md: &Path) -> Existing {
 }
 
 fn archive_dir(root: &Path, dir: &Path) -> PathBuf {
-    root.join(dir).join("handoffs")
+    root.join(main_dir_of(dir)).join("handoffs")
+}
+
+/// The project's handoff folder a folder belongs to: `dir` itself, or for a pending
+/// folder (`<dir>/handoffs/pending/<session>`) the `<dir>` above it.
+pub fn main_dir_of(dir: &Path) -> PathBuf {
+    let parts: Vec<_> = dir.components().map(|c| c.as_os_str().to_owned()).collect();
+    let n = parts.len();
+    if n >= 4 && parts[n - 3] == "handoffs" && parts[n - 2] == "pending" {
+        return parts[..n - 3].iter().collect();
+    }
+    dir.to_path_buf()
+}
+
+/// Where session `session_id`'s handoff sits while GSD's `<dir>/HANDOFF.json` holds
+/// another session's pending one: `<dir>/handoffs/pending/<session>/HANDOFF.json`
+/// (and its `.continue-here.md` beside it). Relative to the project folder.
+pub fn pending_dir(dir: &Path, session_id: &str) -> PathBuf {
+    dir.join("handoffs").join("pending").join(safe_name(session_id))
+}
+
+/// The pending folders under `<root>/<dir>` (relative to the root), by name. Only real
+/// folders whose name baton could have made.
+pub fn pending_dirs(root: &Path, dir: &Path) -> Vec<PathBuf> {
+    let base = dir.join("handoffs").join("pending");
+    let mut out: Vec<PathBuf> = std::fs::read_dir(root.join(&base))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| safe_name(name) == *name)
+                .map(|name| base.join(name))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Session `session_id`'s own handoff in the project at `root`, wherever it sits (GSD's
+/// `<dir>/HANDOFF.json`, or its pending folder): the path of its HANDOFF.json. This is
+/// where a PreCompact snapshot of that session is found.
+pub fn session_handoff_path(root: &Path, dir: &Path, session_id: &str) -> Option<PathBuf> {
+    [dir.to_path_buf(), pending_dir(dir, session_id)].into_iter().find_map(|d| {
+        let path = root.join(&d).join("HANDOFF.json");
+        let raw = fsx::read_limited(&path, doc::READ_LIMIT).ok()?;
+        let parsed = HandoffDoc::parse_in(&raw, root, Some(&d)).ok()?;
+        (parsed.baton().session_id() == Some(session_id)).then_some(path)
+    })
+}
+
+/// Where a new handoff of a session goes. Pure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// GSD's `<dir>/HANDOFF.json`, with what happens to the one there.
+    Main(Disposition),
+    /// Move the other session's pending handoff from `<dir>/HANDOFF.json` to its own
+    /// pending folder, then write this one there (a critical or manual pause).
+    DisplaceThenMain,
+    /// This session's pending folder (refreshing what is there, if anything).
+    OwnPending,
+}
+
+impl Existing {
+    /// A handoff baton wrote for another session that has not been closed: it must not
+    /// be buried under a different session's handoff.
+    pub fn pending_of_other(&self, session_id: &str) -> bool {
+        self.doc.as_ref().is_some_and(|d| d.writable() && d.is_paused())
+            && self.session().is_some_and(|s| s != session_id && fsx::valid_session_id(s))
+    }
+}
+
+/// Decides where session `session_id`'s new handoff goes. `takes_main`: a critical or
+/// manual pause (GSD's HANDOFF.json is the newest of those); a compaction snapshot
+/// never takes the place of another session's pending handoff. A session's handoff
+/// stays where it is when refreshed, so refreshing never moves or archives another's.
+pub fn placement(main: &Existing, own_pending: &Existing, session_id: &str, takes_main: bool) -> Placement {
+    let main_disposition = disposition(main, session_id);
+    if main_disposition == Disposition::Refresh {
+        return Placement::Main(Disposition::Refresh);
+    }
+    if own_pending.session() == Some(session_id) && own_pending.writable() {
+        return Placement::OwnPending;
+    }
+    match main_disposition {
+        Disposition::Fresh => Placement::Main(Disposition::Fresh),
+        _ if main.pending_of_other(session_id) => {
+            if takes_main {
+                Placement::DisplaceThenMain
+            } else {
+                Placement::OwnPending
+            }
+        }
+        other => Placement::Main(other),
+    }
+}
+
+/// Moves another session's pending handoff out of `<dir>/HANDOFF.json` into its pending
+/// folder (its `.continue-here.md` beside it: moved when baton wrote it, else copied).
+/// Returns the new HANDOFF.json path.
+pub fn displace(root: &Path, dir: &Path, existing: &Existing) -> Result<PathBuf, String> {
+    let session = existing.session().ok_or("the handoff names no session")?;
+    let mut handoff = existing.doc.clone().ok_or("the handoff does not parse")?;
+    let target = pending_dir(dir, session);
+    let folder = root.join(&target);
+    fsx::ensure_dir(&folder, false).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    let md_rel = target.join(doc::CONTINUE_HERE);
+    if let (Some(text), Some(rel)) = (&existing.markdown, &existing.markdown_path) {
+        fsx::write_atomic(&root.join(&md_rel), text.as_bytes(), fsx::WriteOptions::USER)
+            .map_err(|e| format!("cannot move {}: {e}", rel.display()))?;
+        if existing.owned && plausible_markdown(root, rel) {
+            let _ = std::fs::remove_file(root.join(rel));
+        }
+        handoff.edit_baton(|baton| {
+            baton.insert("continue_here".into(), Value::from(md_rel.to_string_lossy().into_owned()));
+        });
+    }
+    let json_path = folder.join("HANDOFF.json");
+    rewrite_json(&json_path, &handoff.to_value())?;
+    Ok(json_path)
 }
 
 /// A file-name-safe stamp: `20261130T054012Z`.
@@ -407,6 +527,24 @@ mod tests {
         let orphan_md =
             Existing { markdown: Some("x".into()), markdown_path: Some("a.md".into()), ..Default::default() };
         assert_eq!(disposition(&orphan_md, "s"), Disposition::Archive);
+    }
+
+    #[test]
+    fn placement_never_buries_another_sessions_pending_handoff() {
+        let paused = |s: &str| existing(Some(json!({"status": "paused", "baton": {"session_id": s}})));
+        let none = Existing::default();
+        assert_eq!(placement(&none, &none, "a", true), Placement::Main(Disposition::Fresh));
+        assert_eq!(placement(&paused("a"), &none, "a", false), Placement::Main(Disposition::Refresh));
+        assert_eq!(placement(&paused("b"), &none, "a", true), Placement::DisplaceThenMain);
+        assert_eq!(placement(&paused("b"), &none, "a", false), Placement::OwnPending);
+        // A session's own pending handoff is refreshed where it is.
+        assert_eq!(placement(&paused("b"), &paused("a"), "a", true), Placement::OwnPending);
+        assert_eq!(placement(&none, &paused("a"), "a", true), Placement::OwnPending);
+        // What baton did not write (no session) is archived as before.
+        let gsd = existing(Some(json!({"status": "paused"})));
+        assert_eq!(placement(&gsd, &none, "a", true), Placement::Main(Disposition::Archive));
+        assert_eq!(main_dir_of(&pending_dir(Path::new(".planning"), "a")), Path::new(".planning"));
+        assert_eq!(main_dir_of(Path::new(".planning")), Path::new(".planning"));
     }
 
     #[test]
