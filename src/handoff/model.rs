@@ -386,6 +386,7 @@ pub fn build(
     baton.insert("continue_here".into(), Value::from(planning.continue_here.to_string_lossy().into_owned()));
     baton.insert("context".into(), Value::from(planning.kind.as_str()));
     baton.insert("files_touched".into(), json!(files_touched));
+    baton.insert("user_words".into(), json!(facts.map(|f| f.user_words.clone()).unwrap_or_default()));
     baton.insert(
         "background_processes".into(),
         json!(

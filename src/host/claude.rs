@@ -40,6 +40,10 @@ pub const EVENTS: &[EventSpec] = &[
     EventSpec::new("SessionStart", None),
     EventSpec::new("PreCompact", None),
     EventSpec::new("SessionEnd", None),
+    // The compaction audit: PostCompact reads the summary, the next UserPromptSubmit (or
+    // PostToolUse) carries what it dropped.
+    EventSpec::new("PostCompact", None),
+    EventSpec::new("UserPromptSubmit", None),
 ];
 
 /// The windows Claude Code's models use, smallest first.

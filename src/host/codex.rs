@@ -30,6 +30,8 @@ pub const EVENTS: &[EventSpec] = &[
     EventSpec::new("SessionStart", None),
     EventSpec::new("PreCompact", None),
     EventSpec { name: "SessionEnd", matcher: None, timeout: Some(3) },
+    // The compaction audit: a mid-turn compaction's brief rides the next PostToolUse.
+    EventSpec::new("PostCompact", None),
 ];
 
 /// Windows of the models Codex runs, smallest first.

@@ -12,6 +12,10 @@ pub enum Event {
     PostToolUse,
     SessionStart,
     PreCompact,
+    /// After a compaction (Claude Code: with `compact_summary`; Codex: nothing to read).
+    PostCompact,
+    /// A turn's start (Claude Code, Codex).
+    UserPromptSubmit,
     /// The session is over (Claude Code, Gemini CLI).
     SessionEnd,
     /// Any other named event: baton prints nothing for it.
@@ -45,6 +49,9 @@ pub struct HookInput {
     /// Codex only.
     #[serde(deserialize_with = "text")]
     pub turn_id: Option<String>,
+    /// PostCompact (Claude Code): the summary as the host wrote it.
+    #[serde(deserialize_with = "text")]
+    pub compact_summary: Option<String>,
     /// Gemini only (an ISO time).
     #[serde(deserialize_with = "text")]
     pub timestamp: Option<String>,
@@ -66,6 +73,8 @@ impl HookInput {
             Some("SessionStart") => Event::SessionStart,
             Some("SessionEnd") => Event::SessionEnd,
             Some("PreCompact") | Some("PreCompress") => Event::PreCompact,
+            Some("PostCompact") => Event::PostCompact,
+            Some("UserPromptSubmit") => Event::UserPromptSubmit,
             Some(other) => Event::Other(other.to_string()),
             None if gemini_key_set => Event::PostToolUse,
             None => Event::Missing,
