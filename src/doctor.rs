@@ -1286,7 +1286,7 @@ mod tests {
     fn codex_trust_is_reported_with_its_fix() {
         let settings = installed(Host::Codex, json!({}), THIS);
         let hooks = codex_trust::baton_hooks(&settings, "/codex-user");
-        assert_eq!(hooks.len(), 4);
+        assert_eq!(hooks.len(), 5);
         let trusted: String = hooks
             .iter()
             .map(|h| format!("[hooks.state.\"{}\"]\ntrusted_hash = \"{}\"\n", h.key, h.hash))

@@ -197,7 +197,9 @@ fn post_compact(call: &Call) {
         }
         return;
     }
-    let (Some(summary), Some(cwd)) = (call.input.compact_summary.as_deref(), call.cwd.as_deref()) else { return };
+    let (Some(summary), Some(cwd)) = (call.input.compact_summary.as_deref(), call.cwd.as_deref()) else {
+        return;
+    };
     let root = crate::gitx::project_root(cwd);
     let dir = call.config.handoff_dir();
     let Some(snapshot) = audit::own_snapshot(&root, &dir, session) else { return };
@@ -262,7 +264,8 @@ fn pre_compact(call: &Call) -> Option<Envelope> {
     }
     let window = figure.as_ref().and_then(|f| f.window_tokens);
     let used = figure.as_ref().and_then(|f| {
-        f.used_tokens.or_else(|| window.map(|w| ((100.0 - f.remaining_pct) / 100.0 * w as f64).round() as u64))
+        f.used_tokens
+            .or_else(|| window.map(|w| ((100.0 - f.remaining_pct) / 100.0 * w as f64).round() as u64))
     });
     let hold = audit::decide_hold(&audit::HoldFacts {
         host: call.host,

@@ -439,18 +439,45 @@ const AUDITED: &str = "4c1b4529-34de-44e7-a678-dba5d900e0f0";
 fn audited_transcript(project: &Path, dest: &Path) -> std::path::PathBuf {
     let cwd = project.to_string_lossy();
     let line = |v: Value| v.to_string();
-    let user = |uuid: &str, text: &str| line(json!({"type": "user", "uuid": uuid, "timestamp": "2026-11-30T10:00:01.000Z", "sessionId": AUDITED, "cwd": cwd, "isSidechain": false, "message": {"role": "user", "content": text}}));
-    let assistant = |uuid: &str, id: &str, content: Value, tokens: u64| line(json!({"type": "assistant", "uuid": uuid, "timestamp": "2026-11-30T10:00:02.000Z", "sessionId": AUDITED, "cwd": cwd, "isSidechain": false, "message": {"model": "claude-sonnet-4-5-20250929", "id": id, "type": "message", "role": "assistant", "content": content, "usage": {"input_tokens": tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 50}}}));
-    let result = |uuid: &str, id: &str, text: &str, error: bool| line(json!({"type": "user", "uuid": uuid, "timestamp": "2026-11-30T10:00:03.000Z", "sessionId": AUDITED, "cwd": cwd, "isSidechain": false, "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": text, "is_error": error}]}}));
+    let user = |uuid: &str, text: &str| {
+        line(
+            json!({"type": "user", "uuid": uuid, "timestamp": "2026-11-30T10:00:01.000Z", "sessionId": AUDITED, "cwd": cwd, "isSidechain": false, "message": {"role": "user", "content": text}}),
+        )
+    };
+    let assistant = |uuid: &str, id: &str, content: Value, tokens: u64| {
+        line(
+            json!({"type": "assistant", "uuid": uuid, "timestamp": "2026-11-30T10:00:02.000Z", "sessionId": AUDITED, "cwd": cwd, "isSidechain": false, "message": {"model": "claude-sonnet-4-5-20250929", "id": id, "type": "message", "role": "assistant", "content": content, "usage": {"input_tokens": tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 50}}}),
+        )
+    };
+    let result = |uuid: &str, id: &str, text: &str, error: bool| {
+        line(
+            json!({"type": "user", "uuid": uuid, "timestamp": "2026-11-30T10:00:03.000Z", "sessionId": AUDITED, "cwd": cwd, "isSidechain": false, "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": text, "is_error": error}]}}),
+        )
+    };
     let lines = [
         user("u1", "Add refund rounding to the billing service."),
-        assistant("a1", "m1", json!([{"type": "tool_use", "id": "t1", "name": "TodoWrite", "input": {"todos": [
+        assistant(
+            "a1",
+            "m1",
+            json!([{"type": "tool_use", "id": "t1", "name": "TodoWrite", "input": {"todos": [
             {"content": "Write the rounding helper", "status": "completed", "activeForm": "Writing"},
-            {"content": "Add a regression test for refunds", "status": "pending", "activeForm": "Adding"}]}}]), 90_000),
+            {"content": "Add a regression test for refunds", "status": "pending", "activeForm": "Adding"}]}}]),
+            90_000,
+        ),
         result("r1", "t1", "Todos updated", false),
         user("u2", "Never touch the legacy invoices module; amounts stay in cents."),
-        assistant("a2", "m2", json!([{"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "pytest tests/test_refunds.py"}}]), 100_000),
-        result("r2", "t2", "FAILED tests/test_refunds.py::test_rounding - AssertionError: 10.005 != 10.01", true),
+        assistant(
+            "a2",
+            "m2",
+            json!([{"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "pytest tests/test_refunds.py"}}]),
+            100_000,
+        ),
+        result(
+            "r2",
+            "t2",
+            "FAILED tests/test_refunds.py::test_rounding - AssertionError: 10.005 != 10.01",
+            true,
+        ),
         user("u3", "Fix the rounding so the test passes."),
         assistant("a3", "m3", json!([{"type": "text", "text": "The rounding is off by one cent."}]), 110_000),
     ];
@@ -484,7 +511,10 @@ fn pre_compact_holds_an_automatic_compaction_once_when_its_snapshot_is_missing_n
     assert!(held.status.success());
     let answer: Value = serde_json::from_slice(&held.stdout).expect("one JSON object");
     assert_eq!(answer["decision"], "block", "{answer}");
-    assert!(answer["reason"].as_str().unwrap().contains("snapshot of this session is not written"), "{answer}");
+    assert!(
+        answer["reason"].as_str().unwrap().contains("snapshot of this session is not written"),
+        "{answer}"
+    );
     assert_eq!(answer.as_object().unwrap().len(), 2, "nothing but decision and reason: {answer}");
     let again = sandbox.hook(&auto);
     assert!(again.status.success() && again.stdout.is_empty(), "never held twice");
@@ -558,7 +588,10 @@ fn post_compact_gives_the_next_context_point_exactly_what_the_summary_dropped() 
     let report = sandbox.run(&["report", "--transcript", &transcript_arg, "--json"], b"");
     let report: Value = serde_json::from_slice(&report.stdout).expect("report JSON");
     let audits = report["compaction_audits"].as_array().expect("compaction_audits");
-    assert_eq!((audits.len(), audits[0]["kept"].as_u64(), audits[0]["total"].as_u64()), (1, Some(3), Some(5)));
+    assert_eq!(
+        (audits.len(), audits[0]["kept"].as_u64(), audits[0]["total"].as_u64()),
+        (1, Some(3), Some(5))
+    );
     let text = common::stdout(&sandbox.run(&["report", "--transcript", &transcript_arg], b""));
     assert!(text.contains("the summary kept 3 of 5 facts"), "{text}");
 }
@@ -578,8 +611,9 @@ fn without_a_post_compact_the_brief_rides_the_next_tool_call() {
 #[test]
 fn codex_gives_the_compact_brief_in_the_turn_it_compacted_in() {
     let sandbox = Sandbox::new();
-    let (_repo, transcript) = audited_project(&sandbox);
-    // A Claude-format snapshot serves here: what matters is the turn the brief rides.
+    let (_repo, _) = audited_project(&sandbox);
+    // Codex's SessionStart has no turn_id: the rollout's name says it is Codex.
+    let transcript = sandbox.home().join(format!("rollout-2026-11-30T16-18-29-{AUDITED}.jsonl"));
     let session = AUDITED;
     let codex = |name: &str, extra: Value| {
         let mut event = json!({"session_id": session, "turn_id": "turn-1", "transcript_path": transcript, "cwd": sandbox.project(), "hook_event_name": name, "model": "gpt-5-codex"});

@@ -173,11 +173,11 @@ pub fn snapshot_facts(handoff: &HandoffDoc) -> Vec<Fact> {
 
 /// Words too common to tell one fact from another.
 const COMMON: &[&str] = &[
-    "about", "after", "again", "also", "always", "before", "being", "continue", "could", "does", "done", "each", "from",
-    "have", "here", "into", "just", "keep", "last", "like", "make", "more", "must", "need", "never", "only", "other",
-    "please", "should", "some", "such", "than", "that", "their", "them", "then", "there", "these", "they",
-    "this", "those", "through", "used", "using", "very", "want", "were", "what", "when", "where", "which",
-    "while", "will", "with", "would", "your",
+    "about", "after", "again", "also", "always", "before", "being", "continue", "could", "does", "done",
+    "each", "from", "have", "here", "into", "just", "keep", "last", "like", "make", "more", "must", "need",
+    "never", "only", "other", "please", "should", "some", "such", "than", "that", "their", "them", "then",
+    "there", "these", "they", "this", "those", "through", "used", "using", "very", "want", "were", "what",
+    "when", "where", "which", "while", "will", "with", "would", "your",
 ];
 
 /// Lower case, and every character but letters, digits and `/ . _ - :` made a space.
@@ -217,7 +217,9 @@ pub fn anchors(text: &str) -> Anchors {
     for token in tokens(&normalised) {
         let list = if is_distinctive(token) {
             &mut anchors.names
-        } else if token.chars().count() >= 4 && token.chars().all(char::is_alphanumeric) && !COMMON.contains(&token)
+        } else if token.chars().count() >= 4
+            && token.chars().all(char::is_alphanumeric)
+            && !COMMON.contains(&token)
         {
             &mut anchors.words
         } else {
@@ -505,7 +507,12 @@ pub fn record(session_id: &str, record: AuditRecord, note: Option<String>) {
 
 /// Writes "the summary kept N of M facts" into the snapshot's `baton.compaction_audit`
 /// (under the project's lock, as every rewrite of the handoff).
-pub fn record_in_handoff(root: &Path, dir: &Path, session_id: &str, record: &AuditRecord) -> Result<(), String> {
+pub fn record_in_handoff(
+    root: &Path,
+    dir: &Path,
+    session_id: &str,
+    record: &AuditRecord,
+) -> Result<(), String> {
     let _lock = super::store::project_lock(root);
     let Some(found) = HandoffDoc::read(root, dir) else { return Err("no handoff".into()) };
     let mut handoff = found.map_err(|e| e.to_string())?;
@@ -551,8 +558,12 @@ mod tests {
     fn holds_once_an_automatic_compaction_without_its_snapshot() {
         use SnapshotState::*;
         let c = HostKind::Claude;
-        assert!(matches!(hold(c, "auto", Missing, false, Some(150_000)), Hold::Hold(r) if r.contains("not written")));
-        assert!(matches!(hold(c, "auto", CriticalBusy, false, Some(150_000)), Hold::Hold(r) if r.contains("CRITICAL")));
+        assert!(
+            matches!(hold(c, "auto", Missing, false, Some(150_000)), Hold::Hold(r) if r.contains("not written"))
+        );
+        assert!(
+            matches!(hold(c, "auto", CriticalBusy, false, Some(150_000)), Hold::Hold(r) if r.contains("CRITICAL"))
+        );
         assert_eq!(hold(c, "auto", Missing, true, Some(150_000)), Hold::LetGo, "never twice");
         assert_eq!(hold(c, "manual", Missing, false, Some(150_000)), Hold::LetGo, "never a /compact");
         assert_eq!(hold(c, "auto", Written, false, Some(150_000)), Hold::LetGo);
@@ -605,7 +616,11 @@ mod tests {
         // A command by its distinctive names.
         assert!(kept(FactKind::Failure, "cargo test --test refunds_rounding", "refunds_rounding fails"));
         // Words: two thirds, plurals alike, common words left out.
-        assert!(kept(FactKind::Todo, "Add a regression test for refunds", "open: regression tests for refund"));
+        assert!(kept(
+            FactKind::Todo,
+            "Add a regression test for refunds",
+            "open: regression tests for refund"
+        ));
         assert!(!kept(FactKind::Todo, "Add a regression test for refunds", "open: a test"));
         assert!(kept(FactKind::UserWords, "do not use unwrap", "the user said: no unwrap calls"));
         assert!(!kept(FactKind::UserWords, "Keep the public API stable, never rename exports", "API work"));

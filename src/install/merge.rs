@@ -653,7 +653,7 @@ mod tests {
                 "statusLine": {"type": "command", "command": "/opt/baton/bin/baton statusline", "padding": 0}
             })
         );
-        assert_eq!(out.changes.len(), 6);
+        assert_eq!(out.changes.len(), 8);
         assert_eq!(
             out.record.created,
             vec![
@@ -663,6 +663,8 @@ mod tests {
                 "/hooks/SessionStart",
                 "/hooks/PreCompact",
                 "/hooks/SessionEnd",
+                "/hooks/PostCompact",
+                "/hooks/UserPromptSubmit",
                 "/statusLine"
             ]
         );
@@ -680,7 +682,7 @@ mod tests {
         assert!(gemini.get("statusLine").is_none(), "Gemini CLI has no statusline");
         let codex = round_trip(&json!({}), &plan(Host::Codex)).settings;
         let events: Vec<&String> = codex["hooks"].as_object().unwrap().keys().collect();
-        assert_eq!(events, ["PostToolUse", "SessionStart", "PreCompact", "SessionEnd"]);
+        assert_eq!(events, ["PostToolUse", "SessionStart", "PreCompact", "SessionEnd", "PostCompact"]);
         assert_eq!(codex["hooks"]["PostToolUse"][0]["hooks"][0]["timeout"], json!(10));
         // Codex clamps SessionEnd hooks to 3 s (and warns about more).
         assert_eq!(codex["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], json!(3));
@@ -713,9 +715,22 @@ mod tests {
         let added: Vec<String> = out.changes.iter().map(ToString::to_string).collect();
         assert_eq!(
             added,
-            ["+ PostToolUseFailure: /opt/baton/bin/baton hook", "+ SessionEnd: /opt/baton/bin/baton hook"]
+            [
+                "+ PostToolUseFailure: /opt/baton/bin/baton hook",
+                "+ SessionEnd: /opt/baton/bin/baton hook",
+                "+ PostCompact: /opt/baton/bin/baton hook",
+                "+ UserPromptSubmit: /opt/baton/bin/baton hook"
+            ]
         );
-        for event in ["PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "SessionEnd"] {
+        for event in [
+            "PostToolUse",
+            "PostToolUseFailure",
+            "SessionStart",
+            "PreCompact",
+            "SessionEnd",
+            "PostCompact",
+            "UserPromptSubmit",
+        ] {
             assert_eq!(out.settings["hooks"][event].as_array().unwrap().len(), 1, "{event}");
         }
         assert!(out.record.created.contains(&"/hooks/SessionEnd".to_string()));
@@ -853,6 +868,8 @@ mod tests {
                 "/hooks/SessionStart",
                 "/hooks/PreCompact",
                 "/hooks/SessionEnd",
+                "/hooks/PostCompact",
+                "/hooks/UserPromptSubmit",
                 "/statusLine"
             ]
         );

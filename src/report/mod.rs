@@ -236,7 +236,10 @@ impl Report {
         config: &Config,
     ) -> Report {
         let audits = session_id.as_deref().map(|s| crate::handoff::audit::load(s).audits).unwrap_or_default();
-        Report { compaction_audits: audits, ..Report::build(usage, transcript, session_id, &Sizing::from_config(config)) }
+        Report {
+            compaction_audits: audits,
+            ..Report::build(usage, transcript, session_id, &Sizing::from_config(config))
+        }
     }
 
     /// The report for a session read from `transcript`. Pure, but for the compaction

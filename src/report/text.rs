@@ -181,7 +181,8 @@ pub fn render(report: &Report, colour: bool, columns: usize) -> String {
     }
     for audit in &report.compaction_audits {
         let dropped: Vec<String> = audit.dropped.iter().map(|f| format!("“{}”", f.text)).collect();
-        let dropped = if dropped.is_empty() { String::new() } else { format!("; dropped {}", dropped.join(", ")) };
+        let dropped =
+            if dropped.is_empty() { String::new() } else { format!("; dropped {}", dropped.join(", ")) };
         let _ = writeln!(out, "  audit {}: {}{dropped}", audit.at, audit.words());
     }
 

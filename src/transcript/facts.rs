@@ -583,8 +583,24 @@ pub const USER_WORDS_CHARS: usize = 500;
 
 /// Words that make a request a correction or a constraint the agent must keep to.
 const CONSTRAINT_MARKS: &[&str] = &[
-    "don't", "do not", "dont", "never", "always", "must", "instead", "no,", "not ", "stop", "only", "keep",
-    "avoid", "without", "make sure", "remember", "wrong", "rather",
+    "don't",
+    "do not",
+    "dont",
+    "never",
+    "always",
+    "must",
+    "instead",
+    "no,",
+    "not ",
+    "stop",
+    "only",
+    "keep",
+    "avoid",
+    "without",
+    "make sure",
+    "remember",
+    "wrong",
+    "rather",
 ];
 
 /// A request that corrects the agent or sets a rule (pure): it has one of
