@@ -13,6 +13,12 @@
 //!   marks older figures as history; it prints nothing (the host accepts no context).
 //!   Gemini CLI fires PreCompress before every model call: only one at or past its
 //!   compression point counts;
+//!   On Claude Code an automatic compaction whose snapshot could not be written is held
+//!   once (`{"decision":"block"}`, [`audit::decide_hold`]);
+//! - PostCompact audits the summary against the snapshot ([`audit`]); what it dropped is
+//!   given at the next UserPromptSubmit or PostToolUse of the session (the compact brief
+//!   of Claude Code's SessionStart(compact) waits there too, replaced by the audit's note;
+//!   on Codex the brief also rides the next PostToolUse of a turn a compaction fired in);
 //! - SessionEnd notes that the session is over, so no resume brief calls it active.
 //!
 //! Every other event is silent. The project folder is resolved once per call. The caller
@@ -23,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::gitx::Mode;
+use crate::handoff::audit::{self, Point, SnapshotState};
 use crate::handoff::{self, Trigger};
 use crate::host::{Envelope, Event, HookInput, HostKind, gemini};
 use crate::monitor::{Cadence, CheckpointWords, HandoffWords, Moment, SavedHandoff, SessionRef, Step};
@@ -122,11 +129,19 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         return None;
     }
     match event {
-        Event::PostToolUse => monitor_event(&call, Cadence::ToolCall),
-        Event::ToolBatch => monitor_event(&call, Cadence::Batch),
-        Event::TurnStart => monitor_event(&call, Cadence::TurnStart),
+        Event::PostToolUse => {
+            let note = audit_note(&call, Point::ToolUse { turn_id: input.turn_id.as_deref() });
+            with_note(monitor_text(&call, Cadence::ToolCall), note).map(|text| call.envelope(&text))
+        }
+        Event::ToolBatch => monitor_text(&call, Cadence::Batch).map(|text| call.envelope(&text)),
+        Event::TurnStart => {
+            let note = audit_note(&call, Point::UserPrompt);
+            with_note(monitor_text(&call, Cadence::TurnStart), note).map(|text| call.envelope(&text))
+        }
         // Codex's Stop accepts no context (only `decision: "block"`): never answered there.
-        Event::Stop if call.host == HostKind::Claude => monitor_event(&call, Cadence::Stop),
+        Event::Stop if call.host == HostKind::Claude => {
+            monitor_text(&call, Cadence::Stop).map(|text| call.envelope(&text))
+        }
         Event::Stop => None,
         Event::SubagentStop => {
             let (Some(session), Some(agent)) = (call.session(), input.agent_id.as_deref()) else {
@@ -141,10 +156,27 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
             let session = call.session()?;
             let cwd = call.cwd.as_deref()?;
             let text = resume::session_start(cwd, session, input.source.as_deref(), &call.config)?;
+            if input.source.as_deref() == Some("compact") {
+                match call.host {
+                    // The audit at PostCompact says what the summary dropped; the brief
+                    // waits in case it never comes.
+                    HostKind::Claude => {
+                        audit::leave_brief(session, &text);
+                        return None;
+                    }
+                    // Given now it reaches the model a turn late after a mid-turn
+                    // compaction: it also rides that turn's next PostToolUse.
+                    HostKind::Codex => {
+                        audit::leave_turn_brief(session, &text);
+                    }
+                    HostKind::Gemini => {}
+                }
+            }
             Some(call.envelope(&text))
         }
-        Event::PreCompact => {
-            pre_compact(&call);
+        Event::PreCompact => pre_compact(&call),
+        Event::PostCompact => {
+            post_compact(&call);
             None
         }
         Event::SessionEnd => {
@@ -157,8 +189,9 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
     }
 }
 
-/// Runs the monitor for an event that can carry context, and carries out its step.
-fn monitor_event(call: &Call, cadence: Cadence) -> Option<Envelope> {
+/// Runs the monitor for an event that can carry context, carries out its step, and
+/// returns the words for the agent.
+fn monitor_text(call: &Call, cadence: Cadence) -> Option<String> {
     let session = call.context_ref(cadence)?;
     let warning = monitor::check(&session, &call.config, metrics::now_unix())?;
     let handoff = match warning.step(call.config.handoff_auto(), call.config.auto_checkpoint()) {
@@ -166,7 +199,61 @@ fn monitor_event(call: &Call, cadence: Cadence) -> Option<Envelope> {
         Step::HoldBack => HandoffWords::HeldBack,
         Step::Handoff(mode) => critical_handoff(call, &warning, mode),
     };
-    Some(call.envelope(&warning.text(&handoff)))
+    Some(warning.text(&handoff))
+}
+
+/// The warning and the audit's note in one context: the warning first.
+fn with_note(warning: Option<String>, note: Option<String>) -> Option<String> {
+    match (warning, note) {
+        (Some(warning), Some(note)) => Some(format!("{warning}\n\n{note}")),
+        (warning, note) => warning.or(note),
+    }
+}
+
+/// The compaction audit's note waiting for this context point, if any: never in a
+/// subagent's context (its events carry the parent's session).
+fn audit_note(call: &Call, point: Point) -> Option<String> {
+    if call.input.agent_id.is_some() {
+        return None;
+    }
+    audit::take_pending(call.session()?, point)
+}
+
+/// After a compaction. Claude Code: compares its summary with the PreCompact snapshot,
+/// leaves what it dropped for the next context point and records "kept N of M" (state,
+/// handoff). Codex sends no summary and accepts no context: its PostCompact names the
+/// turn an automatic compaction fired in, so the compact brief rides that turn.
+fn post_compact(call: &Call) {
+    let Some(session) = call.session() else { return };
+    if call.host == HostKind::Codex {
+        if let (Some("auto"), Some(turn)) = (call.input.trigger.as_deref(), call.input.turn_id.as_deref()) {
+            audit::note_compacted_in_turn(session, turn);
+            if let Some(brief) = call
+                .cwd
+                .as_deref()
+                .and_then(|cwd| resume::session_start(cwd, session, Some("compact"), &call.config))
+            {
+                audit::leave_turn_brief(session, &brief);
+            }
+        }
+        return;
+    }
+    let (Some(summary), Some(cwd)) = (call.input.compact_summary.as_deref(), call.cwd.as_deref()) else {
+        return;
+    };
+    let root = crate::gitx::project_root(cwd);
+    let dir = call.config.handoff_dir();
+    let Some(snapshot) = audit::own_snapshot(&root, &dir, session) else { return };
+    let result = audit::audit(&audit::snapshot_facts(&snapshot), summary);
+    let record = audit::AuditRecord {
+        at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        trigger: call.input.trigger.clone(),
+        kept: result.kept.len(),
+        total: result.total(),
+        dropped: result.dropped.clone(),
+    };
+    let _ = audit::record_in_handoff(&root, &dir, session, &record);
+    audit::record(session, record, audit::dropped_note(&result));
 }
 
 /// Whether a PreCompact is a real compaction (pure over what was read). Gemini CLI fires
@@ -184,19 +271,21 @@ fn is_real_compaction(call: &Call, figure: Option<&metrics::Figure>) -> bool {
 }
 
 /// Before a compaction: refresh the handoff (the summary loses detail), then restart
-/// the session's debounce and mark every figure up to now as history.
-fn pre_compact(call: &Call) {
+/// the session's debounce and mark every figure up to now as history. On Claude Code a
+/// compaction whose snapshot could not be written is held once ([`audit::decide_hold`]).
+fn pre_compact(call: &Call) -> Option<Envelope> {
     // A subagent's compaction is not the session's: its handoff is the parent's to write.
     if call.input.agent_id.is_some() {
-        return;
+        return None;
     }
-    let (Some(session), Some(session_ref)) = (call.session(), call.session_ref()) else { return };
+    let (Some(session), Some(session_ref)) = (call.session(), call.session_ref()) else { return None };
     let now = metrics::now_unix();
     let figure = monitor::current_figure(&session_ref, &call.config, call.config.stale_seconds(), now)
         .map(|(found, _)| found.figure);
     if !is_real_compaction(call, figure.as_ref()) {
-        return;
+        return None;
     }
+    let mut snapshot = SnapshotState::NotWanted;
     if let (Some(cwd), true) = (call.cwd.clone(), call.config.handoff_auto()) {
         let request = handoff::Request {
             trigger: Trigger::PreCompact,
@@ -204,16 +293,41 @@ fn pre_compact(call: &Call) {
             cwd,
             transcript_path: call.input.transcript_path.as_deref().map(PathBuf::from),
             transcript_format: call.transcript_format(),
-            figure,
+            figure: figure.clone(),
             checkpoint: Mode::Ref,
             dir: call.config.handoff_dir(),
             now: chrono::Utc::now(),
         };
-        if let Ok(outcome) = handoff::write(&request) {
-            push_to_github(&call.config, &outcome.root);
-        }
+        snapshot = match handoff::write(&request) {
+            Ok(outcome) => {
+                push_to_github(&call.config, &outcome.root);
+                SnapshotState::Written
+            }
+            Err(handoff::WriteError::Busy(_)) => SnapshotState::CriticalBusy,
+            Err(handoff::WriteError::Files(_)) => SnapshotState::Missing,
+        };
     }
+    let window = figure.as_ref().and_then(|f| f.window_tokens);
+    let used = figure.as_ref().and_then(|f| {
+        f.used_tokens
+            .or_else(|| window.map(|w| ((100.0 - f.remaining_pct) / 100.0 * w as f64).round() as u64))
+    });
+    let hold = audit::decide_hold(&audit::HoldFacts {
+        host: call.host,
+        trigger: call.input.trigger.as_deref(),
+        snapshot,
+        held_before: audit::held_before(session),
+        used_tokens: used,
+        window_tokens: window,
+    });
+    if let audit::Hold::Hold(reason) = hold {
+        audit::note_held(session);
+        return Some(Envelope::block(&reason));
+    }
+    let turn = call.input.turn_id.as_deref().filter(|_| call.input.trigger.as_deref() == Some("auto"));
+    audit::note_let_go(session, turn.filter(|_| call.host == HostKind::Codex));
     session_state::note_compaction(session, metrics::now_unix());
+    None
 }
 
 /// With `checkpoint.github.auto`, pushes the new handoff to its GitHub issue in a

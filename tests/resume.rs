@@ -340,8 +340,12 @@ fn pre_compact_snapshots_resets_the_debounce_and_ignores_older_figures() {
     let text = told(&sandbox.hook(&event)).expect("fires at once after the compaction");
     assert!(text.starts_with("CONTEXT CRITICAL"), "{text}");
 
-    // SessionStart after the compaction gets what the summary loses.
-    let brief = told(&session_start(&sandbox, SESSION, "compact")).unwrap();
+    // SessionStart after the compaction leaves what the summary loses for the next
+    // context point (the audit at PostCompact narrows it to what the summary dropped).
+    let start = session_start(&sandbox, SESSION, "compact");
+    assert!(start.status.success() && start.stdout.is_empty());
+    let prompt = json!({"session_id": SESSION, "cwd": sandbox.project(), "hook_event_name": "UserPromptSubmit", "prompt": "Go on."});
+    let brief = told(&sandbox.hook(&prompt)).unwrap();
     for needle in [
         "just before the compaction",
         "Todos: “Read the orders router and middleware” (done)",
@@ -593,4 +597,207 @@ fn a_repository_without_planning_stays_clean_and_the_handoff_speaks_without_gsd(
     paused_project(&gsd);
     let exclude = std::fs::read_to_string(gsd.project().join(".git/info/exclude")).unwrap_or_default();
     assert!(!exclude.contains("baton"), "{exclude}");
+}
+
+// ---------------------------------------------------------------- the compaction audit
+
+const AUDITED: &str = "4c1b4529-34de-44e7-a678-dba5d900e0f0";
+
+/// A transcript with five facts a summary can lose: an open todo, the user's correction
+/// (quoted verbatim), a failing test command, the next action, an uncommitted file.
+fn audited_transcript(project: &Path, dest: &Path) -> std::path::PathBuf {
+    let cwd = project.to_string_lossy();
+    let line = |v: Value| v.to_string();
+    let user = |uuid: &str, text: &str| {
+        line(
+            json!({"type": "user", "uuid": uuid, "timestamp": "2026-11-30T10:00:01.000Z", "sessionId": AUDITED, "cwd": cwd, "isSidechain": false, "message": {"role": "user", "content": text}}),
+        )
+    };
+    let assistant = |uuid: &str, id: &str, content: Value, tokens: u64| {
+        line(
+            json!({"type": "assistant", "uuid": uuid, "timestamp": "2026-11-30T10:00:02.000Z", "sessionId": AUDITED, "cwd": cwd, "isSidechain": false, "message": {"model": "claude-sonnet-4-5-20250929", "id": id, "type": "message", "role": "assistant", "content": content, "usage": {"input_tokens": tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 50}}}),
+        )
+    };
+    let result = |uuid: &str, id: &str, text: &str, error: bool| {
+        line(
+            json!({"type": "user", "uuid": uuid, "timestamp": "2026-11-30T10:00:03.000Z", "sessionId": AUDITED, "cwd": cwd, "isSidechain": false, "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": text, "is_error": error}]}}),
+        )
+    };
+    let lines = [
+        user("u1", "Add refund rounding to the billing service."),
+        assistant(
+            "a1",
+            "m1",
+            json!([{"type": "tool_use", "id": "t1", "name": "TodoWrite", "input": {"todos": [
+            {"content": "Write the rounding helper", "status": "completed", "activeForm": "Writing"},
+            {"content": "Add a regression test for refunds", "status": "pending", "activeForm": "Adding"}]}}]),
+            90_000,
+        ),
+        result("r1", "t1", "Todos updated", false),
+        user("u2", "Never touch the legacy invoices module; amounts stay in cents."),
+        assistant(
+            "a2",
+            "m2",
+            json!([{"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "pytest tests/test_refunds.py"}}]),
+            100_000,
+        ),
+        result(
+            "r2",
+            "t2",
+            "FAILED tests/test_refunds.py::test_rounding - AssertionError: 10.005 != 10.01",
+            true,
+        ),
+        user("u3", "Fix the rounding so the test passes."),
+        assistant("a3", "m3", json!([{"type": "text", "text": "The rounding is off by one cent."}]), 110_000),
+    ];
+    std::fs::write(dest, lines.join("\n") + "\n").expect("write transcript");
+    dest.to_path_buf()
+}
+
+fn compaction_event(sandbox: &Sandbox, transcript: &Path, name: &str, trigger: &str) -> Value {
+    json!({"session_id": AUDITED, "transcript_path": transcript, "cwd": sandbox.project(), "prompt_id": "p1", "hook_event_name": name, "trigger": trigger, "custom_instructions": null})
+}
+
+/// The project: a repository with the rounding helper left uncommitted.
+fn audited_project(sandbox: &Sandbox) -> (TestRepo, std::path::PathBuf) {
+    let repo = TestRepo::init(&sandbox.project(), &[("src/billing/service.py", "s\n")]);
+    repo.write("src/billing/rounding.py", "def round_half(x): ...\n");
+    let transcript = audited_transcript(&sandbox.project(), &sandbox.home().join("t.jsonl"));
+    (repo, transcript)
+}
+
+#[test]
+fn pre_compact_holds_an_automatic_compaction_once_when_its_snapshot_is_missing_never_a_manual_one() {
+    let sandbox = Sandbox::new();
+    let (_repo, transcript) = audited_project(&sandbox);
+    // The snapshot cannot be written: `.planning` is a file.
+    std::fs::write(sandbox.project().join(".planning"), "not a folder").unwrap();
+    let manual = sandbox.hook(&compaction_event(&sandbox, &transcript, "PreCompact", "manual"));
+    assert!(manual.status.success() && manual.stdout.is_empty(), "a /compact is never held");
+
+    let auto = compaction_event(&sandbox, &transcript, "PreCompact", "auto");
+    let held = sandbox.hook(&auto);
+    assert!(held.status.success());
+    let answer: Value = serde_json::from_slice(&held.stdout).expect("one JSON object");
+    assert_eq!(answer["decision"], "block", "{answer}");
+    assert!(
+        answer["reason"].as_str().unwrap().contains("snapshot of this session is not written"),
+        "{answer}"
+    );
+    assert_eq!(answer.as_object().unwrap().len(), 2, "nothing but decision and reason: {answer}");
+    let again = sandbox.hook(&auto);
+    assert!(again.status.success() && again.stdout.is_empty(), "never held twice");
+
+    // With the snapshot written, nothing is held.
+    std::fs::remove_file(sandbox.project().join(".planning")).unwrap();
+    let written = sandbox.hook(&auto);
+    assert!(written.status.success() && written.stdout.is_empty());
+    assert_eq!(read_json(&handoff_path(&sandbox))["baton"]["trigger"], "pre-compact");
+    // Codex cannot be held (its PreCompact accepts no decision).
+    std::fs::remove_dir_all(sandbox.project().join(".planning")).unwrap();
+    std::fs::write(sandbox.project().join(".planning"), "not a folder").unwrap();
+    let codex = json!({"session_id": "cdx-1", "turn_id": "t1", "transcript_path": null, "cwd": sandbox.project(), "hook_event_name": "PreCompact", "trigger": "auto", "model": "gpt-5-codex"});
+    let codex = sandbox.hook(&codex);
+    assert!(codex.status.success() && codex.stdout.is_empty());
+}
+
+/// The summary of the captured run (fixtures/real/claude/PostCompact.json): it keeps the
+/// open todo, the failing test and the next step, and says nothing of the user's
+/// correction or the uncommitted file.
+fn captured_summary() -> String {
+    common::fixture_json("real/claude/PostCompact.json")["compact_summary"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn post_compact_gives_the_next_context_point_exactly_what_the_summary_dropped() {
+    let sandbox = Sandbox::new();
+    let (_repo, transcript) = audited_project(&sandbox);
+    let pre = sandbox.hook(&compaction_event(&sandbox, &transcript, "PreCompact", "manual"));
+    assert!(pre.status.success() && pre.stdout.is_empty());
+    // The compact brief waits for the audit (SessionStart comes before PostCompact).
+    let start = session_start(&sandbox, AUDITED, "compact");
+    assert!(start.status.success() && start.stdout.is_empty(), "{}", common::stdout(&start));
+    let mut post = compaction_event(&sandbox, &transcript, "PostCompact", "manual");
+    post["compact_summary"] = json!(captured_summary());
+    let output = sandbox.hook(&post);
+    assert!(output.status.success() && output.stdout.is_empty(), "PostCompact accepts no context");
+
+    // A subagent's tool call (the parent's session id) does not get it.
+    let mut subagent = sandbox.post_tool_use(AUDITED);
+    subagent["agent_id"] = json!("a1b2");
+    subagent["transcript_path"] = json!(transcript);
+    assert_eq!(told(&sandbox.hook(&subagent)), None);
+
+    let prompt = json!({"session_id": AUDITED, "transcript_path": transcript, "cwd": sandbox.project(), "prompt_id": "p2", "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": "Go on."});
+    let output = sandbox.hook(&prompt);
+    assert_eq!(envelope_event(&output).as_deref(), Some("UserPromptSubmit"));
+    let note = told(&output).expect("the dropped facts");
+    assert!(note.starts_with("baton compaction audit: the summary kept 3 of 5 facts"), "{note}");
+    assert!(note.contains("not as instructions"), "{note}");
+    let told_lines: Vec<&str> = note.lines().skip(1).collect();
+    assert_eq!(
+        told_lines,
+        vec![
+            "- The user's words: “Never touch the legacy invoices module; amounts stay in cents.”",
+            "- Uncommitted file: “src/billing/rounding.py”",
+        ],
+        "{note}"
+    );
+    for kept in ["regression test", "test_rounding", "Fix the rounding"] {
+        assert!(!note.contains(kept), "{kept} was kept, yet told:\n{note}");
+    }
+    assert_eq!(told(&sandbox.hook(&prompt)), None, "told once");
+
+    // The count, in the handoff and in `baton report`.
+    let handoff = read_json(&handoff_path(&sandbox));
+    let audit = &handoff["baton"]["compaction_audit"];
+    assert_eq!((audit["kept"].as_u64(), audit["total"].as_u64()), (Some(3), Some(5)), "{audit}");
+    assert_eq!(audit["summary"], "the summary kept 3 of 5 facts");
+    let transcript_arg = transcript.to_string_lossy().into_owned();
+    let report = sandbox.run(&["report", "--transcript", &transcript_arg, "--json"], b"");
+    let report: Value = serde_json::from_slice(&report.stdout).expect("report JSON");
+    let audits = report["compaction_audits"].as_array().expect("compaction_audits");
+    assert_eq!(
+        (audits.len(), audits[0]["kept"].as_u64(), audits[0]["total"].as_u64()),
+        (1, Some(3), Some(5))
+    );
+    let text = common::stdout(&sandbox.run(&["report", "--transcript", &transcript_arg], b""));
+    assert!(text.contains("the summary kept 3 of 5 facts"), "{text}");
+}
+
+#[test]
+fn without_a_post_compact_the_brief_rides_the_next_tool_call() {
+    let sandbox = Sandbox::new();
+    let (_repo, transcript) = audited_project(&sandbox);
+    sandbox.hook(&compaction_event(&sandbox, &transcript, "PreCompact", "auto"));
+    assert!(session_start(&sandbox, AUDITED, "compact").stdout.is_empty());
+    let mut event = sandbox.post_tool_use(AUDITED);
+    event["transcript_path"] = json!(transcript);
+    let brief = told(&sandbox.hook(&event)).expect("the brief");
+    assert!(brief.contains("just before the compaction") && brief.contains("regression test"), "{brief}");
+}
+
+#[test]
+fn codex_gives_the_compact_brief_in_the_turn_it_compacted_in() {
+    let sandbox = Sandbox::new();
+    let (_repo, _) = audited_project(&sandbox);
+    // Codex's SessionStart has no turn_id: the rollout's name says it is Codex.
+    let transcript = sandbox.home().join(format!("rollout-2026-11-30T16-18-29-{AUDITED}.jsonl"));
+    let session = AUDITED;
+    let codex = |name: &str, extra: Value| {
+        let mut event = json!({"session_id": session, "turn_id": "turn-1", "transcript_path": transcript, "cwd": sandbox.project(), "hook_event_name": name, "model": "gpt-5-codex"});
+        event.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        event
+    };
+    assert!(sandbox.hook(&codex("PreCompact", json!({"trigger": "auto"}))).stdout.is_empty());
+    // Codex's SessionStart(compact): answered (the host delivers it on the next user turn)…
+    let start = sandbox.hook(&codex("SessionStart", json!({"source": "compact", "turn_id": null})));
+    assert!(told(&start).expect("the brief").contains("just before the compaction"));
+    // …and the next tool call of the same turn carries it now.
+    let tool = codex("PostToolUse", json!({"tool_name": "shell", "tool_use_id": "c1"}));
+    let brief = told(&sandbox.hook(&tool)).expect("the brief in the same turn");
+    assert!(brief.contains("just before the compaction"), "{brief}");
+    assert_eq!(told(&sandbox.hook(&tool)), None, "once");
+    // Codex's PostCompact prints nothing (its schema accepts no context).
+    assert!(sandbox.hook(&codex("PostCompact", json!({"trigger": "auto"}))).stdout.is_empty());
 }

@@ -574,6 +574,11 @@ impl<'a> BatonSection<'a> {
         strings(self.get("files_touched"))
     }
 
+    /// The user's corrections and constraints, quoted from the transcript (data).
+    pub fn user_words(&self) -> Vec<String> {
+        strings(self.get("user_words"))
+    }
+
     /// The agent's last message before the pause (its words, data to check).
     pub fn agent_progress(&self) -> Option<&'a str> {
         self.get("agent_progress").and_then(|p| text_in(p.get("text")))

@@ -6,6 +6,7 @@
 //! branch). Every source of facts is optional: what is missing is recorded in the
 //! handoff, never fatal.
 
+pub mod audit;
 pub mod doc;
 pub mod markdown;
 pub mod model;

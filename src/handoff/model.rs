@@ -425,6 +425,7 @@ pub fn build(
         }),
     );
     baton.insert("files_touched".into(), json!(files_touched));
+    baton.insert("user_words".into(), json!(facts.map(|f| f.user_words.clone()).unwrap_or_default()));
     baton.insert(
         "background_processes".into(),
         json!(

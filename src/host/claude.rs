@@ -47,6 +47,9 @@ pub const EVENTS: &[EventSpec] = &[
     EventSpec::new("SessionStart", None),
     EventSpec::new("PreCompact", None),
     EventSpec::new("SessionEnd", None),
+    // The compaction audit: PostCompact reads the summary, the next UserPromptSubmit (or
+    // PostToolUse) carries what it dropped.
+    EventSpec::new("PostCompact", None),
 ];
 
 /// The windows Claude Code's models use, smallest first.

@@ -33,15 +33,23 @@ pub const EVENTS: &[EventSpec] = &[
     EventSpec::new("SessionStart", None),
     EventSpec::new("PreCompact", None),
     EventSpec { name: "SessionEnd", matcher: None, timeout: Some(3) },
+    // The compaction audit: a mid-turn compaction's brief rides the next PostToolUse.
+    EventSpec::new("PostCompact", None),
 ];
 
 /// Windows of the models Codex runs, smallest first.
 pub const WINDOWS: &[u64] = &[128_000, 200_000, 272_000, 1_047_576];
 
 /// Codex's events carry a `turn_id` (surer than Gemini's `timestamp`, less than its
-/// event names).
+/// event names); its SessionStart has none, but names the rollout (`rollout-*.jsonl`).
 pub fn detect(input: &HookInput, _gemini_key_set: bool) -> u8 {
-    if input.turn_id.is_some() { 2 } else { 0 }
+    let rollout = input
+        .transcript_path
+        .as_deref()
+        .and_then(|p| std::path::Path::new(p).file_name())
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"));
+    if input.turn_id.is_some() || rollout { 2 } else { 0 }
 }
 
 /// The settings file of a scope.
@@ -192,6 +200,21 @@ mod tests {
         assert_eq!(reading.tokens, 135_000);
         assert_eq!(reading.window, Some(190_000));
         assert!(reading.written_at.is_some());
+    }
+
+    #[test]
+    fn a_session_start_without_turn_id_is_told_by_its_rollout() {
+        let input: HookInput = serde_json::from_slice(include_bytes!(
+            "../../tests/fixtures/real/codex/SessionStart-compact.json"
+        ))
+        .unwrap();
+        assert_eq!(input.turn_id, None);
+        assert_eq!(crate::host::HostKind::detect(&input, false), crate::host::HostKind::Codex);
+        let claude: HookInput = serde_json::from_slice(include_bytes!(
+            "../../tests/fixtures/real/claude/SessionStart-compact.json"
+        ))
+        .unwrap();
+        assert_eq!(crate::host::HostKind::detect(&claude, false), crate::host::HostKind::Claude);
     }
 
     #[test]

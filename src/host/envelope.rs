@@ -2,17 +2,22 @@
 
 use serde::Serialize;
 
-/// `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`, the only shape
-/// baton prints from a hook. It carries no other field, because Codex's output schema
-/// rejects unknown ones.
+/// `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`, the shape baton
+/// prints from a hook, or Claude Code's PreCompact hold `{"decision":"block","reason":…}`.
+/// Neither carries any other field, because Codex's output schema rejects unknown ones.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Envelope {
-    #[serde(rename = "hookSpecificOutput")]
-    output: HookSpecificOutput,
+#[serde(untagged)]
+pub enum Envelope {
+    Context {
+        #[serde(rename = "hookSpecificOutput")]
+        output: HookSpecificOutput,
+    },
+    /// `{"decision": "block", "reason": …}`: Claude Code's PreCompact holds the compaction.
+    Block { decision: &'static str, reason: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-struct HookSpecificOutput {
+pub struct HookSpecificOutput {
     #[serde(rename = "hookEventName")]
     hook_event_name: String,
     #[serde(rename = "additionalContext")]
@@ -32,17 +37,30 @@ impl Envelope {
         } else {
             context.to_string()
         };
-        Envelope { output: HookSpecificOutput { hook_event_name: event.to_string(), additional_context } }
+        Envelope::Context {
+            output: HookSpecificOutput { hook_event_name: event.to_string(), additional_context },
+        }
     }
 
-    /// The event name inside the envelope.
+    /// Holds what the event is about (Claude Code's PreCompact: the compaction), saying why.
+    pub fn block(reason: &str) -> Envelope {
+        Envelope::Block { decision: "block", reason: reason.to_string() }
+    }
+
+    /// The event name inside the envelope (none in a block).
     pub fn event(&self) -> &str {
-        &self.output.hook_event_name
+        match self {
+            Envelope::Context { output } => &output.hook_event_name,
+            Envelope::Block { .. } => "",
+        }
     }
 
-    /// The text the agent is given.
+    /// The text the agent is given (a block's reason).
     pub fn context(&self) -> &str {
-        &self.output.additional_context
+        match self {
+            Envelope::Context { output } => &output.additional_context,
+            Envelope::Block { reason, .. } => reason,
+        }
     }
 
     /// The envelope as one line of JSON.

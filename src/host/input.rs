@@ -12,6 +12,8 @@ pub enum Event {
     PostToolUse,
     SessionStart,
     PreCompact,
+    /// After a compaction (Claude Code: with `compact_summary`; Codex: nothing to read).
+    PostCompact,
     /// The session is over (Claude Code, Gemini CLI).
     SessionEnd,
     /// A turn starts: the user's prompt is about to reach the model (Claude Code's and
@@ -64,6 +66,9 @@ pub struct HookInput {
     /// Codex only.
     #[serde(deserialize_with = "text")]
     pub turn_id: Option<String>,
+    /// PostCompact (Claude Code): the summary as the host wrote it.
+    #[serde(deserialize_with = "text")]
+    pub compact_summary: Option<String>,
     /// Gemini only (an ISO time).
     #[serde(deserialize_with = "text")]
     pub timestamp: Option<String>,
@@ -89,6 +94,7 @@ impl HookInput {
             Some("PostToolBatch") => Event::ToolBatch,
             Some("Stop") => Event::Stop,
             Some("SubagentStop") => Event::SubagentStop,
+            Some("PostCompact") => Event::PostCompact,
             Some(other) => Event::Other(other.to_string()),
             None if gemini_key_set => Event::PostToolUse,
             None => Event::Missing,

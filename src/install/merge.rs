@@ -652,12 +652,13 @@ mod tests {
                     "SubagentStop": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
                     "SessionStart": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
                     "PreCompact": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
-                    "SessionEnd": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}]
+                    "SessionEnd": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
+                    "PostCompact": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}]
                 },
                 "statusLine": {"type": "command", "command": "/opt/baton/bin/baton statusline", "padding": 0}
             })
         );
-        assert_eq!(out.changes.len(), 10);
+        assert_eq!(out.changes.len(), 11);
         assert_eq!(
             out.record.created,
             vec![
@@ -671,6 +672,7 @@ mod tests {
                 "/hooks/SessionStart",
                 "/hooks/PreCompact",
                 "/hooks/SessionEnd",
+                "/hooks/PostCompact",
                 "/statusLine"
             ]
         );
@@ -688,7 +690,7 @@ mod tests {
         assert!(gemini.get("statusLine").is_none(), "Gemini CLI has no statusline");
         let codex = round_trip(&json!({}), &plan(Host::Codex)).settings;
         let events: Vec<&String> = codex["hooks"].as_object().unwrap().keys().collect();
-        assert_eq!(events, ["PostToolUse", "UserPromptSubmit", "SessionStart", "PreCompact", "SessionEnd"]);
+        assert_eq!(events, ["PostToolUse", "UserPromptSubmit", "SessionStart", "PreCompact", "SessionEnd", "PostCompact"]);
         assert_eq!(codex["hooks"]["PostToolUse"][0]["hooks"][0]["timeout"], json!(10));
         // Codex clamps SessionEnd hooks to 3 s (and warns about more).
         assert_eq!(codex["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], json!(3));
@@ -727,10 +729,20 @@ mod tests {
                 "+ UserPromptSubmit: /opt/baton/bin/baton hook",
                 "+ Stop: /opt/baton/bin/baton hook",
                 "+ SubagentStop: /opt/baton/bin/baton hook",
-                "+ SessionEnd: /opt/baton/bin/baton hook"
+                "+ SessionEnd: /opt/baton/bin/baton hook",
+                "+ PostCompact: /opt/baton/bin/baton hook"
             ]
         );
-        for event in ["PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SessionEnd"] {
+        for event in [
+            "PostToolUse",
+            "PostToolUseFailure",
+            "UserPromptSubmit",
+            "Stop",
+            "SessionStart",
+            "PreCompact",
+            "SessionEnd",
+            "PostCompact",
+        ] {
             assert_eq!(out.settings["hooks"][event].as_array().unwrap().len(), 1, "{event}");
         }
         assert!(out.record.created.contains(&"/hooks/SessionEnd".to_string()));
@@ -872,6 +884,7 @@ mod tests {
                 "/hooks/SessionStart",
                 "/hooks/PreCompact",
                 "/hooks/SessionEnd",
+                "/hooks/PostCompact",
                 "/statusLine"
             ]
         );

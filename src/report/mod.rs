@@ -147,6 +147,9 @@ pub struct Report {
     pub thresholds: ThresholdTokens,
     pub tokens: Tokens,
     pub compactions: Vec<CompactionRow>,
+    /// What each compaction's summary kept of baton's snapshot (the compaction audit),
+    /// oldest first; empty when the hook audited none for this session.
+    pub compaction_audits: Vec<crate::handoff::audit::AuditRecord>,
     pub timeline: Vec<Turn>,
     /// The largest tool results, largest first (tokens estimated as bytes / 4).
     pub largest_tool_results: Vec<ToolResultSize>,
@@ -232,7 +235,11 @@ impl Report {
         session_id: Option<String>,
         config: &Config,
     ) -> Report {
-        Report::build(usage, transcript, session_id, &Sizing::from_config(config))
+        let audits = session_id.as_deref().map(|s| crate::handoff::audit::load(s).audits).unwrap_or_default();
+        Report {
+            compaction_audits: audits,
+            ..Report::build(usage, transcript, session_id, &Sizing::from_config(config))
+        }
     }
 
     /// The report for a session read from `transcript`. Pure, but for the compaction
@@ -309,6 +316,7 @@ impl Report {
                 total: UsageRow::new(&all, main_replies + side_replies),
             },
             compactions,
+            compaction_audits: Vec::new(),
             timeline: usage
                 .context_timeline
                 .iter()

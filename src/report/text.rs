@@ -179,6 +179,12 @@ pub fn render(report: &Report, colour: bool, columns: usize) -> String {
             c.after_turn
         );
     }
+    for audit in &report.compaction_audits {
+        let dropped: Vec<String> = audit.dropped.iter().map(|f| format!("“{}”", f.text)).collect();
+        let dropped =
+            if dropped.is_empty() { String::new() } else { format!("; dropped {}", dropped.join(", ")) };
+        let _ = writeln!(out, "  audit {}: {}{dropped}", audit.at, audit.words());
+    }
 
     let series = report.series();
     let _ = writeln!(

@@ -331,6 +331,7 @@ impl Rollout {
                 Some("message") => match text(payload.get("role")) {
                     Some("user") => {
                         if let Some(request) = message_text(payload).as_deref().and_then(request) {
+                            super::facts::push_user_words(&mut self.facts.user_words, &request);
                             self.facts.last_request = Some(request);
                         }
                     }
@@ -356,6 +357,7 @@ impl Rollout {
             Some("event_msg") => match kind {
                 Some("user_message") => {
                     if let Some(request) = text(payload.get("message")).and_then(request) {
+                        super::facts::push_user_words(&mut self.facts.user_words, &request);
                         self.facts.last_request = Some(request);
                     }
                 }

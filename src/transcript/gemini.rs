@@ -192,6 +192,7 @@ impl Recording {
         match text(value.get("type")) {
             Some("user") => {
                 if let Some(request) = request(value) {
+                    super::facts::push_user_words(&mut self.facts.user_words, &request);
                     self.facts.last_request = Some(request);
                 }
             }
