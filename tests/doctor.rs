@@ -206,7 +206,7 @@ fn codex_alone_is_checked_alone_with_its_hook_trust() {
     let given = sb.root().join("project/../codex-real").to_str().unwrap().to_string();
     let env = [("CODEX_HOME", given.as_str())];
     let out = ok(&sb.run_with(&["install", "--host", "codex"], b"", &env));
-    assert!(out.contains("4 of baton's 4 are not trusted") && out.contains("Hooks need review"), "{out}");
+    assert!(out.contains("5 of baton's 5 are not trusted") && out.contains("Hooks need review"), "{out}");
 
     let (code, report) = doctor_json_with(&sb, &[], &env);
     assert_eq!(code, 0, "{report:#}");
