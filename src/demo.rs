@@ -112,7 +112,9 @@ impl Demo {
         })
     }
 
-    fn hook_payload(&self, tool: &str, call: usize) -> serde_json::Value {
+    /// A PostToolUse without `tool_use_id`: the played transcript never gets the replies
+    /// of the demo's calls, so baton must not wait for them or estimate past the bridge.
+    fn hook_payload(&self, tool: &str) -> serde_json::Value {
         json!({
             "session_id": SESSION,
             "transcript_path": self.transcript(),
@@ -120,8 +122,7 @@ impl Demo {
             "hook_event_name": "PostToolUse",
             "tool_name": tool,
             "tool_input": {"file_path": self.project().join("src/app.ts")},
-            "tool_response": {"success": true},
-            "tool_use_id": format!("toolu_{call:02}")
+            "tool_response": {"success": true}
         })
     }
 }
@@ -262,7 +263,7 @@ pub fn run(out: &mut impl Write) -> io::Result<()> {
         for _ in 0..CALLS_PER_FRAME {
             call += 1;
             let tool = TOOLS[call % TOOLS.len()];
-            let output = demo.run("hook", &demo.hook_payload(tool, call))?;
+            let output = demo.run("hook", &demo.hook_payload(tool))?;
             if let Some(text) = told(&output) {
                 warnings += 1;
                 let lead = format!("   #{call} {tool} → ");

@@ -833,8 +833,9 @@ impl Sandbox {
             .current_dir(self.root.join("project"));
         // The hook keeps its state where the user's hook will: the self-test then meets
         // the same state folder (an unwritable one included) and reports what the hook
-        // will really do.
-        if let Some(base) = places::state_dir().as_deref().and_then(Path::parent) {
+        // will really do. A folder not made yet is left unmade: doctor changes nothing.
+        let existing = places::state_dir().filter(|dir| dir.symlink_metadata().is_ok());
+        if let Some(base) = existing.as_deref().and_then(Path::parent) {
             command.env("XDG_STATE_HOME", base);
         }
         command

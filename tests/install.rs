@@ -99,7 +99,10 @@ fn other_hooks_on_the_same_events_are_kept_in_order() {
     assert!(post[0].starts_with("npx prettier"));
     assert!(post[1].contains("gsd-context-monitor"));
     assert_eq!(post[2], format!("{} hook", baton_path()));
-    assert_eq!(hook_commands(&settings, "Stop"), ["/home/u/bin/notify-done"]);
+    assert_eq!(
+        hook_commands(&settings, "Stop"),
+        ["/home/u/bin/notify-done".to_string(), format!("{} hook", baton_path())]
+    );
     ok(&sb.run(&["uninstall"], b""));
     // Byte for byte: the file was already in baton's formatting.
     assert_eq!(fs::read_to_string(sb.claude_settings()).unwrap(), GSD_SETTINGS);

@@ -12,10 +12,33 @@ use std::time::{Duration, Instant};
 use common::{SESSION, Sandbox, fixture, told};
 use serde_json::json;
 
+/// The PostToolUse of the transcript's last tool call, as Claude Code sends it: the
+/// reply that issued the call is already in the transcript.
 fn hook_with(sandbox: &Sandbox, transcript: &Path, env: &[(&str, &str)]) -> Option<String> {
     let mut event = sandbox.post_tool_use(SESSION);
     event["transcript_path"] = json!(transcript);
+    event["tool_use_id"] = json!(last_tool_use_id(transcript));
     told(&sandbox.run_with(&["hook"], event.to_string().as_bytes(), env))
+}
+
+/// The id of the newest `tool_use` block in a transcript (read from its last MiB).
+fn last_tool_use_id(transcript: &Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut bytes = Vec::new();
+    if let Ok(mut file) = std::fs::File::open(transcript) {
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let _ = file.seek(SeekFrom::Start(len.saturating_sub(1 << 20)));
+        let _ = file.read_to_end(&mut bytes);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let ids = text.lines().rev().filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok());
+    for entry in ids {
+        let blocks = entry["message"]["content"].as_array().cloned().unwrap_or_default();
+        if let Some(id) = blocks.iter().rev().find(|b| b["type"] == "tool_use").and_then(|b| b["id"].as_str()) {
+            return id.to_string();
+        }
+    }
+    String::new()
 }
 
 fn sample(sandbox: &Sandbox) -> PathBuf {
@@ -28,7 +51,7 @@ fn sample(sandbox: &Sandbox) -> PathBuf {
 fn one_reply(sandbox: &Sandbox, name: &str, model: &str, tokens: u64) -> PathBuf {
     let path = sandbox.home().join(name);
     let line = json!({"type": "assistant", "isSidechain": false, "timestamp": "2026-11-30T10:00:00.000Z",
-        "message": {"id": "msg_1", "model": model, "content": [{"type": "text", "text": "ok"}],
+        "message": {"id": "msg_1", "model": model, "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}],
                     "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": tokens - 10, "output_tokens": 5}}});
     std::fs::write(&path, format!("{line}\n")).unwrap();
     path
