@@ -44,6 +44,7 @@ fn codex_trust_config(hooks_json: &std::path::Path, command: &str) -> String {
         ("session_start", 10),
         ("pre_compact", 10),
         ("session_end", 3),
+        ("post_compact", 10),
     ] {
         text.push_str(&format!(
             "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"{}\"\n",
@@ -206,7 +207,7 @@ fn codex_alone_is_checked_alone_with_its_hook_trust() {
     let given = sb.root().join("project/../codex-real").to_str().unwrap().to_string();
     let env = [("CODEX_HOME", given.as_str())];
     let out = ok(&sb.run_with(&["install", "--host", "codex"], b"", &env));
-    assert!(out.contains("5 of baton's 5 are not trusted") && out.contains("Hooks need review"), "{out}");
+    assert!(out.contains("6 of baton's 6 are not trusted") && out.contains("Hooks need review"), "{out}");
 
     let (code, report) = doctor_json_with(&sb, &[], &env);
     assert_eq!(code, 0, "{report:#}");
@@ -231,7 +232,7 @@ fn codex_alone_is_checked_alone_with_its_hook_trust() {
         trust["message"]
             .as_str()
             .unwrap()
-            .contains("PostToolUse, UserPromptSubmit, SessionStart, PreCompact, SessionEnd")
+            .contains("PostToolUse, UserPromptSubmit, SessionStart, PreCompact, SessionEnd, PostCompact")
     );
     assert!(ok(&sb.run_with(&["install", "--host", "codex"], b"", &env)).contains("hooks are trusted"));
 

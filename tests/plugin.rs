@@ -66,7 +66,8 @@ fn manifest_and_hooks_register_the_events_install_does() {
             "SubagentStop",
             "SessionStart",
             "PreCompact",
-            "SessionEnd"
+            "SessionEnd",
+            "PostCompact"
         ]
     );
     // The same events, matchers and timeouts `baton install` writes into settings.json.

@@ -529,7 +529,13 @@ fn a_compaction_snapshot_leaves_another_sessions_handoff_in_place_and_names_it()
     assert_eq!(read_json(&own)["baton"]["trigger"], "pre-compact");
     assert!(files_in(&sandbox.project().join(".planning/handoffs")).is_empty(), "nothing archived");
 
-    let after = start_in(&sandbox, B, "compact", &sandbox.project());
+    // The compact brief waits for the compaction audit, then rides the next context point.
+    assert_eq!(start_in(&sandbox, B, "compact", &sandbox.project()), "");
+    let mut prompt = sandbox.post_tool_use(B);
+    prompt["hook_event_name"] = json!("UserPromptSubmit");
+    prompt["prompt"] = json!("Go on.");
+    prompt["transcript_path"] = json!(transcript);
+    let after = told(&sandbox.hook(&prompt)).expect("the compact brief");
     assert!(after.starts_with("baton: details from the snapshot"), "{after}");
     assert!(
         after.contains("Other pending handoffs in this project (newest first): session 7f3c2a10"),
