@@ -112,15 +112,7 @@ pub fn status(cwd: &Path, session: Option<&str>, config: &Config, now: i64) -> R
         metrics::assess(&found.figure, &basis, metrics::Want::Headroom { tokens_per_call })
     });
     let handoffs = pending_handoffs(cwd, &config.handoff_dir());
-    Ok(Status {
-        session_id,
-        transcript,
-        figure,
-        assessment,
-        thresholds: limits.thresholds,
-        handoffs,
-        now,
-    })
+    Ok(Status { session_id, transcript, figure, assessment, thresholds: limits.thresholds, handoffs, now })
 }
 
 /// The top of the work tree holding `cwd` (a walk up to `.git`, no git run), else `cwd`.
@@ -248,6 +240,7 @@ fn window_source_name(source: WindowSource) -> &'static str {
         WindowSource::Host => "host",
         WindowSource::Config => "config",
         WindowSource::Table => "table",
+        WindowSource::Likely => "table_likely",
         WindowSource::Proven => "proven",
         WindowSource::Default => "default",
     }
