@@ -103,8 +103,6 @@ pub enum CompactionAt {
 pub enum HeadroomEnd {
     AutoCompaction,
     WindowEnd,
-    /// Claude Code compacts only once the API refuses the prompt as too long.
-    ApiLimit,
     /// Gemini CLI compresses the chat history.
     Compression,
 }
@@ -131,11 +129,10 @@ pub fn compaction_point(window: u64, rule: &CompactionRule) -> Option<u64> {
     if rule.set_window().is_some() {
         return Some(claude.threshold);
     }
-    let mut point = match rule.learned.filter(|p| *p > 0) {
-        Some(learned) => learned,
-        None if rule.reactive => return None,
-        None => claude.threshold,
-    };
+    // A reactive model (Claude Code waits for the API's error, as offline runs show) is
+    // counted to the same threshold: a first-party login may enforce it (server
+    // settings), and the earlier point is the safe one to warn before.
+    let mut point = rule.learned.filter(|p| *p > 0).unwrap_or(claude.threshold);
     if let Some(pct) = rule.pct_override.filter(|p| (1..=100).contains(p)) {
         point = point.min(claude.effective * pct / 100);
     }
@@ -146,8 +143,7 @@ pub fn compaction_point(window: u64, rule: &CompactionRule) -> Option<u64> {
 pub fn headroom(used: u64, window: u64, rule: &CompactionRule, tokens_per_call: Option<f64>) -> Headroom {
     let (at, end) = match compaction_point(window, rule) {
         Some(point) => (point, HeadroomEnd::AutoCompaction),
-        None if rule.disabled => (window, HeadroomEnd::WindowEnd),
-        None => (window, HeadroomEnd::ApiLimit),
+        None => (window, HeadroomEnd::WindowEnd),
     };
     let tokens = at.saturating_sub(used);
     let calls = tokens_per_call.filter(|p| *p >= 1.0).map(|p| (tokens as f64 / p).floor() as u64);
@@ -226,7 +222,6 @@ impl Headroom {
         let end = match self.end {
             HeadroomEnd::AutoCompaction => "auto-compaction",
             HeadroomEnd::WindowEnd => "the context window is full (auto-compaction is off)",
-            HeadroomEnd::ApiLimit => "the context window is full (Claude Code then compacts)",
             HeadroomEnd::Compression => "the host compresses the conversation",
         };
         format!("about {} tokens{calls} before {end}", short_tokens(self.tokens))
@@ -265,9 +260,8 @@ mod tests {
     #[test]
     fn claude_codes_own_thresholds() {
         let reactive = CompactionRule { reactive: true, ..rule() };
-        // sonnet-4-5: reactive, no threshold compaction by default.
-        assert_eq!(compaction_point(200_000, &reactive), None);
-        assert_eq!(headroom(150_000, 200_000, &reactive, None).end, HeadroomEnd::ApiLimit);
+        // sonnet-4-5: reactive; counted to the threshold Claude Code would enforce.
+        assert_eq!(compaction_point(200_000, &reactive), Some(167_000));
         // env 200000 → 167,000; settings 200000 → the same.
         let env = CompactionRule { window_override: Some(200_000), ..reactive };
         assert_eq!(compaction_point(200_000, &env), Some(167_000));
@@ -291,8 +285,11 @@ mod tests {
             compaction_point(1_000_000, &CompactionRule { pct_override: Some(50), ..rule() }),
             Some(490_000)
         );
-        // PCT alone does not enforce a reactive model.
-        assert_eq!(compaction_point(200_000, &CompactionRule { pct_override: Some(50), ..reactive }), None);
+        assert!(!reactive.claude(200_000).enforced && env.claude(200_000).enforced);
+        assert!(
+            !CompactionRule { pct_override: Some(50), ..reactive }.claude(200_000).enforced,
+            "PCT alone does not enforce"
+        );
         // below 100k counts as 100k: 50000 → 67,000; a window never exceeds the model's.
         assert_eq!(
             compaction_point(200_000, &CompactionRule { window_override: Some(50_000), ..rule() }),

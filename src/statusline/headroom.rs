@@ -11,7 +11,7 @@ pub fn segment(ctx: &Context) -> Option<Segment> {
     let calls = headroom.calls.map(|c| format!(" ~{c} calls")).unwrap_or_default();
     let to = match headroom.end {
         HeadroomEnd::AutoCompaction | HeadroomEnd::Compression => "to compact",
-        HeadroomEnd::WindowEnd | HeadroomEnd::ApiLimit => "left",
+        HeadroomEnd::WindowEnd => "left",
     };
     let text = format!("{} {to}{calls}", metrics::short_tokens(headroom.tokens));
     let style = match ctx.level {
