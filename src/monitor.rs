@@ -171,9 +171,20 @@ pub fn message(
     let used = figure.used_pct();
     let remaining = figure.remaining_display();
     let estimate = if figure.estimate { " (estimated)" } else { "" };
-    let window = match (figure.window_source.is_assumed(), metrics::describe_window(figure)) {
-        (true, Some(window)) => format!(
+    let window = match (figure.window_source, metrics::describe_window(figure)) {
+        (source, Some(window)) if source.is_assumed() => format!(
             " This is of {window}: baton does not know this model's context window, so the real figure may be much lower (set `models.<id>.window` in baton's config)."
+        ),
+        (metrics::WindowSource::Likely, Some(window)) => format!(
+            " This is of {window} from baton's table: this model's family has both 200k and 1M windows, so it is likely, not proven (the status line, once it renders, gives the real one)."
+        ),
+        _ => String::new(),
+    };
+    // GSD's contract: the levels are of the full window. Claude Code's own footer is not.
+    let full = match (notes.host, figure.window_tokens) {
+        (HostKind::Claude, Some(w)) => format!(
+            " (baton's percentages are of the full {}-token window; Claude Code's own footer counts against the window less its output reserve, so it reads higher.)",
+            metrics::short_tokens(w)
         ),
         _ => String::new(),
     };
@@ -228,10 +239,10 @@ pub fn message(
                 HandoffWords::HeldBack => " baton has not written a handoff, since the window is not known. If the context does feel long, it would be wise to finish the current step and let the user know (`baton pause` or /gsd:pause-work saves a handoff).".to_string(),
                 HandoffWords::NotAttempted => " It would be wise to finish the current step, avoid starting anything new, and let the user know so they can decide how to continue (for example by pausing with a handoff: `baton pause` or /gsd:pause-work).".to_string(),
             };
-            format!("{} Context is nearly exhausted.{action}{source}", head("CRITICAL"))
+            format!("{} Context is nearly exhausted.{action}{full}{source}", head("CRITICAL"))
         }
         _ => format!(
-            "{} Context is getting limited. Consider avoiding new complex work or broad exploration, and keep the current task moving towards a natural stopping point.{source}",
+            "{} Context is getting limited. Consider avoiding new complex work or broad exploration, and keep the current task moving towards a natural stopping point.{full}{source}",
             head("WARNING")
         ),
     }
@@ -260,16 +271,9 @@ fn capitalise(text: &str) -> String {
     chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
 }
 
-/// Whether a CRITICAL action (handoff, checkpoint) may rest on a figure (pure): its
-/// window is a fact, or the tokens alone prove the context that full, whichever of the
-/// host's windows is the real one.
-pub fn critical_action_allowed(figure: &Figure, host_windows: &[u64], critical_used_pct: f64) -> bool {
-    if !figure.window_source.is_assumed() {
-        return true;
-    }
-    let largest = host_windows.iter().copied().max().unwrap_or(0);
-    figure.used_tokens.is_some_and(|t| largest > 0 && t as f64 >= largest as f64 * critical_used_pct / 100.0)
-}
+/// Whether a CRITICAL action (handoff, checkpoint) may rest on a figure: see
+/// [`metrics::critical_action_allowed`].
+pub use crate::metrics::critical_action_allowed;
 
 /// The result of a monitor check, for callers that build on it (the handoff).
 #[derive(Debug, Clone)]
@@ -600,6 +604,16 @@ mod tests {
         ));
         let text = words(Level::Critical, &figure, None, &HandoffWords::HeldBack);
         assert!(text.contains("an assumed 200k-token window"), "{text}");
+        let likely = Figure { window_source: metrics::WindowSource::Likely, ..figure.clone() };
+        assert!(critical_action_allowed(&likely, &[200_000, 1_000_000], 75.0), "150k proves 200k's CRITICAL");
+        assert!(!critical_action_allowed(
+            &Figure { used_tokens: Some(140_000), ..likely.clone() },
+            &[200_000, 1_000_000],
+            75.0
+        ));
+        let said = words(Level::Critical, &likely, None, &HandoffWords::NotAttempted);
+        assert!(said.contains("from baton's table"), "{said}");
+        assert!(said.contains("of the full 200k-token window"), "{said}");
         assert!(text.contains("has not written a handoff"), "{text}");
         let estimate =
             words(Level::Warning, &Figure { estimate: true, ..figure }, None, &HandoffWords::NotAttempted);

@@ -224,6 +224,7 @@ fn window_source_name(source: WindowSource) -> &'static str {
         WindowSource::Host => "host",
         WindowSource::Config => "config",
         WindowSource::Table => "table",
+        WindowSource::Likely => "table_likely",
         WindowSource::Proven => "proven",
         WindowSource::Default => "default",
     }

@@ -52,7 +52,8 @@ pub const EVENTS: &[EventSpec] = &[
     EventSpec::new("PostCompact", None),
 ];
 
-/// The windows Claude Code's models use, smallest first.
+/// The windows Claude Code's models use, smallest first (2.1.332's catalog: 200,000, or
+/// 1,000,000 natively or with `[1m]`; see `metrics::windows::CLAUDE_TABLE`).
 pub const WINDOWS: &[u64] = &[200_000, 1_000_000];
 
 /// Claude Code sends nothing of its own: it is the host when no other claims the event.
@@ -113,6 +114,92 @@ pub fn settings_file(scope: Scope) -> &'static str {
         Scope::Local => "settings.local.json",
         Scope::User | Scope::Project => "settings.json",
     }
+}
+
+/// What Claude Code's environment and settings files set about compaction and windows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactionSettings {
+    /// `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (tokens; `150k`, `1m` allowed).
+    pub env_window: Option<u64>,
+    /// `autoCompactWindow`: `modelSettings.<model>.autoCompactWindow` over the top level,
+    /// a later file (user, project, local) over an earlier one.
+    pub settings_window: Option<u64>,
+    /// `DISABLE_AUTO_COMPACT`, or `autoCompactEnabled: false` in a settings file.
+    pub disabled: bool,
+}
+
+/// Bytes read of one settings file at most.
+const SETTINGS_LIMIT: u64 = 1024 * 1024;
+
+/// A token count as Claude Code reads it: an integer, or one with a `k`/`m` suffix (pure).
+pub fn parse_tokens(text: &str) -> Option<u64> {
+    let t = text.trim().to_ascii_lowercase();
+    let (digits, unit) = match t.strip_suffix('k') {
+        Some(d) => (d, 1_000.0),
+        None => match t.strip_suffix('m') {
+            Some(d) => (d, 1_000_000.0),
+            None => (t.as_str(), 1.0),
+        },
+    };
+    let value = digits.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0)?;
+    Some((value * unit).round() as u64)
+}
+
+/// An environment flag Claude Code treats as on (`1`, `true`, `yes`, `on`) (pure).
+pub fn truthy(value: Option<&str>) -> bool {
+    value.is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+}
+
+/// `CLAUDE_CODE_DISABLE_1M_CONTEXT` is on: Claude Code holds every model to 200,000.
+pub fn one_m_disabled() -> bool {
+    truthy(std::env::var("CLAUDE_CODE_DISABLE_1M_CONTEXT").ok().as_deref())
+}
+
+/// The compaction settings of settings files' texts in precedence order, earliest
+/// first, for `model_key` (Claude Code's canonical id, no `[1m]`) (pure).
+pub fn settings_from(texts: &[&[u8]], model_key: Option<&str>) -> CompactionSettings {
+    let window = |v: &serde_json::Value| match v {
+        serde_json::Value::Number(n) => n.as_u64().filter(|n| *n > 0),
+        serde_json::Value::String(s) => parse_tokens(s),
+        _ => None,
+    };
+    let (mut per_model, mut top, mut disabled) = (None, None, false);
+    for text in texts {
+        let Ok(value) = serde_json::from_slice::<serde_json::Value>(text) else { continue };
+        if let Some(w) = value.get("autoCompactWindow").and_then(window) {
+            top = Some(w);
+        }
+        if let Some(w) = model_key
+            .and_then(|key| value.get("modelSettings")?.get(key)?.get("autoCompactWindow"))
+            .and_then(window)
+        {
+            per_model = Some(w);
+        }
+        if let Some(enabled) = value.get("autoCompactEnabled").and_then(serde_json::Value::as_bool) {
+            disabled = !enabled;
+        }
+    }
+    CompactionSettings { env_window: None, settings_window: per_model.or(top), disabled }
+}
+
+/// The compaction settings as the environment and the settings files have them now:
+/// the user's settings, then the project's `.claude/settings.json` and
+/// `.claude/settings.local.json`.
+pub fn compaction_settings(project: Option<&Path>, model_key: Option<&str>) -> CompactionSettings {
+    let read = |path: PathBuf| crate::fsx::read_limited(&path, SETTINGS_LIMIT).ok();
+    let mut texts: Vec<Vec<u8>> = Vec::new();
+    texts.extend(config_dir().and_then(|d| read(d.join(settings_file(Scope::User)))));
+    if let Some(project) = project {
+        let folder = project.join(PROJECT_FOLDER);
+        texts.extend(read(folder.join(settings_file(Scope::Project))));
+        texts.extend(read(folder.join(settings_file(Scope::Local))));
+    }
+    let slices: Vec<&[u8]> = texts.iter().map(Vec::as_slice).collect();
+    let mut settings = settings_from(&slices, model_key);
+    settings.env_window =
+        std::env::var("CLAUDE_CODE_AUTO_COMPACT_WINDOW").ok().and_then(|v| parse_tokens(&v));
+    settings.disabled |= truthy(std::env::var("DISABLE_AUTO_COMPACT").ok().as_deref());
+    settings
 }
 
 /// The longest the hook waits for the transcript to catch up with the tool call.
@@ -351,6 +438,24 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn compaction_settings_in_their_order() {
+        assert_eq!(parse_tokens("150k"), Some(150_000));
+        assert_eq!(parse_tokens("1m"), Some(1_000_000));
+        assert_eq!(parse_tokens("200000"), Some(200_000));
+        assert_eq!(parse_tokens("auto"), None);
+        let user = br#"{"autoCompactWindow": 500000, "modelSettings": {"claude-opus-4-7": {"autoCompactWindow": 300000}}}"#;
+        let s = settings_from(&[user], Some("claude-opus-4-7"));
+        assert_eq!(s.settings_window, Some(300_000), "per model beats the top level");
+        assert_eq!(settings_from(&[user], Some("claude-sonnet-4-5")).settings_window, Some(500_000));
+        let project = br#"{"autoCompactWindow": 250000}"#;
+        assert_eq!(settings_from(&[user, project], Some("claude-sonnet-4-5")).settings_window, Some(250_000));
+        assert_eq!(settings_from(&[br#"{"autoCompactWindow": "auto"}"#], None).settings_window, None);
+        assert!(settings_from(&[br#"{"autoCompactEnabled": false}"#], None).disabled);
+        assert_eq!(settings_from(&[b"not json"], None), CompactionSettings::default());
+        assert!(truthy(Some("1")) && truthy(Some("true")) && !truthy(Some("0")) && !truthy(None));
+    }
 
     #[test]
     fn waits_only_when_missing_and_near_or_past_a_threshold() {

@@ -37,8 +37,9 @@ pub const EVENTS: &[EventSpec] = &[
     EventSpec::new("PostCompact", None),
 ];
 
-/// Windows of the models Codex runs, smallest first.
-pub const WINDOWS: &[u64] = &[128_000, 200_000, 272_000, 1_047_576];
+/// Windows of the models Codex runs, smallest first: the usable 95 % of its models' 272k, 372k,
+/// 500k and 872k windows, as its rollout reports them (`model_context_window`).
+pub const WINDOWS: &[u64] = &[258_400, 353_400, 475_000, 828_400];
 
 /// Codex's events carry a `turn_id` (surer than Gemini's `timestamp`, less than its
 /// event names); its SessionStart has none, but names the rollout (`rollout-*.jsonl`).
@@ -187,6 +188,25 @@ pub fn settings() -> CodexSettings {
         .unwrap_or_default()
 }
 
+/// Codex's usable share of a model's window (`effective_context_window_percent`).
+pub const USABLE_PCT: u64 = 95;
+
+/// The model's raw window from the usable one Codex reports (`model_context_window` in
+/// the rollout is already 95 % of it) (pure).
+pub fn raw_window(usable: u64) -> u64 {
+    (usable * 100).div_ceil(USABLE_PCT)
+}
+
+/// Where Codex compacts (pure): at 90 % of the raw window, or at
+/// `model_auto_compact_token_limit` when that is lower (it can only lower it).
+pub fn compaction_point(raw_window: Option<u64>, limit: Option<u64>) -> Option<u64> {
+    let by_window = raw_window.filter(|w| *w > 0).map(|w| w * 9 / 10);
+    match (by_window, limit) {
+        (Some(w), Some(l)) => Some(w.min(l)),
+        (w, l) => w.or(l),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,6 +246,17 @@ mod tests {
         assert_eq!((reading.tokens, reading.window), (135_000, Some(190_000)));
         std::fs::write(&path, b"{\"type\":\"session_meta\"}\n").unwrap();
         assert_eq!(read(&path).unwrap(), None);
+    }
+
+    #[test]
+    fn compaction_points() {
+        // gpt-5.5: 272,000 raw, 258,400 usable, compacts at 244,800.
+        assert_eq!(raw_window(258_400), 272_000);
+        assert_eq!(compaction_point(Some(272_000), None), Some(244_800));
+        assert_eq!(compaction_point(Some(272_000), Some(150_000)), Some(150_000));
+        assert_eq!(compaction_point(Some(272_000), Some(900_000)), Some(244_800), "only lowers");
+        assert_eq!(compaction_point(Some(raw_window(190_000)), None), Some(180_000));
+        assert_eq!(compaction_point(None, None), None);
     }
 
     #[test]

@@ -53,7 +53,7 @@ pub fn settings_file(_scope: Scope) -> &'static str {
 }
 
 /// Windows of Gemini models, smallest first.
-pub const WINDOWS: &[u64] = &[1_048_576, 2_097_152];
+pub const WINDOWS: &[u64] = &[256_000, 1_048_576];
 /// Gemini CLI compresses at this fraction of the window unless its settings say otherwise.
 pub const DEFAULT_COMPRESSION_THRESHOLD: f64 = 0.5;
 /// Most bytes read from the end of a chat recording.

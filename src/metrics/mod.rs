@@ -15,8 +15,8 @@ use crate::config::Settings;
 
 pub use bridge::{Bridge, is_fresh, read_any_bridge, read_bridge, write_bridge};
 pub use headroom::{
-    CompactionAt, CompactionRule, Headroom, HeadroomEnd, compaction_point, headroom, headroom_to,
-    short_tokens,
+    ClaudeCompaction, CompactionAt, CompactionRule, Footer, FooterKind, Headroom, HeadroomEnd, claude_footer,
+    compaction_point, headroom, headroom_to, short_tokens,
 };
 pub use payload::figure_from_statusline;
 pub use session::{
@@ -167,6 +167,8 @@ impl Limits {
                 pct_override: optional(settings.auto_compact_pct),
                 disabled: settings.auto_compact_disabled,
                 learned: None,
+                settings_window: None,
+                reactive: false,
             },
             compaction: CompactionAt::ClaudeRule,
         }
@@ -214,6 +216,7 @@ pub fn assess(figure: &Figure, basis: &Basis, want: Want) -> Assessment {
     if want != Want::Level || limits.warn_headroom.is_some() {
         limits.compaction = compaction_for(basis.host, figure, basis.project);
         if basis.host == HostKind::Claude {
+            limits.rule = claude_rule(limits.rule, basis.model, basis.project);
             limits.rule.learned = basis.model.and_then(learned::learned_point);
         }
     }
@@ -222,6 +225,35 @@ pub fn assess(figure: &Figure, basis: &Basis, want: Want) -> Assessment {
         Want::Headroom { tokens_per_call } => tokens_per_call,
     };
     assess_with(figure, &limits, basis.model, pace)
+}
+
+/// Claude Code's compaction rule completed for a model: its row (reactive or not, its
+/// output reserve) and what Claude Code's settings files and environment set. Reads the
+/// settings files: call it only where the compaction point is needed.
+pub fn claude_rule(rule: CompactionRule, model: Option<&str>, project: Option<&Path>) -> CompactionRule {
+    let key = model.map(windows::canonical_id);
+    let settings = crate::host::claude::compaction_settings(project, key.as_deref());
+    with_claude_settings(rule, model, &settings)
+}
+
+/// [`claude_rule`] over settings already read (pure).
+pub fn with_claude_settings(
+    mut rule: CompactionRule,
+    model: Option<&str>,
+    settings: &crate::host::claude::CompactionSettings,
+) -> CompactionRule {
+    let row = model.and_then(windows::claude_row);
+    rule.reactive = row.is_some_and(|r| r.reactive);
+    // The 3.5 models reserve their 8,192 output tokens, not 20,000.
+    if let Some(row) = row.filter(|r| r.max_output < headroom::OUTPUT_RESERVE_MAX) {
+        if rule.buffer == headroom::OUTPUT_RESERVE_MAX + headroom::COMPACT_MARGIN {
+            rule.buffer = row.max_output + headroom::COMPACT_MARGIN;
+        }
+    }
+    rule.window_override = settings.env_window.or(rule.window_override);
+    rule.settings_window = settings.settings_window;
+    rule.disabled |= settings.disabled;
+    rule
 }
 
 /// [`assess`] over limits already complete (pure). `model` helps guess the window when
@@ -259,6 +291,32 @@ pub fn assess_with(
         _ => limits.thresholds.level(figure),
     };
     Assessment { level, headroom, window, window_source: figure.window_source }
+}
+
+impl Assessment {
+    /// The window is a fact (status line, remembered, host record, configuration), not
+    /// the table or an assumption: what pausing a session may rest on.
+    pub fn window_is_fact(&self) -> bool {
+        self.window_source.is_fact()
+    }
+}
+
+/// Whether a CRITICAL action (handoff, checkpoint, pause) may rest on a figure (pure).
+/// A window that is a fact (or a table row for a family with one size) carries it. A
+/// likely table window ([`WindowSource::Likely`]) carries it once the tokens reach
+/// CRITICAL of the host's smallest window; an assumed one (default, or a lower bound)
+/// only once they reach CRITICAL of the largest, whichever window is the real one.
+pub fn critical_action_allowed(figure: &Figure, host_windows: &[u64], critical_used_pct: f64) -> bool {
+    let proves = |window: Option<u64>| {
+        figure.used_tokens.is_some_and(|t| {
+            window.is_some_and(|w| w > 0 && t as f64 >= w as f64 * critical_used_pct / 100.0)
+        })
+    };
+    match figure.window_source {
+        source if source.is_assumed() => proves(host_windows.iter().copied().max()),
+        WindowSource::Likely => proves(host_windows.iter().copied().min()),
+        _ => true,
+    }
 }
 
 /// Seconds since the Unix epoch.

@@ -76,6 +76,7 @@ fn facts<'a>(query: &'a FigureQuery, model: Option<&'a str>) -> WindowFacts<'a> 
         configured: model.and_then(|m| query.configured_windows.get(m).copied()),
         default: query.default_window,
         host_windows: query.host.windows(),
+        disable_1m: query.host == HostKind::Claude && claude::one_m_disabled(),
         ..WindowFacts::default()
     }
 }
@@ -291,10 +292,14 @@ fn newest(recorded: Option<SessionFigure>, query: &FigureQuery) -> Option<Sessio
 pub fn compaction_for(host: HostKind, figure: &Figure, project: Option<&Path>) -> CompactionAt {
     match host {
         HostKind::Claude => CompactionAt::ClaudeRule,
-        HostKind::Codex => match codex::settings().auto_compact_limit {
-            Some(limit) => CompactionAt::Tokens(limit, HeadroomEnd::AutoCompaction),
-            None => CompactionAt::Unknown,
-        },
+        HostKind::Codex => {
+            let settings = codex::settings();
+            let raw = settings.context_window.or_else(|| figure.window_tokens.map(codex::raw_window));
+            match codex::compaction_point(raw, settings.auto_compact_limit) {
+                Some(point) => CompactionAt::Tokens(point, HeadroomEnd::AutoCompaction),
+                None => CompactionAt::Unknown,
+            }
+        }
         HostKind::Gemini => match figure.window_tokens {
             Some(window) => CompactionAt::Tokens(
                 gemini::compression_point(window, gemini::compression_threshold(project)),

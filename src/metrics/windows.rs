@@ -27,6 +27,9 @@ pub enum WindowSource {
     Config,
     /// baton's table of known model ids.
     Table,
+    /// baton's table, for a model whose family has both 200k and 1M members: likely, not
+    /// proven (no CRITICAL action below what the smaller window could hold at CRITICAL).
+    Likely,
     /// The tokens in the context exceed the assumed window: the next larger known one.
     Proven,
     /// Nothing said: `default_window_tokens` is assumed.
@@ -41,6 +44,16 @@ impl WindowSource {
         matches!(self, WindowSource::Default | WindowSource::Proven)
     }
 
+    /// The window is a fact about this session's model: the status line (now or
+    /// remembered), the host's record or the user's configuration. Not the table, not a
+    /// default, not a lower bound. Pausing a session (relay) rests only on these.
+    pub fn is_fact(self) -> bool {
+        matches!(
+            self,
+            WindowSource::Statusline | WindowSource::Remembered | WindowSource::Host | WindowSource::Config
+        )
+    }
+
     /// For `baton doctor` and `baton config`.
     pub fn describe(self) -> &'static str {
         match self {
@@ -49,53 +62,236 @@ impl WindowSource {
             WindowSource::Host => "the host's record",
             WindowSource::Config => "configuration",
             WindowSource::Table => "baton's table",
+            WindowSource::Likely => "baton's table (likely: this family has 200k and 1M models)",
             WindowSource::Proven => "at least, as the tokens in the context show",
             WindowSource::Default => "assumed (default_window_tokens)",
         }
     }
 }
 
-/// Known model ids: a prefix and its window. The longest matching prefix wins; `[1m]` in
-/// a Claude id means 1,000,000 whatever the prefix says.
-pub const MODEL_TABLE: &[(&str, u64)] = &[
-    // Claude Code: the default model of 2.1.332 has 1M with no `[1m]` in its id.
-    ("claude-opus-5-5", 1_000_000),
-    ("claude-opus-4", 200_000),
-    ("claude-sonnet-4", 200_000),
-    ("claude-haiku-4", 200_000),
-    ("claude-3-7-sonnet", 200_000),
-    ("claude-3-5-sonnet", 200_000),
-    ("claude-3-5-haiku", 200_000),
-    ("claude-3-opus", 200_000),
-    ("claude-3-haiku", 200_000),
-    // Gemini CLI.
-    ("gemini-3", 1_048_576),
-    ("gemini-2.5-", 1_048_576),
-    ("gemini-2.0-flash", 1_048_576),
-    ("gemini-1.5-flash", 1_048_576),
-    ("gemini-1.5-pro", 2_097_152),
-    // OpenAI models as Codex knows them.
-    ("gpt-5", 272_000),
-    ("gpt-4.1", 1_047_576),
-    ("gpt-4o", 128_000),
-    ("o3", 200_000),
-    ("o4-mini", 200_000),
-    ("codex-mini", 200_000),
-    ("gpt-oss-", 96_000),
+/// One model baton's table knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelRow {
+    /// The canonical id, matched exactly after [`normalise`].
+    pub id: &'static str,
+    pub window: u64,
+    /// The host's default max output tokens (Claude Code reserves min(this, 20,000)).
+    pub max_output: u64,
+    /// Claude Code does not compact this model at a threshold by default: it waits for
+    /// the API's prompt-too-long (source "auto", not enforced).
+    pub reactive: bool,
+    /// A `[1m]` suffix gives it 1,000,000 (Claude Code).
+    pub suffix_1m: bool,
+}
+
+const fn row(id: &'static str, window: u64, max_output: u64, reactive: bool, suffix_1m: bool) -> ModelRow {
+    ModelRow { id, window, max_output, reactive, suffix_1m }
+}
+
+const M: u64 = 1_000_000;
+const K200: u64 = 200_000;
+
+/// Claude Code 2.1.332's baked-in model catalog (and its run-time report of each id's
+/// `contextWindow`/`maxOutputTokens`): every row checked against the pinned CLI.
+pub const CLAUDE_TABLE: &[ModelRow] = &[
+    row("claude-opus-5-5", M, 128_000, false, false),
+    row("claude-opus-5", M, 64_000, false, false),
+    row("claude-opus-4-8", M, 64_000, false, false),
+    row("claude-opus-4-7", M, 64_000, false, false),
+    row("claude-opus-4-6", K200, 64_000, false, true),
+    row("claude-opus-4-5", K200, 32_000, true, true),
+    // Claude Code remaps these to claude-opus-5-5 unless CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP
+    // is set; an id baton sees in a transcript is already the remapped one.
+    row("claude-opus-4-1", K200, 32_000, true, true),
+    row("claude-opus-4-0", K200, 32_000, true, true),
+    row("claude-sonnet-5-5", M, 128_000, false, false),
+    row("claude-sonnet-5", M, 64_000, false, false),
+    row("claude-sonnet-4-6", K200, 32_000, false, true),
+    row("claude-sonnet-4-5", K200, 32_000, true, true),
+    row("claude-sonnet-4-0", K200, 32_000, true, true),
+    row("claude-haiku-5-5", M, 128_000, false, false),
+    row("claude-haiku-4-5", K200, 32_000, true, true),
+    row("claude-fable-5-2", M, 128_000, false, false),
+    row("claude-fable-5-1", M, 64_000, false, false),
+    row("claude-fable-5", M, 64_000, false, false),
+    row("claude-mythos-5-2", M, 128_000, false, false),
+    row("claude-mythos-5-1", M, 64_000, false, false),
+    row("claude-mythos-5", M, 64_000, false, false),
+    row("claude-mythos-preview", M, 32_000, false, false),
+    row("claude-3-7-sonnet", K200, 32_000, true, false),
+    row("claude-3-5-sonnet", K200, 8_192, true, false),
+    row("claude-3-5-haiku", K200, 8_192, true, false),
 ];
 
-/// The window the table gives a model id.
-pub fn table_window(model: &str) -> Option<u64> {
-    let id = model.trim().to_ascii_lowercase();
-    if id.starts_with("claude") && id.contains("[1m]") {
-        return Some(1_000_000);
+/// First-party ids that name a row under another spelling (Claude Code's `first_party` ids).
+const CLAUDE_ALIASES: &[(&str, &str)] =
+    &[("claude-opus-4", "claude-opus-4-0"), ("claude-sonnet-4", "claude-sonnet-4-0")];
+
+/// Codex 0.171.0's embedded model list (`context_window`). The window baton uses is
+/// Codex's usable one, 95 % of it, as Codex itself reports in its rollout
+/// (`model_context_window`).
+pub const CODEX_TABLE: &[(&str, u64)] = &[
+    ("gpt-6.2-sol", 500_000),
+    ("gpt-6.1-sol", 500_000),
+    ("gpt-6.1-terra", 500_000),
+    ("gpt-6.2-astra", 272_000),
+    ("gpt-6-astra", 272_000),
+    ("gpt-6-sol", 272_000),
+    ("gpt-6-luna", 272_000),
+    ("gpt-5.6-sol", 272_000),
+    ("gpt-5.6-terra", 272_000),
+    ("gpt-5.6-luna", 272_000),
+    ("gpt-5.5", 272_000),
+    ("gpt-daybreak-blue-latest", 272_000),
+    ("gpt-daybreak-red-latest", 372_000),
+    ("codex-auto-review", 272_000),
+];
+
+/// Codex's usable share of a model's window (`effective_context_window_percent`).
+pub const CODEX_USABLE_PCT: u64 = crate::host::codex::USABLE_PCT;
+
+/// Gemini CLI 0.61.0's `tokenLimit()`: these two, else 1,048,576 for every model.
+pub const GEMINI_TABLE: &[(&str, u64)] = &[("gemma-4-31b-it", 256_000), ("gemma-4-26b-a4b-it", 256_000)];
+/// Gemini CLI's window for every model it does not list.
+pub const GEMINI_DEFAULT_WINDOW: u64 = 1_048_576;
+
+/// A model id as Claude Code matches it: lower case, no provider path or
+/// `<region>.anthropic.` prefix, dots between version digits as dashes, no `[1m]`, and
+/// no date stamp or version trailer (`-20250929`, `@20250929`, `-v1@…`, `-v2:0`,
+/// `-fast`, `-latest`). Returns the id and whether it had `[1m]` (pure).
+pub fn normalise(model: &str) -> (String, bool) {
+    let mut id = model.trim().to_ascii_lowercase();
+    let mut one_m = false;
+    for suffix in ["[1m]", "[2m]"] {
+        if let Some(stripped) = id.strip_suffix(suffix) {
+            one_m |= suffix == "[1m]";
+            id = stripped.to_string();
+        }
     }
-    let id = id.trim_end_matches("[1m]");
-    MODEL_TABLE
+    if let Some(slash) = id.rfind('/') {
+        id = id[slash + 1..].to_string();
+    }
+    if let Some(at) = id.find("anthropic.") {
+        let region = &id[..at];
+        if region.is_empty()
+            || region.trim_end_matches('.').chars().all(|c| c.is_ascii_lowercase() || c == '-')
+        {
+            id = id[at + "anthropic.".len()..].to_string();
+        }
+    }
+    if !id.starts_with("claude") {
+        return (id, one_m);
+    }
+    // claude-opus-4.7 → claude-opus-4-7
+    let bytes: Vec<char> = id.chars().collect();
+    id = bytes
         .iter()
-        .filter(|(prefix, _)| id.starts_with(prefix))
-        .max_by_key(|(prefix, _)| prefix.len())
-        .map(|(_, window)| *window)
+        .enumerate()
+        .map(|(i, c)| {
+            let digit = |j: usize| bytes.get(j).is_some_and(char::is_ascii_digit);
+            if *c == '.' && i > 0 && digit(i - 1) && digit(i + 1) { '-' } else { *c }
+        })
+        .collect();
+    (strip_trailer(&id).to_string(), one_m)
+}
+
+/// Drops a trailing `-vN[:M]`, a date stamp (`-YYYYMMDD`, `@YYYYMMDD`, `-vN@YYYYMMDD`), then
+/// `-latest` / `-fast`.
+fn strip_trailer(id: &str) -> &str {
+    let mut id = id;
+    let is_version = |s: &str| {
+        let s = s.strip_prefix('v').unwrap_or("");
+        let (major, minor) = s.split_once(':').unwrap_or((s, "0"));
+        (1..=3).contains(&major.len())
+            && major.chars().all(|c| c.is_ascii_digit())
+            && (1..=3).contains(&minor.len())
+            && minor.chars().all(|c| c.is_ascii_digit())
+    };
+    if let Some(i) = id.rfind('-') {
+        if is_version(&id[i + 1..]) {
+            id = &id[..i];
+        }
+    }
+    let is_date = |s: &str| s.len() == 8 && s.chars().all(|c| c.is_ascii_digit());
+    if let Some(i) = id.rfind(['-', '@']) {
+        if is_date(&id[i + 1..]) {
+            let vertex = id.as_bytes()[i] == b'@';
+            id = &id[..i];
+            // Bedrock's `-v1@20250101`.
+            if let Some(j) = id.rfind('-').filter(|_| vertex) {
+                if is_version(&id[j + 1..]) {
+                    id = &id[..j];
+                }
+            }
+        }
+    }
+    for tail in ["-latest", "-fast"] {
+        if let Some(stripped) = id.strip_suffix(tail) {
+            id = stripped;
+        }
+    }
+    id
+}
+
+/// What the table says about a model id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableEntry {
+    pub window: u64,
+    /// Claude Code's row, when the id is one of its models.
+    pub row: Option<ModelRow>,
+    /// The id's family has both 200k and 1M members (every Claude model: a `[1m]`
+    /// suffix, `CLAUDE_CODE_DISABLE_1M_CONTEXT` or the API's served capabilities decide
+    /// which), so the table's window is likely, not proven.
+    pub likely: bool,
+}
+
+/// The table's entry for a model id: Claude ids exactly after [`normalise`] (with `[1m]`
+/// and `disable_1m`, Claude Code's `CLAUDE_CODE_DISABLE_1M_CONTEXT`), Codex slugs and
+/// Gemma ids exactly, and Gemini CLI's own rule for every `gemini-` id (pure).
+pub fn table_entry(model: &str, disable_1m: bool) -> Option<TableEntry> {
+    let (id, one_m) = normalise(model);
+    if id.starts_with("claude") {
+        let canonical =
+            CLAUDE_ALIASES.iter().find(|(alias, _)| *alias == id).map_or(id.as_str(), |(_, to)| to);
+        let row = CLAUDE_TABLE.iter().find(|r| r.id == canonical).copied();
+        let window = match row {
+            _ if disable_1m => K200,
+            Some(r) if one_m && r.suffix_1m => M,
+            Some(r) => r.window,
+            // An id Claude Code does not know gets 1M there; with `[1m]` that is what the
+            // user asked for, without it baton does not guess.
+            None if one_m => M,
+            None => return None,
+        };
+        return Some(TableEntry { window, row, likely: true });
+    }
+    if let Some((_, raw)) = CODEX_TABLE.iter().find(|(slug, _)| *slug == id) {
+        return Some(TableEntry { window: raw * CODEX_USABLE_PCT / 100, row: None, likely: false });
+    }
+    if let Some((_, window)) = GEMINI_TABLE.iter().find(|(gemma, _)| *gemma == id) {
+        return Some(TableEntry { window: *window, row: None, likely: false });
+    }
+    if id.starts_with("gemini-") {
+        return Some(TableEntry { window: GEMINI_DEFAULT_WINDOW, row: None, likely: false });
+    }
+    None
+}
+
+/// The id Claude Code keys a model's settings by (`modelSettings.<id>`): normalised,
+/// aliases resolved to the catalog's id (pure).
+pub fn canonical_id(model: &str) -> String {
+    let (id, _) = normalise(model);
+    CLAUDE_ALIASES.iter().find(|(alias, _)| *alias == id).map_or(id, |(_, to)| to.to_string())
+}
+
+/// The window the table gives a model id (no `CLAUDE_CODE_DISABLE_1M_CONTEXT`).
+pub fn table_window(model: &str) -> Option<u64> {
+    table_entry(model, false).map(|e| e.window)
+}
+
+/// Claude Code's row for a model id, when it has one.
+pub fn claude_row(model: &str) -> Option<ModelRow> {
+    table_entry(model, false).and_then(|e| e.row)
 }
 
 /// What is known about a session's window, before choosing.
@@ -113,10 +309,12 @@ pub struct WindowFacts<'a> {
     pub default: u64,
     /// The windows the host uses, smallest first (empty: Claude Code's).
     pub host_windows: &'a [u64],
+    /// Claude Code's `CLAUDE_CODE_DISABLE_1M_CONTEXT`: its table windows are 200k.
+    pub disable_1m: bool,
 }
 
 /// Windows any host is known to use, smallest first.
-pub const KNOWN_WINDOWS: &[u64] = &[128_000, 200_000, 272_000, 1_000_000, 1_047_576, 1_048_576, 2_097_152];
+pub const KNOWN_WINDOWS: &[u64] = &[200_000, 256_000, 258_400, 353_400, 475_000, 1_000_000, 1_048_576];
 /// Claude Code's windows: what tokens beyond an assumed window prove.
 pub const CLAUDE_WINDOWS: &[u64] = crate::host::claude::WINDOWS;
 
@@ -128,7 +326,9 @@ pub fn choose_window(facts: &WindowFacts, tokens: Option<u64>) -> (u64, WindowSo
         (facts.remembered, WindowSource::Remembered),
         (facts.host, WindowSource::Host),
         (facts.configured, WindowSource::Config),
-        (facts.model.and_then(table_window), WindowSource::Table),
+        facts.model.and_then(|m| table_entry(m, facts.disable_1m)).map_or((None, WindowSource::Table), |e| {
+            (Some(e.window), if e.likely { WindowSource::Likely } else { WindowSource::Table })
+        }),
     ];
     let (window, source) = known
         .into_iter()
@@ -249,11 +449,26 @@ pub fn describe_known(known: &[KnownWindow], default: u64) -> String {
     for k in known {
         out.push_str(&format!("  {:<width$}  {:>9}  {}\n", k.model, k.tokens, k.source.describe()));
     }
-    let table: Vec<String> =
-        MODEL_TABLE.iter().map(|(prefix, w)| format!("{prefix}* {}", super::short_tokens(*w))).collect();
-    out.push_str(&format!("  table: {}\n", table.join(", ")));
+    let mut table: Vec<String> =
+        CLAUDE_TABLE.iter().map(|r| format!("{} {}", r.id, super::short_tokens(r.window))).collect();
+    table.extend(
+        CODEX_TABLE
+            .iter()
+            .map(|(slug, raw)| format!("{slug} {}", super::short_tokens(raw * CODEX_USABLE_PCT / 100))),
+    );
+    table.extend(GEMINI_TABLE.iter().map(|(id, w)| format!("{id} {}", super::short_tokens(*w))));
+    table.push(format!("gemini-* {}", super::short_tokens(GEMINI_DEFAULT_WINDOW)));
+    out.push_str(&format!(
+        "  table (exact ids; Claude ids after dropping [1m] and date stamps): {}\n",
+        table.join(", ")
+    ));
     out.push_str(&format!("  otherwise: {default} tokens, assumed (no CRITICAL handoff rests on it)\n"));
     out
+}
+
+/// How many ids the table knows.
+pub fn table_len() -> usize {
+    CLAUDE_TABLE.len() + CODEX_TABLE.len() + GEMINI_TABLE.len()
 }
 
 /// One line for `baton doctor`: the windows known.
@@ -264,11 +479,7 @@ pub fn doctor_line(known: &[KnownWindow], default: u64) -> String {
         .collect();
     let listed =
         if listed.is_empty() { "none remembered or configured".to_string() } else { listed.join(", ") };
-    format!(
-        "{listed}; {} ids in the table; otherwise {} assumed",
-        MODEL_TABLE.len(),
-        super::short_tokens(default)
-    )
+    format!("{listed}; {} ids in the table; otherwise {} assumed", table_len(), super::short_tokens(default))
 }
 
 #[cfg(test)]
@@ -276,22 +487,86 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_table_knows_the_hosts_models() {
-        assert_eq!(table_window("claude-opus-5-5"), Some(1_000_000));
+    fn every_id_in_the_table_matches_itself_exactly() {
+        for row in CLAUDE_TABLE {
+            let entry = table_entry(row.id, false).unwrap();
+            assert_eq!((entry.window, entry.row), (row.window, Some(*row)), "{}", row.id);
+            assert!(entry.likely, "{}: Claude's family has 200k and 1M members", row.id);
+            let one_m = table_window(&format!("{}[1m]", row.id)).unwrap();
+            assert_eq!(one_m, if row.suffix_1m { M } else { row.window }, "{}[1m]", row.id);
+            assert_eq!(table_entry(row.id, true).unwrap().window, K200, "{} with DISABLE_1M", row.id);
+        }
+        for (slug, raw) in CODEX_TABLE {
+            assert_eq!(table_window(slug), Some(raw * 95 / 100), "{slug}");
+        }
+        for (id, window) in GEMINI_TABLE {
+            assert_eq!(table_window(id), Some(*window), "{id}");
+        }
+    }
+
+    #[test]
+    fn the_ids_the_hosts_send() {
+        // Native 1M without a suffix (Claude Code 2.1.332's catalog).
+        for id in [
+            "claude-opus-4-7",
+            "claude-opus-4-8",
+            "claude-opus-5",
+            "claude-opus-5-5",
+            "claude-sonnet-5",
+            "claude-sonnet-5-5",
+            "claude-fable-5",
+            "claude-fable-5-2",
+            "claude-haiku-5-5",
+            "claude-mythos-preview",
+        ] {
+            assert_eq!(table_window(id), Some(1_000_000), "{id}");
+        }
+        // Date stamps, Vertex/Bedrock forms, dots, case.
+        assert_eq!(table_window("claude-opus-4-7-20260416"), Some(1_000_000));
+        assert_eq!(table_window("claude-opus-4-7@20260416"), Some(1_000_000));
+        assert_eq!(table_window("us.anthropic.claude-opus-4-7"), Some(1_000_000));
+        assert_eq!(table_window("Claude-Opus-4.7"), Some(1_000_000));
+        assert_eq!(table_window("anthropic.claude-sonnet-4-5-20250929-v1:0"), Some(200_000));
+        assert_eq!(table_window("claude-sonnet-4-5-v1@20250929"), Some(200_000));
         assert_eq!(table_window("claude-sonnet-4-5-20250929"), Some(200_000));
-        assert_eq!(table_window("claude-sonnet-4-5[1m]"), Some(1_000_000));
+        assert_eq!(table_window("claude-sonnet-4-20250514"), Some(200_000));
         assert_eq!(table_window("claude-opus-4-5-20251101"), Some(200_000));
+        assert_eq!(table_window("claude-haiku-4-5-20251001"), Some(200_000));
+        assert_eq!(table_window("claude-3-5-haiku-20241022"), Some(200_000));
+        assert_eq!(table_window("claude-sonnet-4-6"), Some(200_000));
+        assert_eq!(table_window("claude-opus-4-6[1m]"), Some(1_000_000));
+        assert_eq!(table_window("claude-sonnet-4-5[1m]"), Some(1_000_000));
+        assert_eq!(table_window("claude-opus-4-7[1m]"), Some(1_000_000));
+        // No prefix swallows a new model.
+        assert_eq!(table_window("claude-opus-4-9"), None);
+        assert_eq!(table_window("claude-sonnet-4-7"), None);
+        assert_eq!(table_window("claude-future-9"), None);
+        assert_eq!(table_window("claude-opus-4-7-turbo"), None);
+        assert_eq!(table_window("claude-future-9[1m]"), Some(1_000_000));
+        assert_eq!(table_window("mock-model"), None);
+        // Codex and Gemini.
+        assert_eq!(table_window("gpt-5.5"), Some(258_400));
+        assert_eq!(table_window("gpt-6.2-sol"), Some(475_000));
+        assert_eq!(table_window("gpt-5-codex"), None);
         assert_eq!(table_window("gemini-2.5-flash"), Some(1_048_576));
         assert_eq!(table_window("gemini-3-pro-preview"), Some(1_048_576));
-        assert_eq!(table_window("gpt-5-codex"), Some(272_000));
-        assert_eq!(table_window("mock-model"), None);
-        assert_eq!(table_window("claude-future-9"), None);
+        assert_eq!(table_window("gemma-4-31b-it"), Some(256_000));
+        assert_eq!(table_entry("gemini-2.5-flash", false).map(|e| e.likely), Some(false));
+        assert_eq!(canonical_id("claude-sonnet-4-5-20250929"), "claude-sonnet-4-5");
+        assert_eq!(canonical_id("claude-opus-4-6[1m]"), "claude-opus-4-6");
+        assert_eq!(canonical_id("claude-sonnet-4-20250514"), "claude-sonnet-4-0");
     }
 
     #[test]
     fn facts_come_before_the_table_and_the_default_is_last() {
         let base = WindowFacts { model: Some("claude-opus-5-5"), default: 200_000, ..Default::default() };
-        assert_eq!(choose_window(&base, Some(132_000)), (1_000_000, WindowSource::Table));
+        assert_eq!(choose_window(&base, Some(132_000)), (1_000_000, WindowSource::Likely));
+        let disabled = WindowFacts { disable_1m: true, ..base.clone() };
+        assert_eq!(choose_window(&disabled, Some(132_000)), (200_000, WindowSource::Likely));
+        let gemini = WindowFacts { model: Some("gemini-2.5-flash"), ..base.clone() };
+        assert_eq!(choose_window(&gemini, None), (1_048_576, WindowSource::Table));
+        assert!(!WindowSource::Table.is_fact() && !WindowSource::Likely.is_fact());
+        assert!(WindowSource::Remembered.is_fact() && WindowSource::Host.is_fact());
         let remembered = WindowFacts { remembered: Some(500_000), ..base.clone() };
         assert_eq!(choose_window(&remembered, None), (500_000, WindowSource::Remembered));
         let live = WindowFacts { statusline: Some(200_000), ..remembered.clone() };
@@ -304,8 +579,8 @@ mod tests {
         assert_eq!(choose_window(&unknown, Some(10)), (200_000, WindowSource::Default));
         assert!(choose_window(&unknown, Some(10)).1.is_assumed());
         assert_eq!(choose_window(&unknown, Some(250_000)), (1_000_000, WindowSource::Proven));
-        let codex = WindowFacts { host_windows: &[128_000, 272_000], ..unknown.clone() };
-        assert_eq!(choose_window(&codex, Some(250_000)), (272_000, WindowSource::Proven));
+        let codex = WindowFacts { host_windows: crate::host::codex::WINDOWS, ..unknown.clone() };
+        assert_eq!(choose_window(&codex, Some(250_000)), (258_400, WindowSource::Proven));
     }
 
     #[test]

@@ -152,6 +152,12 @@ impl<'a> Context<'a> {
         Basis { limits, host: HostKind::Claude, model: input.model_id(), project: None }
     }
 
+    /// Claude Code's compaction rule for this session's model, its settings files read.
+    pub fn claude_rule(&self) -> metrics::CompactionRule {
+        let project = self.input.project_dir().map(std::path::Path::new);
+        metrics::claude_rule(self.limits.rule, self.input.model_id(), project)
+    }
+
     /// What this line's figure is assessed on ([`metrics::assess`]).
     pub fn basis(&self) -> Basis<'a> {
         Context::basis_of(self.input, self.limits)
