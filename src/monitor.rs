@@ -215,7 +215,7 @@ pub fn message(
         ));
     }
     let head = |name: &str| {
-        format!("CONTEXT {name}: Usage at {used}%{estimate}. Remaining: {remaining}%.{window}{room}")
+        format!("CONTEXT {name}: Usage at {used}%{estimate}. Remaining: {remaining}%.{room}{window}")
     };
     if context.subagent {
         return match level {

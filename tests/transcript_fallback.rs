@@ -109,8 +109,10 @@ fn claude_code_variables_move_the_compaction_point() {
     );
     let other = Sandbox::new();
     let transcript = one_reply(&other, "t.jsonl", "claude-opus-4-5-20251101", 144_012);
-    let lowered = hook_with(&other, &transcript, &[("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "80")]).unwrap();
-    assert!(lowered.contains("About 16k tokens before auto-compaction"), "{lowered}");
+    // Claude Code takes the percentage of the window less its 20k output reserve, and
+    // never compacts later than without it: min(180,000 × 90 %, 167,000) = 162,000.
+    let lowered = hook_with(&other, &transcript, &[("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "90")]).unwrap();
+    assert!(lowered.contains("About 18k tokens before auto-compaction"), "{lowered}");
 }
 
 #[test]

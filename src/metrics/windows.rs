@@ -263,7 +263,9 @@ pub fn table_entry(model: &str, disable_1m: bool) -> Option<TableEntry> {
             None if one_m => M,
             None => return None,
         };
-        return Some(TableEntry { window, row, likely: true });
+        // `[1m]` on a model that takes it is the user's own choice of window: a fact.
+        let asked_for_1m = one_m && !disable_1m && row.is_none_or(|r| r.suffix_1m);
+        return Some(TableEntry { window, row, likely: !asked_for_1m });
     }
     if let Some((_, raw)) = CODEX_TABLE.iter().find(|(slug, _)| *slug == id) {
         return Some(TableEntry { window: raw * CODEX_USABLE_PCT / 100, row: None, likely: false });
@@ -494,6 +496,8 @@ mod tests {
             assert!(entry.likely, "{}: Claude's family has 200k and 1M members", row.id);
             let one_m = table_window(&format!("{}[1m]", row.id)).unwrap();
             assert_eq!(one_m, if row.suffix_1m { M } else { row.window }, "{}[1m]", row.id);
+            let asked = table_entry(&format!("{}[1m]", row.id), false).unwrap();
+            assert_eq!(asked.likely, !row.suffix_1m, "{}[1m]: the user's own choice is a fact", row.id);
             assert_eq!(table_entry(row.id, true).unwrap().window, K200, "{} with DISABLE_1M", row.id);
         }
         for (slug, raw) in CODEX_TABLE {
