@@ -167,6 +167,8 @@ fn critical_writes_a_gsd_handoff_and_a_private_checkpoint() {
 fn later_critical_warnings_refresh_and_keep_what_the_agent_wrote() {
     let sandbox = Sandbox::new();
     let repo = project_repo(&sandbox);
+    // The agent goes on after CRITICAL here: advise, so the pause does not stop it.
+    common::write(&sandbox.user_config(), r#"{"handoff": {"on_critical": "advise"}}"#);
     gsd_planning(&sandbox.project());
     repo.commit_all("plan");
     let transcript = transcript_for(&sandbox.project(), &sandbox.home().join("t.jsonl"));
@@ -526,4 +528,69 @@ fn pause_finds_the_newest_transcript_of_the_project() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(result["session_id"], SESSION);
     assert_eq!(result["next_action"], "Continue: Wire the limiter into the orders routes");
+}
+
+// ---- the pause that pauses (issue 19) ----
+
+/// The hook's stdout as JSON (the hook contract: exit 0, nothing or one object).
+fn hook_json(sandbox: &Sandbox, event: &Value) -> Option<Value> {
+    let output = sandbox.hook(event);
+    assert!(output.status.success(), "hook exit {:?}", output.status);
+    (!output.stdout.is_empty()).then(|| serde_json::from_slice(&output.stdout).expect("one JSON object"))
+}
+
+#[test]
+fn the_pause_stops_the_agent_within_the_grace_calls_after_critical() {
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    let text = critical(&sandbox, SESSION, None);
+    assert!(text.contains("end your turn") && text.contains("after 3 more"), "told once: {text}");
+    let mut seen = vec![];
+    for call in 1..=5 {
+        sandbox.write_bridge(SESSION, 19.0, 0);
+        let out = hook_json(&sandbox, &sandbox.post_tool_use(SESSION));
+        let stopped = out.as_ref().is_some_and(|v| v["continue"] == json!(false));
+        if let Some(v) = &out {
+            if stopped {
+                assert_eq!(v.as_object().unwrap().len(), 2, "only continue and stopReason: {v}");
+                let reason = v["stopReason"].as_str().unwrap();
+                assert!(
+                    reason.contains("81 %") && reason.contains("handoff saved in .planning/HANDOFF.json"),
+                    "{reason}"
+                );
+                assert!(reason.contains("/clear") && reason.contains("baton run"), "{reason}");
+            } else {
+                let told = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+                assert!(!told.contains("end your turn"), "the pause is told once: {told}");
+            }
+        }
+        seen.push((call, stopped));
+    }
+    // Stopped on the 3rd call after CRITICAL, and only once.
+    assert_eq!(seen, vec![(1, false), (2, false), (3, true), (4, false), (5, false)]);
+    let state = read_json(&sandbox.state_path(SESSION));
+    assert!(state["pausedAt"].is_i64() && state["pauseArmedAt"].is_i64(), "{state}");
+}
+
+#[test]
+fn advise_never_stops_and_the_grace_calls_are_configurable() {
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    // A repository may make it quieter (advise): never a stop.
+    common::write(&sandbox.project().join(".claude/baton.json"), r#"{"handoff": {"on_critical": "advise"}}"#);
+    let text = critical(&sandbox, SESSION, None);
+    assert!(!text.contains("end your turn"), "{text}");
+    for _ in 0..6 {
+        sandbox.write_bridge(SESSION, 19.0, 0);
+        let out = hook_json(&sandbox, &sandbox.post_tool_use(SESSION));
+        assert!(out.is_none_or(|v| v.get("continue").is_none()), "advise stopped the agent");
+    }
+    // One grace call: the next call stops it.
+    let other = "3f3c2a10-5b1e-4c2d-9a8f-0d6e4b2c1a98";
+    common::write(&sandbox.project().join(".claude/baton.json"), r#"{"handoff": {"pause_grace_calls": 1}}"#);
+    let text = critical(&sandbox, other, None);
+    assert!(text.contains("after 1 more"), "{text}");
+    sandbox.write_bridge(other, 19.0, 0);
+    let out = hook_json(&sandbox, &sandbox.post_tool_use(other)).expect("a stop");
+    assert_eq!(out["continue"], json!(false), "{out}");
 }

@@ -2,13 +2,18 @@
 
 use serde::Serialize;
 
-/// `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`, the only shape
-/// baton prints from a hook. It carries no other field, because Codex's output schema
-/// rejects unknown ones.
+/// `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`, or the host's
+/// own stop, `{"continue": false, "stopReason": …}` (the pause): the only shapes baton
+/// prints from a hook. They carry no other field, because Codex's output schema rejects
+/// unknown ones (both are in its schema for every event).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Envelope {
-    #[serde(rename = "hookSpecificOutput")]
-    output: HookSpecificOutput,
+    #[serde(rename = "hookSpecificOutput", skip_serializing_if = "Option::is_none")]
+    output: Option<HookSpecificOutput>,
+    #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
+    continue_: Option<bool>,
+    #[serde(rename = "stopReason", skip_serializing_if = "Option::is_none")]
+    stop_reason: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -32,17 +37,32 @@ impl Envelope {
         } else {
             context.to_string()
         };
-        Envelope { output: HookSpecificOutput { hook_event_name: event.to_string(), additional_context } }
+        Envelope {
+            output: Some(HookSpecificOutput { hook_event_name: event.to_string(), additional_context }),
+            continue_: None,
+            stop_reason: None,
+        }
     }
 
-    /// The event name inside the envelope.
+    /// The host's own stop (Claude Code, Codex and Gemini CLI all honour `continue:
+    /// false`): the agent's turn ends; interactive hosts show `reason` to the user.
+    pub fn stop(reason: &str) -> Envelope {
+        Envelope { output: None, continue_: Some(false), stop_reason: Some(reason.to_string()) }
+    }
+
+    /// Whether this envelope stops the agent.
+    pub fn is_stop(&self) -> bool {
+        self.continue_ == Some(false)
+    }
+
+    /// The event name inside the envelope (empty for a stop).
     pub fn event(&self) -> &str {
-        &self.output.hook_event_name
+        self.output.as_ref().map_or("", |o| o.hook_event_name.as_str())
     }
 
-    /// The text the agent is given.
+    /// The text the agent is given (empty for a stop).
     pub fn context(&self) -> &str {
-        &self.output.additional_context
+        self.output.as_ref().map_or("", |o| o.additional_context.as_str())
     }
 
     /// The envelope as one line of JSON.
@@ -63,6 +83,12 @@ mod tests {
             value,
             serde_json::json!({"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "CONTEXT WARNING: x"}})
         );
+    }
+
+    #[test]
+    fn a_stop_is_the_hosts_own_shape() {
+        let value: serde_json::Value = serde_json::from_str(&Envelope::stop("why").to_json()).unwrap();
+        assert_eq!(value, serde_json::json!({"continue": false, "stopReason": "why"}));
     }
 
     #[test]
