@@ -312,6 +312,58 @@ pub fn summary(record: &RunRecord, legs_run: u32, end: NextStep) -> String {
     format!("baton run: {legs}; {}; {end}.", parts.join("; "))
 }
 
+/// How one leg ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LegEnd {
+    pub leg: u32,
+    /// The host's exit status.
+    pub code: i32,
+    pub next: NextStep,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub legs: u32,
+    /// The last leg's exit status.
+    pub code: i32,
+    pub end: NextStep,
+    pub record: RunRecord,
+    pub elapsed: Vec<Duration>,
+}
+
+/// Runs the legs of a headless relay: each leg in the foreground with the run's id and
+/// its number in its environment (the host's hooks inherit them), the next one with the
+/// continue prompt when the leg's session state says baton paused it. `after_leg` is told
+/// how each leg ended (the caller prints the hand-over line).
+pub fn run_headless(
+    command: &HeadlessCommand,
+    max_legs: u32,
+    run_id: &str,
+    mut after_leg: impl FnMut(&LegEnd, &RunRecord),
+) -> Result<RunOutcome, String> {
+    let max_legs = max_legs.max(1);
+    let mut leg = 1;
+    let mut elapsed = vec![];
+    loop {
+        let mut child = std::process::Command::new(&command.program);
+        child.args(command.leg_args(leg)).env(RUN_ID_ENV, run_id).env(RUN_LEG_ENV, leg.to_string());
+        let started = std::time::Instant::now();
+        let code = crate::util::proc::run_in_foreground(child).map_err(|e| match e {
+            crate::util::proc::RunError::Spawn(e) => format!("could not start `{}`: {e}", command.program),
+            other => format!("`{}` failed: {other:?}", command.program),
+        })?;
+        elapsed.push(started.elapsed());
+        let record = load(run_id);
+        let next = next_step(leg_paused(record.leg(leg)), leg, max_legs);
+        after_leg(&LegEnd { leg, code, next }, &record);
+        if next != NextStep::Continue {
+            return Ok(RunOutcome { legs: leg, code, end: next, record, elapsed });
+        }
+        leg += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -594,3 +594,108 @@ fn advise_never_stops_and_the_grace_calls_are_configurable() {
     let out = hook_json(&sandbox, &sandbox.post_tool_use(other)).expect("a stop");
     assert_eq!(out["continue"], json!(false), "{out}");
 }
+
+// ---- `baton run`, headless (issue 19) ----
+
+/// A stand-in `claude -p`: one session per leg; it sends SessionStart (keeping the brief),
+/// then tool calls at `remaining` % (19 for the first FAKE_PAUSE_LEGS legs, else 60),
+/// and ends its run when a hook answers with the host's stop, as Claude Code does.
+const FAKE_CLAUDE: &str = r#"#!/bin/sh
+leg="$BATON_RUN_LEG"
+sid="aaaaaaaa-0000-4000-8000-00000000000$leg"
+last=""; for a in "$@"; do last="$a"; done
+echo "leg $leg prompt: $last"
+printf '{"session_id":"%s","cwd":"%s","hook_event_name":"SessionStart","source":"startup"}' "$sid" "$PWD" | "$BATON_BIN" hook > "$FAKE_OUT/brief-$leg.json"
+if [ "$leg" -le "${FAKE_PAUSE_LEGS:-2}" ]; then remaining=19; else remaining=60; fi
+i=0
+while [ $i -lt 6 ]; do
+  i=$((i+1))
+  printf '{"session_id":"%s","remaining_percentage":%s,"used_pct":%s,"timestamp":%s}' "$sid" $remaining $((100-remaining)) "$(date +%s)" > "$TMPDIR/claude-ctx-$sid.json"
+  out=$(printf '{"session_id":"%s","cwd":"%s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{},"tool_response":{},"tool_use_id":"t%s"}' "$sid" "$PWD" $i | "$BATON_BIN" hook)
+  echo "leg $leg call $i"
+  case "$out" in *'"continue":false'*) echo "leg $leg stopped"; exit 0;; esac
+done
+echo "leg $leg done"
+exit "${FAKE_EXIT:-0}"
+"#;
+
+fn fake_claude(sandbox: &Sandbox) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = sandbox.root().join("bin").join("claude");
+    common::write(&path, FAKE_CLAUDE);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn baton_run(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = sandbox.command(args);
+    command.env("BATON_BIN", common::BATON).env("FAKE_OUT", sandbox.root());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.stdin(std::process::Stdio::null());
+    command.output().expect("baton run")
+}
+
+#[test]
+fn baton_run_carries_a_paused_leg_into_a_fresh_one_until_a_leg_ends_unpaused() {
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    let fake = fake_claude(&sandbox);
+    let fake = fake.to_str().unwrap();
+    let out = baton_run(&sandbox, &["run", "--", fake, "-p", "do the 20 steps"], &[("FAKE_EXIT", "7")]);
+    let stdout = common::stdout(&out);
+    let stderr = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(7), "the last leg's exit status\n{stdout}\n{stderr}");
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("prompt") || l.contains("stopped") || l.contains("done"))
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            "leg 1 prompt: do the 20 steps",
+            "leg 1 stopped",
+            "leg 2 prompt: continue",
+            "leg 2 stopped",
+            "leg 3 prompt: continue",
+            "leg 3 done",
+        ],
+        "{stdout}"
+    );
+    // Stopped on the 3rd grace call after CRITICAL (call 1), in every paused leg.
+    assert!(stdout.contains("leg 1 call 4\nleg 1 stopped") && !stdout.contains("leg 1 call 5"), "{stdout}");
+    let brief = |leg: u32| std::fs::read_to_string(sandbox.root().join(format!("brief-{leg}.json"))).unwrap();
+    assert!(!brief(1).contains("of a relay"), "{}", brief(1));
+    assert!(brief(2).contains("This is leg 2 of a relay"), "{}", brief(2));
+    assert!(brief(3).contains("This is leg 3 of a relay"), "{}", brief(3));
+    assert!(
+        stderr.contains("baton run: leg 1 paused at 81 %, handoff .planning/HANDOFF.json; leg 2 starts"),
+        "{stderr}"
+    );
+    let summary = stderr.lines().last().unwrap();
+    assert!(summary.starts_with("baton run: 3 legs; leg 1: peak 81 %, stopped by the pause, handoff .planning/HANDOFF.json, checkpoint refs/baton/"), "{summary}");
+    assert!(summary.ends_with("the last leg ended without a pause."), "{summary}");
+}
+
+#[test]
+fn baton_run_honours_max_legs_and_refuses_what_it_cannot_run() {
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    let fake = fake_claude(&sandbox);
+    let fake = fake.to_str().unwrap();
+    let out =
+        baton_run(&sandbox, &["run", "--max-legs", "2", "--", fake, "-p", "go"], &[("FAKE_PAUSE_LEGS", "9")]);
+    let stdout = common::stdout(&out);
+    let stderr = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("leg 2 stopped") && !stdout.contains("leg 3"), "{stdout}");
+    assert!(stderr.contains("--max-legs 2 reached"), "{stderr}");
+    assert!(stderr.lines().last().unwrap().starts_with("baton run: 2 legs;"), "{stderr}");
+    // Interactive and unknown commands are refused with a usage error, nothing run.
+    let out = baton_run(&sandbox, &["run", "--", fake, "hello"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(common::stdout(&out).is_empty() && common::stderr(&out).contains("not headless"));
+    let out = baton_run(&sandbox, &["run", "--", "vim", "-p", "x"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+}
