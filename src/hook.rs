@@ -28,12 +28,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
+use crate::config::OnCritical;
 use crate::gitx::Mode;
 use crate::handoff::audit::{self, Point, SnapshotState};
 use crate::handoff::{self, Trigger};
 use crate::host::{Envelope, Event, HookInput, HostKind, gemini};
 use crate::monitor::{Cadence, CheckpointWords, HandoffWords, Moment, SavedHandoff, SessionRef, Step};
-use crate::{metrics, monitor, resume, session_state};
+use crate::{critical_pause, metrics, monitor, relay, resume, session_state};
 
 /// The facts of the process the hook runs in, gathered once at the edge.
 #[derive(Debug, Clone, Default)]
@@ -42,6 +43,9 @@ pub struct HookEnv {
     pub gemini_key_set: bool,
     /// `CLAUDE_PROJECT_DIR`.
     pub project_dir: Option<PathBuf>,
+    /// Under `baton run`: the run's record and this leg's number (`BATON_RUN_ID`,
+    /// `BATON_RUN_LEG`).
+    pub run: Option<(String, u32)>,
 }
 
 impl HookEnv {
@@ -50,8 +54,16 @@ impl HookEnv {
         HookEnv {
             gemini_key_set: non_empty("GEMINI_API_KEY").is_some(),
             project_dir: non_empty("CLAUDE_PROJECT_DIR").map(PathBuf::from).filter(|p| p.is_absolute()),
+            run: run_from_env(),
         }
     }
+}
+
+/// `BATON_RUN_ID` and `BATON_RUN_LEG`, when both are valid.
+fn run_from_env() -> Option<(String, u32)> {
+    let id = std::env::var(relay::RUN_ID_ENV).ok().filter(|id| relay::valid_run_id(id))?;
+    let leg = std::env::var(relay::RUN_LEG_ENV).ok()?.trim().parse::<u32>().ok().filter(|l| *l >= 1)?;
+    Some((id, leg))
 }
 
 /// The project folder for an event: `CLAUDE_PROJECT_DIR`, else the event's `cwd`.
@@ -131,16 +143,20 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
     match event {
         Event::PostToolUse => {
             let note = audit_note(&call, Point::ToolUse { turn_id: input.turn_id.as_deref() });
-            with_note(monitor_text(&call, Cadence::ToolCall), note).map(|text| call.envelope(&text))
+            let said = monitor_step(&call, Cadence::ToolCall);
+            if let Some(stop) = said.stop {
+                return Some(stop);
+            }
+            with_note(said.text, note).map(|text| call.envelope(&text))
         }
-        Event::ToolBatch => monitor_text(&call, Cadence::Batch).map(|text| call.envelope(&text)),
+        Event::ToolBatch => monitor_step(&call, Cadence::Batch).text.map(|text| call.envelope(&text)),
         Event::TurnStart => {
             let note = audit_note(&call, Point::UserPrompt);
-            with_note(monitor_text(&call, Cadence::TurnStart), note).map(|text| call.envelope(&text))
+            with_note(monitor_step(&call, Cadence::TurnStart).text, note).map(|text| call.envelope(&text))
         }
         // Codex's Stop accepts no context (only `decision: "block"`): never answered there.
         Event::Stop if call.host == HostKind::Claude => {
-            monitor_text(&call, Cadence::Stop).map(|text| call.envelope(&text))
+            monitor_step(&call, Cadence::Stop).text.map(|text| call.envelope(&text))
         }
         Event::Stop => None,
         Event::SubagentStop => {
@@ -155,6 +171,13 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         Event::SessionStart => {
             let session = call.session()?;
             let cwd = call.cwd.as_deref()?;
+            if let Some((run_id, leg)) = &env.run {
+                relay::note(run_id, *leg, |note| {
+                    if !note.sessions.iter().any(|s| s == session) {
+                        note.sessions.push(session.to_string());
+                    }
+                });
+            }
             let text = resume::session_start(cwd, session, input.source.as_deref(), &call.config)?;
             if input.source.as_deref() == Some("compact") {
                 match call.host {
@@ -172,6 +195,7 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
                     HostKind::Gemini => {}
                 }
             }
+            let text = resume::with_relay_leg(text, env.run.as_ref().map(|(_, leg)| *leg));
             Some(call.envelope(&text))
         }
         Event::PreCompact => pre_compact(&call),
@@ -189,17 +213,48 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
     }
 }
 
-/// Runs the monitor for an event that can carry context, carries out its step, and
-/// returns the words for the agent.
-fn monitor_text(call: &Call, cadence: Cadence) -> Option<String> {
-    let session = call.context_ref(cadence)?;
-    let warning = monitor::check(&session, &call.config, metrics::now_unix())?;
-    let handoff = match warning.step(call.config.handoff_auto(), call.config.auto_checkpoint()) {
-        Step::Warn => HandoffWords::NotAttempted,
-        Step::HoldBack => HandoffWords::HeldBack,
-        Step::Handoff(mode) => critical_handoff(call, &warning, mode),
+/// What the monitor said at one event: the words for the agent, or the host's stop.
+#[derive(Default)]
+struct Said {
+    text: Option<String>,
+    stop: Option<Envelope>,
+}
+
+/// Runs the monitor for an event that can carry context, carries out its step (the
+/// CRITICAL handoff) and the pause ([`pause`]), and returns what the agent is told.
+fn monitor_step(call: &Call, cadence: Cadence) -> Said {
+    let Some(context) = call.context_ref(cadence) else { return Said::default() };
+    let warning = monitor::check(&context, &call.config, metrics::now_unix());
+    let mut saved = None;
+    let mut text = warning.as_ref().map(|warning| {
+        let handoff = match warning.step(call.config.handoff_auto(), call.config.auto_checkpoint()) {
+            Step::Warn => HandoffWords::NotAttempted,
+            Step::HoldBack => HandoffWords::HeldBack,
+            Step::Handoff(mode) => critical_handoff(call, warning, mode),
+        };
+        if let HandoffWords::Saved(words) = &handoff {
+            saved = Some(words.clone());
+        }
+        warning.text(&handoff)
+    });
+    // The pause is the session's: a subagent's calls neither arm it nor use its grace
+    // calls. Tool calls count grace calls; another cadence can only arm it.
+    let Some(session) = call.session().filter(|_| call.input.agent_id.is_none()) else {
+        return Said { text, stop: None };
     };
-    Some(warning.text(&handoff))
+    if cadence != Cadence::ToolCall && saved.is_none() {
+        return Said { text, stop: None };
+    }
+    match pause(call, session, warning.as_ref(), saved.as_ref()) {
+        PauseOutcome::Stop(reason) => return Said { text: None, stop: Some(Envelope::stop(&reason)) },
+        PauseOutcome::Armed(words) => {
+            if let Some(text) = text.as_mut() {
+                text.push_str(&words);
+            }
+        }
+        PauseOutcome::None => {}
+    }
+    Said { text, stop: None }
 }
 
 /// The warning and the audit's note in one context: the warning first.
@@ -254,6 +309,88 @@ fn post_compact(call: &Call) {
     };
     let _ = audit::record_in_handoff(&root, &dir, session, &record);
     audit::record(session, record, audit::dropped_note(&result));
+}
+
+/// What the pause did on this tool call.
+enum PauseOutcome {
+    None,
+    /// Armed: these words go after the CRITICAL message, once.
+    Armed(String),
+    /// Stop the agent, with this reason for the user.
+    Stop(String),
+}
+
+/// The pause (`handoff.on_critical`, [`critical_pause::decide`]): reads the session's
+/// state only when a pause may be armed or counting, changes it under the session's lock.
+fn pause(
+    call: &Call,
+    session: &str,
+    warning: Option<&monitor::Warning>,
+    saved: Option<&SavedHandoff>,
+) -> PauseOutcome {
+    let mode = call.config.on_critical();
+    if mode == OnCritical::Advise {
+        return PauseOutcome::None;
+    }
+    let may_pause = warning.is_some_and(|w| critical_pause::may_pause(&w.figure, w.critical_action_allowed));
+    let counting =
+        || session_state::load(session).is_some_and(|s| s.pause_armed_at.is_some() && s.paused_at.is_none());
+    let arming = saved.is_some() && may_pause;
+    if !arming && !counting() {
+        return PauseOutcome::None;
+    }
+    let now = metrics::now_unix();
+    let grace_calls = call.config.pause_grace_calls();
+    let pause_call =
+        critical_pause::PauseCall { mode, grace_calls, handoff_saved_now: saved.is_some(), may_pause, now };
+    let handoff = saved.map(|s| s.json.as_str());
+    let Some((step, stored_handoff)) = session_state::update_pause(
+        session,
+        |state| {
+            let (next, step) = critical_pause::decide(state, &pause_call);
+            (next, step)
+        },
+        handoff.filter(|_| saved.is_some() && may_pause),
+    )
+    .map(|step| (step, session_state::load(session).and_then(|s| s.pause_handoff))) else {
+        return PauseOutcome::None;
+    };
+    let under_run = critical_pause::under_baton_run(call.env.run.as_ref().map(|(_, leg)| *leg));
+    let used = warning.map(|w| w.figure.used_pct());
+    if let Some((run_id, leg)) = &call.env.run {
+        relay::note(run_id, *leg, |note| {
+            if !note.sessions.iter().any(|s| s == session) {
+                note.sessions.push(session.to_string());
+            }
+            if let Some(used) = used {
+                note.peak_used_pct = Some(note.peak_used_pct.map_or(used, |p| p.max(used)));
+            }
+            if let Some(saved) = saved {
+                note.handoff = Some(saved.json.clone());
+                note.checkpoint = match &saved.checkpoint {
+                    CheckpointWords::Ref { reference, .. } => Some(reference.clone()),
+                    CheckpointWords::Branch { branch, short } => Some(format!("{branch} ({short})")),
+                    _ => note.checkpoint.take(),
+                };
+            }
+            note.pause_armed |= step != critical_pause::PauseStep::Nothing;
+            note.stopped |= step == critical_pause::PauseStep::Stop;
+        });
+    }
+    match step {
+        critical_pause::PauseStep::Arm => {
+            PauseOutcome::Armed(critical_pause::armed_words(grace_calls, mode, under_run))
+        }
+        critical_pause::PauseStep::Stop => {
+            let used = used.or_else(|| {
+                let session_ref = call.session_ref()?;
+                monitor::current_figure(&session_ref, &call.config, call.config.stale_seconds(), now)
+                    .map(|(found, _)| found.figure.used_pct())
+            });
+            PauseOutcome::Stop(critical_pause::stop_reason(used, stored_handoff.as_deref(), under_run))
+        }
+        critical_pause::PauseStep::Grace | critical_pause::PauseStep::Nothing => PauseOutcome::None,
+    }
 }
 
 /// Whether a PreCompact is a real compaction (pure over what was read). Gemini CLI fires

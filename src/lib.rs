@@ -9,6 +9,7 @@
 pub mod checkpoint_github;
 pub mod cli;
 pub mod config;
+pub mod critical_pause;
 pub mod demo;
 pub mod doctor;
 pub mod fsx;
@@ -22,6 +23,7 @@ pub mod monitor;
 pub mod pause;
 pub mod places;
 pub mod planning;
+pub mod relay;
 pub mod report;
 pub mod resume;
 pub mod session_state;

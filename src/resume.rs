@@ -748,6 +748,22 @@ pub fn pending_line(
     Some(format!("{head} (newest first): {}{more}.", shown.join("; ")))
 }
 
+// ---- The relay (issue 19): the brief of a leg of `baton run` says so. ----
+
+/// A brief given under `baton run` (leg `leg`): from the second leg on, it starts by
+/// saying plainly that this is leg N of a relay, and that the handoff is the cumulative
+/// record, so no step listed as done is run again.
+pub fn with_relay_leg(brief: String, leg: Option<u32>) -> String {
+    match leg {
+        Some(leg) if leg > 1 => format!(
+            "This is leg {leg} of a relay run by `baton run`: the previous leg was paused at critical context and this is a fresh context. The handoff below is the cumulative record of the relay so far: the steps listed as done (with their commits) are done, do not run them again; carry on from the first step not done, starting with what the previous leg was doing.\n\n{brief}"
+        ),
+        _ => brief,
+    }
+}
+
+// ---- end of the relay's addition ----
+
 /// Archives the handoff (both files) and removes it: GSD's one-shot lifecycle.
 /// HANDOFF.json is archived then removed; its `.continue-here.md` (only a validated one
 /// inside `.planning/`) is archived, and removed only when baton wrote it. A HANDOFF.json

@@ -45,8 +45,25 @@ pub struct WarnState {
     /// baton's (cadence across events).
     #[serde(rename = "stopAnsweredLevel", default, skip_serializing_if = "Option::is_none")]
     pub stop_answered_level: Option<String>,
+    /// The pause (`handoff.on_critical` pause/relay, see [`crate::critical_pause`]): when
+    /// the CRITICAL handoff armed it (Unix seconds). baton's addition.
+    #[serde(rename = "pauseArmedAt", default, skip_serializing_if = "Option::is_none")]
+    pub pause_armed_at: Option<i64>,
+    /// Tool calls counted since the pause was armed (the grace calls used). baton's.
+    #[serde(rename = "pauseGraceCallsUsed", default, skip_serializing_if = "is_zero")]
+    pub pause_grace_calls_used: u32,
+    /// When baton stopped the agent through the host's own stop. baton's.
+    #[serde(rename = "pausedAt", default, skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<i64>,
+    /// The HANDOFF.json the pause saved (relative to the project root). baton's.
+    #[serde(rename = "pauseHandoff", default, skip_serializing_if = "Option::is_none")]
+    pub pause_handoff: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl WarnState {
@@ -72,6 +89,12 @@ impl WarnState {
         let warned_turn = object.remove("warnedTurn").and_then(text);
         let warned_tokens = object.remove("warnedTokens").and_then(|v| v.as_u64());
         let stop_answered_level = object.remove("stopAnsweredLevel").and_then(text);
+        let pause_armed_at = object.remove("pauseArmedAt").and_then(|v| v.as_i64());
+        let pause_grace_calls_used =
+            object.remove("pauseGraceCallsUsed").and_then(|v| v.as_u64()).unwrap_or(0).min(u32::MAX as u64)
+                as u32;
+        let paused_at = object.remove("pausedAt").and_then(|v| v.as_i64());
+        let pause_handoff = object.remove("pauseHandoff").and_then(|v| v.as_str().map(str::to_string));
         WarnState {
             calls_since_warn: calls.min(u32::MAX as u64) as u32,
             last_level,
@@ -82,6 +105,10 @@ impl WarnState {
             warned_turn,
             warned_tokens,
             stop_answered_level,
+            pause_armed_at,
+            pause_grace_calls_used,
+            paused_at,
+            pause_handoff,
             extra: object,
         }
     }
@@ -277,6 +304,9 @@ pub fn note_compaction(session_id: &str, now: i64) {
         state.last_level = None;
         state.critical_recorded = false;
         state.compacted_at = Some(now);
+        // A compacted context is no longer the one the pause was armed for.
+        state.pause_armed_at = None;
+        state.pause_grace_calls_used = 0;
         let count = state.extra.get("compactions").and_then(Value::as_u64).unwrap_or(0);
         state.extra.insert("compactions".into(), Value::from(count + 1));
     });
@@ -300,6 +330,39 @@ pub fn session_ended(session_id: &str) -> Option<i64> {
 /// Notes in the session's state that the CRITICAL handoff was written.
 pub fn mark_critical_recorded(session_id: &str) {
     change(session_id, |state| state.critical_recorded = true);
+}
+
+/// The pause's part of a session's state, as [`crate::critical_pause::decide`] reads it.
+pub fn pause_of(state: &WarnState) -> crate::critical_pause::PauseState {
+    crate::critical_pause::PauseState {
+        armed_at: state.pause_armed_at,
+        grace_calls_used: state.pause_grace_calls_used,
+        paused_at: state.paused_at,
+    }
+}
+
+/// The one locked change of the pause's fields: `change` gets the pause state stored and
+/// returns the one to store with a value; `None` on any failure (the hook stays silent).
+pub fn update_pause<T>(
+    session_id: &str,
+    change: impl FnOnce(crate::critical_pause::PauseState) -> (crate::critical_pause::PauseState, T),
+    handoff: Option<&str>,
+) -> Option<T> {
+    let file = warn_state_file(session_id).filter(|_| fsx::valid_session_id(session_id))?;
+    let guard = guard(session_id)?;
+    file.update(&guard, false, |loaded| {
+        let mut state = loaded.object().map(WarnState::from_object).unwrap_or_default();
+        let (pause, value) = change(pause_of(&state));
+        state.pause_armed_at = pause.armed_at;
+        state.pause_grace_calls_used = pause.grace_calls_used;
+        state.paused_at = pause.paused_at;
+        if let Some(handoff) = handoff {
+            state.pause_handoff = Some(handoff.to_string());
+        }
+        state.to_object().map_or(Edit::Keep(None), |object| Edit::Store(object, Some(value)))
+    })
+    .ok()
+    .flatten()
 }
 
 #[cfg(test)]

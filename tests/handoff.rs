@@ -167,6 +167,8 @@ fn critical_writes_a_gsd_handoff_and_a_private_checkpoint() {
 fn later_critical_warnings_refresh_and_keep_what_the_agent_wrote() {
     let sandbox = Sandbox::new();
     let repo = project_repo(&sandbox);
+    // The agent goes on after CRITICAL here: advise, so the pause does not stop it.
+    common::write(&sandbox.user_config(), r#"{"handoff": {"on_critical": "advise"}}"#);
     gsd_planning(&sandbox.project());
     repo.commit_all("plan");
     let transcript = transcript_for(&sandbox.project(), &sandbox.home().join("t.jsonl"));
@@ -537,4 +539,174 @@ fn pause_finds_the_newest_transcript_of_the_project() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(result["session_id"], SESSION);
     assert_eq!(result["next_action"], "Continue: Wire the limiter into the orders routes");
+}
+
+// ---- the pause that pauses (issue 19) ----
+
+/// The hook's stdout as JSON (the hook contract: exit 0, nothing or one object).
+fn hook_json(sandbox: &Sandbox, event: &Value) -> Option<Value> {
+    let output = sandbox.hook(event);
+    assert!(output.status.success(), "hook exit {:?}", output.status);
+    (!output.stdout.is_empty()).then(|| serde_json::from_slice(&output.stdout).expect("one JSON object"))
+}
+
+#[test]
+fn the_pause_stops_the_agent_within_the_grace_calls_after_critical() {
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    let text = critical(&sandbox, SESSION, None);
+    assert!(text.contains("end your turn") && text.contains("after 3 more"), "told once: {text}");
+    let mut seen = vec![];
+    for call in 1..=5 {
+        sandbox.write_bridge(SESSION, 19.0, 0);
+        let out = hook_json(&sandbox, &sandbox.post_tool_use(SESSION));
+        let stopped = out.as_ref().is_some_and(|v| v["continue"] == json!(false));
+        if let Some(v) = &out {
+            if stopped {
+                assert_eq!(v.as_object().unwrap().len(), 2, "only continue and stopReason: {v}");
+                let reason = v["stopReason"].as_str().unwrap();
+                assert!(
+                    reason.contains("81 %") && reason.contains("handoff saved in .planning/HANDOFF.json"),
+                    "{reason}"
+                );
+                assert!(reason.contains("/clear") && reason.contains("baton run"), "{reason}");
+            } else {
+                let told = v["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+                assert!(!told.contains("end your turn"), "the pause is told once: {told}");
+            }
+        }
+        seen.push((call, stopped));
+    }
+    // Stopped on the 3rd call after CRITICAL, and only once.
+    assert_eq!(seen, vec![(1, false), (2, false), (3, true), (4, false), (5, false)]);
+    let state = read_json(&sandbox.state_path(SESSION));
+    assert!(state["pausedAt"].is_i64() && state["pauseArmedAt"].is_i64(), "{state}");
+}
+
+#[test]
+fn advise_never_stops_and_the_grace_calls_are_configurable() {
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    // A repository may make it quieter (advise): never a stop.
+    common::write(&sandbox.project().join(".claude/baton.json"), r#"{"handoff": {"on_critical": "advise"}}"#);
+    let text = critical(&sandbox, SESSION, None);
+    assert!(!text.contains("end your turn"), "{text}");
+    for _ in 0..6 {
+        sandbox.write_bridge(SESSION, 19.0, 0);
+        let out = hook_json(&sandbox, &sandbox.post_tool_use(SESSION));
+        assert!(out.is_none_or(|v| v.get("continue").is_none()), "advise stopped the agent");
+    }
+    // One grace call: the next call stops it.
+    let other = "3f3c2a10-5b1e-4c2d-9a8f-0d6e4b2c1a98";
+    common::write(&sandbox.project().join(".claude/baton.json"), r#"{"handoff": {"pause_grace_calls": 1}}"#);
+    let text = critical(&sandbox, other, None);
+    assert!(text.contains("after 1 more"), "{text}");
+    sandbox.write_bridge(other, 19.0, 0);
+    let out = hook_json(&sandbox, &sandbox.post_tool_use(other)).expect("a stop");
+    assert_eq!(out["continue"], json!(false), "{out}");
+}
+
+// ---- `baton run`, headless (issue 19) ----
+
+/// A stand-in `claude -p`: one session per leg; it sends SessionStart (keeping the brief),
+/// then tool calls at `remaining` % (19 for the first FAKE_PAUSE_LEGS legs, else 60),
+/// and ends its run when a hook answers with the host's stop, as Claude Code does.
+const FAKE_CLAUDE: &str = r#"#!/bin/sh
+leg="$BATON_RUN_LEG"
+sid="aaaaaaaa-0000-4000-8000-00000000000$leg"
+last=""; for a in "$@"; do last="$a"; done
+echo "leg $leg prompt: $last"
+printf '{"session_id":"%s","cwd":"%s","hook_event_name":"SessionStart","source":"startup"}' "$sid" "$PWD" | "$BATON_BIN" hook > "$FAKE_OUT/brief-$leg.json"
+if [ "$leg" -le "${FAKE_PAUSE_LEGS:-2}" ]; then remaining=19; else remaining=60; fi
+i=0
+while [ $i -lt 6 ]; do
+  i=$((i+1))
+  printf '{"session_id":"%s","remaining_percentage":%s,"used_pct":%s,"timestamp":%s}' "$sid" $remaining $((100-remaining)) "$(date +%s)" > "$TMPDIR/claude-ctx-$sid.json"
+  out=$(printf '{"session_id":"%s","cwd":"%s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{},"tool_response":{},"tool_use_id":"t%s"}' "$sid" "$PWD" $i | "$BATON_BIN" hook)
+  echo "leg $leg call $i"
+  case "$out" in *'"continue":false'*) echo "leg $leg stopped"; exit 0;; esac
+done
+echo "leg $leg done"
+exit "${FAKE_EXIT:-0}"
+"#;
+
+fn fake_claude(sandbox: &Sandbox) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = sandbox.root().join("bin").join("claude");
+    common::write(&path, FAKE_CLAUDE);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn baton_run(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = sandbox.command(args);
+    command.env("BATON_BIN", common::BATON).env("FAKE_OUT", sandbox.root());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.stdin(std::process::Stdio::null());
+    command.output().expect("baton run")
+}
+
+#[test]
+fn baton_run_carries_a_paused_leg_into_a_fresh_one_until_a_leg_ends_unpaused() {
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    let fake = fake_claude(&sandbox);
+    let fake = fake.to_str().unwrap();
+    let out = baton_run(&sandbox, &["run", "--", fake, "-p", "do the 20 steps"], &[("FAKE_EXIT", "7")]);
+    let stdout = common::stdout(&out);
+    let stderr = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(7), "the last leg's exit status\n{stdout}\n{stderr}");
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("prompt") || l.contains("stopped") || l.contains("done"))
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            "leg 1 prompt: do the 20 steps",
+            "leg 1 stopped",
+            "leg 2 prompt: continue",
+            "leg 2 stopped",
+            "leg 3 prompt: continue",
+            "leg 3 done",
+        ],
+        "{stdout}"
+    );
+    // Stopped on the 3rd grace call after CRITICAL (call 1), in every paused leg.
+    assert!(stdout.contains("leg 1 call 4\nleg 1 stopped") && !stdout.contains("leg 1 call 5"), "{stdout}");
+    let brief = |leg: u32| std::fs::read_to_string(sandbox.root().join(format!("brief-{leg}.json"))).unwrap();
+    assert!(!brief(1).contains("of a relay"), "{}", brief(1));
+    assert!(brief(2).contains("This is leg 2 of a relay"), "{}", brief(2));
+    assert!(brief(3).contains("This is leg 3 of a relay"), "{}", brief(3));
+    assert!(
+        stderr.contains("baton run: leg 1 paused at 81 %, handoff .planning/HANDOFF.json; leg 2 starts"),
+        "{stderr}"
+    );
+    let summary = stderr.lines().last().unwrap();
+    assert!(summary.starts_with("baton run: 3 legs; leg 1: peak 81 %, stopped by the pause, handoff .planning/HANDOFF.json, checkpoint refs/baton/"), "{summary}");
+    assert!(summary.ends_with("the last leg ended without a pause."), "{summary}");
+}
+
+#[test]
+fn baton_run_honours_max_legs_and_refuses_what_it_cannot_run() {
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    let fake = fake_claude(&sandbox);
+    let fake = fake.to_str().unwrap();
+    let out =
+        baton_run(&sandbox, &["run", "--max-legs", "2", "--", fake, "-p", "go"], &[("FAKE_PAUSE_LEGS", "9")]);
+    let stdout = common::stdout(&out);
+    let stderr = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("leg 2 stopped") && !stdout.contains("leg 3"), "{stdout}");
+    assert!(stderr.contains("--max-legs 2 reached"), "{stderr}");
+    assert!(stderr.lines().last().unwrap().starts_with("baton run: 2 legs;"), "{stderr}");
+    // Interactive and unknown commands are refused with a usage error, nothing run.
+    let out = baton_run(&sandbox, &["run", "--", fake, "hello"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(common::stdout(&out).is_empty() && common::stderr(&out).contains("not headless"));
+    let out = baton_run(&sandbox, &["run", "--", "vim", "-p", "x"], &[]);
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -409,3 +409,27 @@ fn a_relative_codex_home_is_the_same_place_for_install_and_the_hook() {
         "the hook reads the same config.toml: {text}"
     );
 }
+
+#[test]
+fn an_assumed_window_never_pauses() {
+    // An unknown model with 800k tokens: the tokens prove the context full enough for the
+    // CRITICAL handoff, but the window is only assumed: the pause is never armed.
+    let sandbox = Sandbox::new();
+    let _repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a")]);
+    let transcript = sandbox.home().join("t.jsonl");
+    write_lines(&transcript, &[reply("m1", "mock-model", 800_000, "toolu_mock_01_33539")]);
+    let text = told(&sandbox.hook(&claude_event(&sandbox, "PostToolUse-Bash.json", &transcript))).unwrap();
+    assert!(text.starts_with("CONTEXT CRITICAL:"), "{text}");
+    assert!(!text.contains("end your turn"), "{text}");
+    for i in 0..6 {
+        append(
+            &transcript,
+            &reply(&format!("m{}", i + 2), "mock-model", 800_000 + i * 1000, "toolu_mock_01_33539"),
+        );
+        let out = sandbox.hook(&claude_event(&sandbox, "PostToolUse-Bash.json", &transcript));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains("\"continue\""), "an assumed window paused: {stdout}");
+    }
+    let state: Value = read_json(&sandbox.state_path(CLAUDE_SESSION));
+    assert!(state.get("pauseArmedAt").is_none(), "{state}");
+}

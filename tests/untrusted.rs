@@ -459,3 +459,37 @@ fn trust_a_newer_state_file_is_left_alone_and_doctor_says_so() {
     let state = read_json(&sandbox.state_path(NEXT));
     assert_eq!((state["version"].clone(), state["callsSinceWarn"].clone()), (json!(1), json!(2)));
 }
+
+// ---- a repository file cannot turn on the relay (issue 19) ----
+
+#[test]
+fn a_repository_file_cannot_turn_on_the_relay() {
+    let sandbox = Sandbox::new();
+    project_config(&sandbox, json!({"handoff": {"on_critical": "relay"}}));
+    let project = sandbox.project();
+    let json: Value = serde_json::from_slice(
+        &bounded(&sandbox, &["config", "--json", "--cwd", project.to_str().unwrap()], b"", &[]).stdout,
+    )
+    .unwrap();
+    assert_eq!(json["values"]["handoff.on_critical"]["value"], "pause", "{json}");
+    assert_eq!(json["ignored"].as_array().unwrap().len(), 1, "{json}");
+    let text = common::stdout(&bounded(&sandbox, &["config", "--cwd", project.to_str().unwrap()], b"", &[]));
+    assert!(text.contains("handoff.on_critical") && text.contains("ignored"), "{text}");
+    assert!(text.contains("BATON_HANDOFF_ON_CRITICAL"), "{text}");
+    // Stricter is allowed: `pause` from the repository over the user's `advise`.
+    common::write(&sandbox.user_config(), r#"{"handoff": {"on_critical": "advise"}}"#);
+    project_config(&sandbox, json!({"handoff": {"on_critical": "pause"}}));
+    let json: Value = serde_json::from_slice(
+        &bounded(&sandbox, &["config", "--json", "--cwd", project.to_str().unwrap()], b"", &[]).stdout,
+    )
+    .unwrap();
+    assert_eq!(json["values"]["handoff.on_critical"]["value"], "pause", "{json}");
+    // From the user it is honoured.
+    common::write(&sandbox.user_config(), r#"{"handoff": {"on_critical": "relay"}}"#);
+    project_config(&sandbox, json!({}));
+    let json: Value = serde_json::from_slice(
+        &bounded(&sandbox, &["config", "--json", "--cwd", project.to_str().unwrap()], b"", &[]).stdout,
+    )
+    .unwrap();
+    assert_eq!(json["values"]["handoff.on_critical"]["value"], "relay", "{json}");
+}

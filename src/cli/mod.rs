@@ -15,6 +15,7 @@ mod install;
 mod pause;
 mod report;
 mod resume;
+mod run;
 mod status;
 mod statusline;
 
@@ -35,6 +36,8 @@ pub enum ExitStatus {
     /// It could not start as asked: a usage problem or a precondition a person must fix
     /// (2).
     Usage,
+    /// A child's exit status, passed through (`baton run`: the last leg's).
+    Code(u8),
 }
 
 impl From<ExitStatus> for ExitCode {
@@ -43,6 +46,7 @@ impl From<ExitStatus> for ExitCode {
             ExitStatus::Success => ExitCode::SUCCESS,
             ExitStatus::Failure => ExitCode::FAILURE,
             ExitStatus::Usage => ExitCode::from(2),
+            ExitStatus::Code(code) => ExitCode::from(code),
         }
     }
 }
@@ -112,6 +116,17 @@ enum Command {
         #[command(subcommand)]
         action: checkpoint::CheckpointAction,
     },
+    /// Run a headless host command (`claude -p …`, `codex exec …`, `gemini -p …`) as a
+    /// relay: when baton pauses a leg at critical context, the next leg starts in a fresh
+    /// context with the continue prompt and is briefed from the handoff, up to --max-legs.
+    /// Each leg's output goes through as the host prints it (with `--output-format json`,
+    /// one result object per leg, one after the other); exit status: the last leg's.
+    #[command(after_help = "\
+Examples:
+  baton run -- claude -p --allowedTools Bash Read \"work through TODO.md\"
+  baton run --max-legs 3 -- codex exec -s workspace-write \"finish the migration\"
+  baton run -- gemini -p \"fix the failing tests\" --yolo")]
+    Run(run::RunArgs),
     /// Show the effective configuration, where each value comes from, and any errors
     /// (exit 1 when there are errors).
     Config(config::ConfigArgs),
@@ -148,6 +163,7 @@ pub fn main() -> ExitCode {
         Command::Uninstall(args) => install::uninstall(&args),
         Command::Doctor(args) => doctor::run(&args),
         Command::Config(args) => config::run(args),
+        Command::Run(args) => run::run(args),
         Command::Resume(args) => resume::run(args),
         Command::Pause(args) => pause::run(args),
         Command::Checkpoint { action } => checkpoint::run(action),

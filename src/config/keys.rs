@@ -180,6 +180,54 @@ impl KeyValue for Mode {
     }
 }
 
+/// What baton does after the CRITICAL handoff (`handoff.on_critical`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnCritical {
+    /// Tell the agent, nothing more (the behaviour before the pause).
+    Advise,
+    /// Tell the agent to end its turn, and stop it through the host after the grace calls.
+    Pause,
+    /// As `Pause`, then carry the work into a fresh context (under `baton run`).
+    Relay,
+}
+
+/// The words `handoff.on_critical` accepts.
+pub const ON_CRITICAL_MODES: &[&str] = &["advise", "pause", "relay"];
+
+impl OnCritical {
+    pub fn parse(word: &str) -> Option<OnCritical> {
+        match word {
+            "advise" => Some(OnCritical::Advise),
+            "pause" => Some(OnCritical::Pause),
+            "relay" => Some(OnCritical::Relay),
+            _ => None,
+        }
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            OnCritical::Advise => "advise",
+            OnCritical::Pause => "pause",
+            OnCritical::Relay => "relay",
+        }
+    }
+}
+
+impl KeyValue for OnCritical {
+    fn from_json(value: &Value) -> Option<Self> {
+        value.as_str().and_then(OnCritical::parse)
+    }
+    fn to_json(&self) -> Value {
+        Value::from(self.word())
+    }
+}
+
+/// The relay types into the user's terminal: only the user may turn it on (TRUST.md).
+/// `advise` and `pause` are quieter or stricter, so a repository may choose them.
+fn turns_on_the_relay(value: &Value) -> bool {
+    value.as_str() == Some("relay")
+}
+
 fn words(list: &[&str]) -> Vec<String> {
     list.iter().map(|w| w.to_string()).collect()
 }
@@ -297,6 +345,14 @@ declare_keys! {
         key "handoff.dir", env Some("BATON_HANDOFF_DIR"), kind Kind::Folder,
         trust Trust::UserOnlyWhen(leaves_planning_folders),
         about "folder of HANDOFF.json and its archive, relative to the project root";
+    handoff_on_critical: OnCritical = OnCritical::Pause,
+        key "handoff.on_critical", env Some("BATON_HANDOFF_ON_CRITICAL"),
+        kind Kind::Choice(ON_CRITICAL_MODES), trust Trust::UserOnlyWhen(turns_on_the_relay),
+        about "after the CRITICAL handoff: advise (tell the agent), pause (stop it after the grace calls), relay (pause, then continue in a fresh context under `baton run`)";
+    handoff_pause_grace_calls: u64 = 3,
+        key "handoff.pause_grace_calls", env Some("BATON_HANDOFF_PAUSE_GRACE_CALLS"),
+        kind Kind::Integer { min: 0, max: 1000 }, trust Trust::Anyone,
+        about "tool calls the agent may still make after the CRITICAL handoff before a pause stops it";
     resume_trust_foreign: bool = false,
         key "resume.trust_foreign", env Some("BATON_RESUME_TRUST_FOREIGN"), kind Kind::Bool,
         trust Trust::UserOnlyWhen(is_true),

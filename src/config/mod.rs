@@ -18,8 +18,8 @@ use serde_json::{Map, Value};
 use crate::{fsx, places};
 
 pub use keys::{
-    CHECKPOINT_MODES, DEFAULT_SEGMENTS, KEYS, KeySpec, Kind, REPOSITORY_HANDOFF_DIRS, SEGMENT_NAMES,
-    Settings, Trust,
+    CHECKPOINT_MODES, DEFAULT_SEGMENTS, KEYS, KeySpec, Kind, ON_CRITICAL_MODES, OnCritical,
+    REPOSITORY_HANDOFF_DIRS, SEGMENT_NAMES, Settings, Trust,
 };
 pub use layers::{
     Entry, FileError, Layer, ModelWindow, RawValue, Resolved, Source, env_layer, model_window_key,
@@ -178,6 +178,16 @@ impl Config {
     /// `handoff.auto`: write the handoff at CRITICAL.
     pub fn handoff_auto(&self) -> bool {
         self.typed.handoff_auto
+    }
+
+    /// `handoff.on_critical`: what follows the CRITICAL handoff.
+    pub fn on_critical(&self) -> keys::OnCritical {
+        self.typed.handoff_on_critical
+    }
+
+    /// `handoff.pause_grace_calls`.
+    pub fn pause_grace_calls(&self) -> u32 {
+        self.typed.handoff_pause_grace_calls.min(u32::MAX as u64) as u32
     }
 
     /// `handoff.auto_checkpoint`.

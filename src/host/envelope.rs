@@ -2,9 +2,10 @@
 
 use serde::Serialize;
 
-/// `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`, the shape baton
-/// prints from a hook, or Claude Code's PreCompact hold `{"decision":"block","reason":…}`.
-/// Neither carries any other field, because Codex's output schema rejects unknown ones.
+/// The only shapes baton prints from a hook: `{"hookSpecificOutput": {"hookEventName": …,
+/// "additionalContext": …}}`; Claude Code's PreCompact hold `{"decision":"block","reason":…}`;
+/// the host's own stop `{"continue": false, "stopReason": …}` (the pause). None carries any
+/// other field, because Codex's output schema rejects unknown ones.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Envelope {
@@ -14,6 +15,13 @@ pub enum Envelope {
     },
     /// `{"decision": "block", "reason": …}`: Claude Code's PreCompact holds the compaction.
     Block { decision: &'static str, reason: String },
+    /// `{"continue": false, "stopReason": …}`: the agent's turn ends (the pause).
+    Stop {
+        #[serde(rename = "continue")]
+        continue_: bool,
+        #[serde(rename = "stopReason")]
+        stop_reason: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -47,19 +55,31 @@ impl Envelope {
         Envelope::Block { decision: "block", reason: reason.to_string() }
     }
 
-    /// The event name inside the envelope (none in a block).
+    /// The host's own stop (Claude Code, Codex and Gemini CLI all honour `continue:
+    /// false`): the agent's turn ends; interactive hosts show `reason` to the user.
+    pub fn stop(reason: &str) -> Envelope {
+        Envelope::Stop { continue_: false, stop_reason: reason.to_string() }
+    }
+
+    /// Whether this envelope stops the agent.
+    pub fn is_stop(&self) -> bool {
+        matches!(self, Envelope::Stop { .. })
+    }
+
+    /// The event name inside the envelope (empty for a block or a stop).
     pub fn event(&self) -> &str {
         match self {
             Envelope::Context { output } => &output.hook_event_name,
-            Envelope::Block { .. } => "",
+            Envelope::Block { .. } | Envelope::Stop { .. } => "",
         }
     }
 
-    /// The text the agent is given (a block's reason).
+    /// The text the agent is given (a block's reason; empty for a stop).
     pub fn context(&self) -> &str {
         match self {
             Envelope::Context { output } => &output.additional_context,
             Envelope::Block { reason, .. } => reason,
+            Envelope::Stop { .. } => "",
         }
     }
 
@@ -81,6 +101,12 @@ mod tests {
             value,
             serde_json::json!({"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "CONTEXT WARNING: x"}})
         );
+    }
+
+    #[test]
+    fn a_stop_is_the_hosts_own_shape() {
+        let value: serde_json::Value = serde_json::from_str(&Envelope::stop("why").to_json()).unwrap();
+        assert_eq!(value, serde_json::json!({"continue": false, "stopReason": "why"}));
     }
 
     #[test]

@@ -90,6 +90,36 @@ pub fn run(command: Command, options: &Options) -> Result<Finished, RunError> {
     start(command, options)?.finish()
 }
 
+/// Runs `command` in the foreground with baton's own stdin, stdout and stderr (the
+/// output goes through as the child prints it) and no deadline: `baton run`'s legs.
+/// While it runs, baton ignores SIGINT and SIGQUIT, as a shell does for a foreground job:
+/// the terminal sends them to the child too, and the child decides. The child's exit
+/// status comes back; a child killed by a signal gives 128 + the signal, as shells say.
+pub fn run_in_foreground(mut command: Command) -> Result<i32, RunError> {
+    use std::os::unix::process::ExitStatusExt;
+    command.stdin(Stdio::inherit()).stdout(Stdio::inherit()).stderr(Stdio::inherit());
+    // SAFETY: signal() with SIG_IGN / a previous disposition only swaps dispositions.
+    let (int, quit) =
+        unsafe { (libc::signal(libc::SIGINT, libc::SIG_IGN), libc::signal(libc::SIGQUIT, libc::SIG_IGN)) };
+    // SAFETY: the child restores the default dispositions before exec (async-signal-safe).
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let status =
+        command.spawn().map_err(RunError::Spawn).and_then(|mut child| child.wait().map_err(RunError::Wait));
+    // SAFETY: as above, restoring what was there before.
+    unsafe {
+        libc::signal(libc::SIGINT, int);
+        libc::signal(libc::SIGQUIT, quit);
+    }
+    let status = status?;
+    Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
 /// Starts `command` as `options` say; the deadline runs from now.
 pub fn start(mut command: Command, options: &Options) -> Result<Running, RunError> {
     command

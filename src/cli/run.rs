@@ -1,0 +1,61 @@
+//! `baton run [--max-legs N] [--] <host command…>`: the relay's runner. Headless host
+//! commands only for now (`claude -p …`, `codex exec …`, `gemini -p …`): each leg runs in
+//! the foreground with its output passed through as the host prints it; a leg that baton
+//! paused at critical context is followed by a fresh one with the continue prompt, whose
+//! SessionStart brief carries the handoff. One line per hand-over and a one-paragraph
+//! summary go to stderr; the exit status is the last leg's.
+
+use clap::Args;
+
+use super::ExitStatus;
+use crate::relay::{self, NextStep};
+
+#[derive(Args)]
+pub(super) struct RunArgs {
+    /// The most legs (contexts) the relay runs.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    max_legs: u32,
+    /// The host command: `claude -p …`, `codex exec …` or `gemini -p …`, the prompt last.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "HOST COMMAND")]
+    command: Vec<String>,
+}
+
+pub(super) fn run(args: RunArgs) -> ExitStatus {
+    let command = match relay::headless(&args.command) {
+        Ok(command) => command,
+        Err(why) => {
+            eprintln!("baton run: {why}");
+            return ExitStatus::Usage;
+        }
+    };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let run_id = relay::new_run_id(now, std::process::id());
+    let outcome = relay::run_headless(&command, args.max_legs, &run_id, |end, record| {
+        let note = record.leg(end.leg);
+        let at = note.and_then(|n| n.peak_used_pct).map(|p| format!(" at {p} %")).unwrap_or_default();
+        let handoff =
+            note.and_then(|n| n.handoff.as_deref()).map(|h| format!(", handoff {h}")).unwrap_or_default();
+        match end.next {
+            NextStep::Continue => eprintln!(
+                "baton run: leg {} paused{at}{handoff}; leg {} starts in a fresh context",
+                end.leg,
+                end.leg + 1
+            ),
+            NextStep::MaxLegs => eprintln!(
+                "baton run: leg {} paused{at}{handoff}; --max-legs {} reached, not continuing",
+                end.leg, args.max_legs
+            ),
+            NextStep::Done => {}
+        }
+    });
+    match outcome {
+        Ok(outcome) => {
+            eprintln!("{}", relay::summary(&outcome.record, outcome.legs, outcome.end));
+            ExitStatus::Code(outcome.code.clamp(0, 255) as u8)
+        }
+        Err(why) => {
+            eprintln!("baton run: {why}");
+            ExitStatus::Failure
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! The pause that pauses (`handoff.on_critical` = `pause` or `relay`): after the CRITICAL
+//! handoff the agent is told, once, to finish its step and end its turn; if it is still
+//! making tool calls after `handoff.pause_grace_calls` more, baton stops it through the
+//! host's own stop (`continue: false` with a `stopReason`: Claude Code, Codex and Gemini
+//! CLI's AfterTool all honour it) and says why and what to do next.
+//!
+//! [`decide`] is the whole rule, a pure function over the pause's part of the session
+//! state; [`may_pause`] is the one place that says which figures may carry a pause;
+//! [`armed_words`] and [`stop_reason`] word what the agent and the user are told.
+
+use crate::config::keys::OnCritical;
+use crate::metrics::Figure;
+
+/// The pause's part of a session's state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PauseState {
+    /// When the CRITICAL handoff armed the pause.
+    pub armed_at: Option<i64>,
+    /// Tool calls since it was armed.
+    pub grace_calls_used: u32,
+    /// When baton stopped the agent.
+    pub paused_at: Option<i64>,
+}
+
+/// What this tool call does about the pause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PauseStep {
+    /// Nothing (advise mode, no pause armed, or the pause already stopped the agent once).
+    Nothing,
+    /// The CRITICAL handoff was just written: tell the agent, once, to end its turn.
+    Arm,
+    /// A grace call: the agent may go on.
+    Grace,
+    /// Out of grace calls: stop the agent through the host.
+    Stop,
+}
+
+/// What the hook knows about this tool call, as far as the pause needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PauseCall {
+    pub mode: OnCritical,
+    pub grace_calls: u32,
+    /// The CRITICAL handoff was written on this call.
+    pub handoff_saved_now: bool,
+    /// The figure may carry a pause ([`may_pause`]).
+    pub may_pause: bool,
+    pub now: i64,
+}
+
+/// The rule (pure). The pause is armed by a CRITICAL handoff on a figure that may carry
+/// it; each later tool call uses one grace call; the call that uses the last one stops
+/// the agent (so it makes at most `grace_calls` calls after the CRITICAL one). The agent
+/// is stopped once: if the user goes on in the same context, baton does not stop it again.
+pub fn decide(state: PauseState, call: &PauseCall) -> (PauseState, PauseStep) {
+    if call.mode == OnCritical::Advise || state.paused_at.is_some() {
+        return (state, PauseStep::Nothing);
+    }
+    let stop = |mut s: PauseState| {
+        s.paused_at = Some(call.now);
+        (s, PauseStep::Stop)
+    };
+    match state.armed_at {
+        None if call.handoff_saved_now && call.may_pause => {
+            let armed = PauseState { armed_at: Some(call.now), grace_calls_used: 0, paused_at: None };
+            if call.grace_calls == 0 { stop(armed) } else { (armed, PauseStep::Arm) }
+        }
+        None => (state, PauseStep::Nothing),
+        Some(_) => {
+            let next = PauseState { grace_calls_used: state.grace_calls_used.saturating_add(1), ..state };
+            if next.grace_calls_used >= call.grace_calls { stop(next) } else { (next, PauseStep::Grace) }
+        }
+    }
+}
+
+/// Whether a figure may carry a pause or a relay: never on a window that is only assumed
+/// (TRUST.md, DESIGN.md). The one place to tighten (e.g. table-only windows).
+pub fn may_pause(figure: &Figure, critical_action_allowed: bool) -> bool {
+    critical_action_allowed && !figure.window_source.is_assumed()
+}
+
+/// Whether a relay may follow the pause in this process: only under `baton run` (the
+/// runner says so in the environment it gives the host).
+pub fn under_baton_run(leg: Option<u32>) -> bool {
+    leg.is_some()
+}
+
+/// The sentence added, once, to the CRITICAL message when the pause is armed.
+pub fn armed_words(grace_calls: u32, mode: OnCritical, under_run: bool) -> String {
+    let after = match (mode, under_run) {
+        (OnCritical::Relay, false) => {
+            " (`relay` is set, but this session does not run under `baton run`: baton pauses it instead.)"
+        }
+        (_, true) => " `baton run` then continues the work in a fresh context, from the handoff.",
+        _ => "",
+    };
+    format!(
+        " baton is pausing this session to protect the work: please finish the step you are in, do not start a new one, and end your turn now. If tool calls go on, baton stops the session after {grace_calls} more.{after}"
+    )
+}
+
+/// What the user is shown when baton stops the agent (the host's `stopReason`).
+pub fn stop_reason(used_pct: Option<u32>, handoff: Option<&str>, under_run: bool) -> String {
+    let used = used_pct.map(|p| format!("context {p} % — ")).unwrap_or_default();
+    let saved = handoff.map(|h| format!("handoff saved in {h}")).unwrap_or_else(|| "handoff saved".into());
+    if under_run {
+        format!("baton: {used}paused; {saved}; `baton run` continues in a fresh context.")
+    } else {
+        format!(
+            "baton: {used}paused; {saved}. `/clear` and say \"continue\" to pick it up, or run the session under `baton run`."
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::WindowSource;
+
+    fn call(mode: OnCritical, saved: bool) -> PauseCall {
+        PauseCall { mode, grace_calls: 3, handoff_saved_now: saved, may_pause: true, now: 100 }
+    }
+
+    fn steps(mode: OnCritical, saved_on: &[bool]) -> Vec<PauseStep> {
+        let mut state = PauseState::default();
+        saved_on
+            .iter()
+            .map(|saved| {
+                let (next, step) = decide(state, &call(mode, *saved));
+                state = next;
+                step
+            })
+            .collect()
+    }
+
+    #[test]
+    fn armed_by_the_critical_handoff_then_stopped_on_the_last_grace_call() {
+        use PauseStep::*;
+        let got = steps(OnCritical::Pause, &[false, true, false, false, false, false]);
+        assert_eq!(got, vec![Nothing, Arm, Grace, Grace, Stop, Nothing]);
+        assert_eq!(steps(OnCritical::Relay, &[true, true, true, true]), vec![Arm, Grace, Grace, Stop]);
+    }
+
+    #[test]
+    fn advise_never_pauses_and_no_grace_stops_at_once() {
+        assert!(
+            steps(OnCritical::Advise, &[true, true, true, true]).iter().all(|s| *s == PauseStep::Nothing)
+        );
+        let none = PauseCall { grace_calls: 0, ..call(OnCritical::Pause, true) };
+        let (state, step) = decide(PauseState::default(), &none);
+        assert_eq!(step, PauseStep::Stop);
+        assert_eq!(state.paused_at, Some(100));
+    }
+
+    #[test]
+    fn a_figure_that_may_not_carry_it_never_arms() {
+        let no = PauseCall { may_pause: false, ..call(OnCritical::Pause, true) };
+        assert_eq!(decide(PauseState::default(), &no).1, PauseStep::Nothing);
+        let mut figure = Figure { window_source: WindowSource::Default, ..Figure::default() };
+        assert!(!may_pause(&figure, true));
+        figure.window_source = WindowSource::Proven;
+        assert!(!may_pause(&figure, true));
+        figure.window_source = WindowSource::Statusline;
+        assert!(may_pause(&figure, true));
+        assert!(!may_pause(&figure, false));
+    }
+
+    #[test]
+    fn the_user_is_told_why_and_what_next() {
+        let text = stop_reason(Some(78), Some(".planning/HANDOFF.json"), false);
+        assert!(text.contains("78 %") && text.contains(".planning/HANDOFF.json"), "{text}");
+        assert!(text.contains("/clear") && text.contains("baton run"), "{text}");
+        assert!(armed_words(3, OnCritical::Relay, false).contains("pauses it instead"));
+    }
+}

@@ -1,0 +1,423 @@
+//! The relay: `baton run` carries paused work into a fresh context, leg after leg.
+//!
+//! The runner gives each leg of the host `BATON_RUN_ID` (a run's record, in baton's state
+//! dir) and `BATON_RUN_LEG` (its number). The hook, running inside the host, notes in
+//! that record which session the leg is and what the pause did ([`note`]); the runner
+//! reads it after the leg ([`load`]) to decide, with the session's state, whether the leg
+//! ended because baton paused it ([`next_step`], pure), and to write the summary.
+//!
+//! The headless grammar of each host (where the prompt is, how it is replaced by the
+//! continue prompt) is [`HeadlessCommand`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::host::HostKind;
+use crate::places;
+use crate::state::{Edit, Guard, VersionedFile};
+
+/// The environment variable naming the run's record.
+pub const RUN_ID_ENV: &str = "BATON_RUN_ID";
+/// The environment variable with the leg's number (1 for the first).
+pub const RUN_LEG_ENV: &str = "BATON_RUN_LEG";
+
+/// baton's fixed continue prompt: never text from the repository, the transcript or a
+/// handoff (TRUST.md: the relay types only this and the host's clear command).
+pub const CONTINUE_PROMPT: &str = "continue";
+
+const RECORD_VERSION: u64 = 1;
+const RECORD_LIMIT: u64 = 256 * 1024;
+
+/// What the hook noted about one leg.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LegNote {
+    pub leg: u32,
+    /// The host's session ids seen in this leg (a leg is usually one).
+    #[serde(default)]
+    pub sessions: Vec<String>,
+    /// The highest context figure the hook saw (used %).
+    #[serde(default)]
+    pub peak_used_pct: Option<u32>,
+    /// HANDOFF.json the CRITICAL handoff wrote (relative to the project root).
+    #[serde(default)]
+    pub handoff: Option<String>,
+    /// The checkpoint ref (or branch) of that handoff.
+    #[serde(default)]
+    pub checkpoint: Option<String>,
+    /// The pause was armed in this leg.
+    #[serde(default)]
+    pub pause_armed: bool,
+    /// baton stopped the agent through the host in this leg.
+    #[serde(default)]
+    pub stopped: bool,
+}
+
+/// A run's record: the legs so far.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    #[serde(default)]
+    pub legs: Vec<LegNote>,
+}
+
+impl RunRecord {
+    pub fn leg(&self, leg: u32) -> Option<&LegNote> {
+        self.legs.iter().find(|l| l.leg == leg)
+    }
+
+    fn leg_mut(&mut self, leg: u32) -> &mut LegNote {
+        if let Some(i) = self.legs.iter().position(|l| l.leg == leg) {
+            return &mut self.legs[i];
+        }
+        self.legs.push(LegNote { leg, ..LegNote::default() });
+        self.legs.sort_by_key(|l| l.leg);
+        let i = self.legs.iter().position(|l| l.leg == leg).unwrap_or(0);
+        &mut self.legs[i]
+    }
+}
+
+/// A run id is baton's own word: letters, digits and `-` only (it names a file).
+pub fn valid_run_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+fn record_file(run_id: &str) -> Option<(VersionedFile, Guard)> {
+    if !valid_run_id(run_id) {
+        return None;
+    }
+    let dir = places::state_dir()?.join("runs");
+    let file = VersionedFile::new(dir.join(format!("{run_id}.json")), RECORD_VERSION, RECORD_LIMIT);
+    let guard = Guard {
+        or_unlocked: true,
+        wait: Duration::from_millis(300),
+        ..Guard::new(dir.join(format!("{run_id}.lock")))
+    };
+    Some((file, guard))
+}
+
+/// The run's record as stored.
+pub fn load(run_id: &str) -> RunRecord {
+    record_file(run_id)
+        .and_then(|(file, _)| file.load().object())
+        .and_then(|object| serde_json::from_value(Value::Object(object)).ok())
+        .unwrap_or_default()
+}
+
+/// A change to one leg's note, under the record's lock (silent on failure: the hook path).
+pub fn note(run_id: &str, leg: u32, edit: impl FnOnce(&mut LegNote)) {
+    let Some((file, guard)) = record_file(run_id) else { return };
+    let _ = file.update(&guard, false, |loaded| {
+        let mut record: RunRecord = loaded
+            .object()
+            .and_then(|object| serde_json::from_value(Value::Object(object)).ok())
+            .unwrap_or_default();
+        edit(record.leg_mut(leg));
+        match serde_json::to_value(&record) {
+            Ok(Value::Object(object)) => Edit::Store(object, ()),
+            _ => Edit::Keep(()),
+        }
+    });
+}
+
+/// Where the run's record lives (for the summary).
+pub fn record_path(run_id: &str) -> Option<PathBuf> {
+    record_file(run_id).map(|(file, _)| file.path)
+}
+
+/// What the runner does after a leg.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextStep {
+    /// Run the next leg with the continue prompt.
+    Continue,
+    /// The leg ended without a pause: the run is over.
+    Done,
+    /// The leg paused, but `--max-legs` legs have run.
+    MaxLegs,
+}
+
+/// The rule after a leg (pure): a leg whose sessions' state says baton paused it (the
+/// pause was armed: the agent ended its turn, or baton stopped it) goes on, up to
+/// `max_legs` legs.
+pub fn next_step(paused: bool, leg: u32, max_legs: u32) -> NextStep {
+    match (paused, leg >= max_legs) {
+        (false, _) => NextStep::Done,
+        (true, true) => NextStep::MaxLegs,
+        (true, false) => NextStep::Continue,
+    }
+}
+
+/// Whether the session states of a leg say baton paused it.
+pub fn leg_paused(note: Option<&LegNote>) -> bool {
+    let Some(note) = note else { return false };
+    note.sessions.iter().any(|s| {
+        crate::session_state::load(s).is_some_and(|st| st.pause_armed_at.is_some() || st.paused_at.is_some())
+    })
+}
+
+/// A headless host command, as `baton run` was given it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadlessCommand {
+    pub host: HostKind,
+    pub program: String,
+    pub args: Vec<String>,
+    /// The index in `args` of the prompt.
+    pub prompt_at: usize,
+}
+
+/// The flags of each host that take a value (so their value is not the prompt).
+fn takes_value(host: HostKind, flag: &str) -> bool {
+    let common = ["--model", "-m", "--output-format", "--append-system-prompt", "--system-prompt"];
+    let own: &[&str] = match host {
+        HostKind::Claude => &[
+            "--allowedTools",
+            "--allowed-tools",
+            "--disallowedTools",
+            "--disallowed-tools",
+            "--permission-mode",
+            "--max-turns",
+            "--settings",
+            "--add-dir",
+            "--mcp-config",
+            "--input-format",
+            "--fallback-model",
+            "--session-id",
+            "--agents",
+        ],
+        HostKind::Codex => &[
+            "-s",
+            "--sandbox",
+            "-c",
+            "--config",
+            "-C",
+            "--cd",
+            "-p",
+            "--profile",
+            "-i",
+            "--image",
+            "-a",
+            "--ask-for-approval",
+            "-o",
+            "--output-last-message",
+            "--output-schema",
+            "--color",
+        ],
+        HostKind::Gemini => &[
+            "--approval-mode",
+            "--allowed-tools",
+            "--include-directories",
+            "-e",
+            "--extensions",
+            "--allowed-mcp-server-names",
+        ],
+    };
+    common.contains(&flag) || own.contains(&flag)
+}
+
+/// Reads a headless command: `claude -p …`, `codex exec …`, `gemini -p …`. The prompt is
+/// the value of Claude's and Gemini's `-p`/`--print`/`--prompt` when it has one, else the
+/// last word that is not a flag or a flag's value. An error: not headless, or no prompt.
+pub fn headless(args: &[String]) -> Result<HeadlessCommand, String> {
+    let Some(program) = args.first() else { return Err("no host command given".into()) };
+    let name = std::path::Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let host = HostKind::from_id(name.trim_end_matches(".exe"))
+        .ok_or_else(|| format!("`{name}` is not a host baton knows (claude, codex, gemini)"))?;
+    let rest = &args[1..];
+    let headless = match host {
+        HostKind::Claude => rest.iter().any(|a| a == "-p" || a == "--print"),
+        HostKind::Codex => rest.first().is_some_and(|a| a == "exec" || a == "e"),
+        HostKind::Gemini => rest.iter().any(|a| a == "-p" || a == "--prompt"),
+    };
+    if !headless {
+        return Err(format!(
+            "`{name}` is not headless here: use `claude -p …`, `codex exec …` or `gemini -p …` (interactive runs are not supported yet)"
+        ));
+    }
+    let mut prompt_at = None;
+    let mut i = usize::from(host == HostKind::Codex);
+    while i < rest.len() {
+        let arg = &rest[i];
+        if arg == "--" {
+            if i + 1 < rest.len() {
+                prompt_at = Some(rest.len() - 1);
+            }
+            break;
+        }
+        // Gemini's `-p` takes the prompt; Claude's `-p` is a switch, the prompt positional.
+        if host == HostKind::Gemini && (arg == "-p" || arg == "--prompt") && i + 1 < rest.len() {
+            prompt_at = Some(i + 1);
+            i += 2;
+            continue;
+        }
+        if arg.starts_with('-') {
+            i += if takes_value(host, arg) && !arg.contains('=') { 2 } else { 1 };
+            continue;
+        }
+        prompt_at = Some(i);
+        i += 1;
+    }
+    let prompt_at = prompt_at.ok_or("no prompt found in the host command (give it as the last word)")?;
+    Ok(HeadlessCommand { host, program: program.clone(), args: rest.to_vec(), prompt_at })
+}
+
+impl HeadlessCommand {
+    /// The arguments of a leg: the first keeps the user's prompt; later ones carry the
+    /// continue prompt in its place, every option unchanged.
+    pub fn leg_args(&self, leg: u32) -> Vec<String> {
+        let mut args = self.args.clone();
+        if leg > 1 {
+            if let Some(slot) = args.get_mut(self.prompt_at) {
+                *slot = CONTINUE_PROMPT.to_string();
+            }
+        }
+        args
+    }
+}
+
+/// A fresh run id: time and process, enough to be unique on this machine.
+pub fn new_run_id(now_nanos: u128, pid: u32) -> String {
+    format!("run-{now_nanos:x}-{pid:x}")
+}
+
+/// The one-paragraph summary of a run (pure).
+pub fn summary(record: &RunRecord, legs_run: u32, end: NextStep) -> String {
+    let mut parts = vec![];
+    for leg in 1..=legs_run {
+        let note = record.leg(leg);
+        let peak = note
+            .and_then(|n| n.peak_used_pct)
+            .map_or("peak not measured".to_string(), |p| format!("peak {p} %"));
+        let how = match note {
+            Some(n) if n.stopped => ", stopped by the pause",
+            Some(n) if n.pause_armed => ", paused",
+            _ => "",
+        };
+        let handoff =
+            note.and_then(|n| n.handoff.as_deref()).map(|h| format!(", handoff {h}")).unwrap_or_default();
+        let checkpoint = note
+            .and_then(|n| n.checkpoint.as_deref())
+            .map(|c| format!(", checkpoint {c}"))
+            .unwrap_or_default();
+        parts.push(format!("leg {leg}: {peak}{how}{handoff}{checkpoint}"));
+    }
+    let end = match end {
+        NextStep::Done => "the last leg ended without a pause",
+        NextStep::MaxLegs => {
+            "stopped after --max-legs legs, the last one paused (the handoff waits for the next session)"
+        }
+        NextStep::Continue => "stopped",
+    };
+    let legs = if legs_run == 1 { "1 leg".to_string() } else { format!("{legs_run} legs") };
+    format!("baton run: {legs}; {}; {end}.", parts.join("; "))
+}
+
+/// How one leg ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LegEnd {
+    pub leg: u32,
+    /// The host's exit status.
+    pub code: i32,
+    pub next: NextStep,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub legs: u32,
+    /// The last leg's exit status.
+    pub code: i32,
+    pub end: NextStep,
+    pub record: RunRecord,
+    pub elapsed: Vec<Duration>,
+}
+
+/// Runs the legs of a headless relay: each leg in the foreground with the run's id and
+/// its number in its environment (the host's hooks inherit them), the next one with the
+/// continue prompt when the leg's session state says baton paused it. `after_leg` is told
+/// how each leg ended (the caller prints the hand-over line).
+pub fn run_headless(
+    command: &HeadlessCommand,
+    max_legs: u32,
+    run_id: &str,
+    mut after_leg: impl FnMut(&LegEnd, &RunRecord),
+) -> Result<RunOutcome, String> {
+    let max_legs = max_legs.max(1);
+    let mut leg = 1;
+    let mut elapsed = vec![];
+    loop {
+        let mut child = std::process::Command::new(&command.program);
+        child.args(command.leg_args(leg)).env(RUN_ID_ENV, run_id).env(RUN_LEG_ENV, leg.to_string());
+        let started = std::time::Instant::now();
+        let code = crate::util::proc::run_in_foreground(child).map_err(|e| match e {
+            crate::util::proc::RunError::Spawn(e) => format!("could not start `{}`: {e}", command.program),
+            other => format!("`{}` failed: {other:?}", command.program),
+        })?;
+        elapsed.push(started.elapsed());
+        let record = load(run_id);
+        let next = next_step(leg_paused(record.leg(leg)), leg, max_legs);
+        after_leg(&LegEnd { leg, code, next }, &record);
+        if next != NextStep::Continue {
+            return Ok(RunOutcome { legs: leg, code, end: next, record, elapsed });
+        }
+        leg += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn finds_the_prompt_of_each_host() {
+        let c =
+            headless(&strings(&["claude", "-p", "--allowedTools", "Bash", "Read", "--model", "m", "do it"]))
+                .unwrap();
+        assert_eq!(c.host, HostKind::Claude);
+        assert_eq!(
+            c.leg_args(2),
+            strings(&["-p", "--allowedTools", "Bash", "Read", "--model", "m", "continue"])
+        );
+        assert_eq!(c.leg_args(1).last().unwrap(), "do it");
+        let x =
+            headless(&strings(&["codex", "exec", "--skip-git-repo-check", "-s", "danger-full-access", "go"]))
+                .unwrap();
+        assert_eq!(x.leg_args(1).last().unwrap(), "go");
+        assert_eq!(x.leg_args(2).last().unwrap(), "continue");
+        let g = headless(&strings(&["gemini", "-m", "gemini-2.5-flash", "-p", "go on", "--yolo"])).unwrap();
+        assert_eq!(g.leg_args(2), strings(&["-m", "gemini-2.5-flash", "-p", "continue", "--yolo"]));
+        assert!(headless(&strings(&["claude"])).is_err());
+        assert!(headless(&strings(&["vim", "-p", "x"])).is_err());
+    }
+
+    #[test]
+    fn a_paused_leg_goes_on_until_max_legs() {
+        assert_eq!(next_step(true, 1, 5), NextStep::Continue);
+        assert_eq!(next_step(false, 1, 5), NextStep::Done);
+        assert_eq!(next_step(true, 5, 5), NextStep::MaxLegs);
+    }
+
+    #[test]
+    fn the_summary_names_every_leg() {
+        let record = RunRecord {
+            legs: vec![LegNote {
+                leg: 1,
+                peak_used_pct: Some(78),
+                handoff: Some(".planning/HANDOFF.json".into()),
+                checkpoint: Some("refs/baton/checkpoints/x".into()),
+                stopped: true,
+                pause_armed: true,
+                ..LegNote::default()
+            }],
+        };
+        let text = summary(&record, 2, NextStep::Done);
+        assert!(text.starts_with("baton run: 2 legs;"), "{text}");
+        assert!(text.contains("leg 1: peak 78 %, stopped by the pause, handoff .planning/HANDOFF.json, checkpoint refs/baton/checkpoints/x"), "{text}");
+        assert!(text.contains("leg 2: peak not measured"), "{text}");
+        assert!(valid_run_id("run-1f-2a") && !valid_run_id("../x") && !valid_run_id(""));
+    }
+}
