@@ -49,6 +49,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("install", Layer::Service),
     ("doctor", Layer::Service),
     ("pause", Layer::Service),
+    ("critical_pause", Layer::Service),
     ("relay", Layer::Service),
     ("demo", Layer::Service),
     ("cli", Layer::Cli),
