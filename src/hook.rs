@@ -91,6 +91,11 @@ impl<'a> Call<'a> {
         self.host.transcript_format()
     }
 
+    /// The user is shown baton's notices on this host (`notices.show`).
+    fn notices(&self) -> bool {
+        self.config.notices() && self.host.shows_system_message()
+    }
+
     fn envelope(&self, text: &str) -> Envelope {
         Envelope::new(&self.input.envelope_event_name(self.env.gemini_key_set), text)
     }
@@ -115,13 +120,28 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
                 Step::HoldBack => HandoffWords::HeldBack,
                 Step::Handoff(mode) => critical_handoff(&call, &warning, mode),
             };
-            Some(call.envelope(&warning.text(&handoff)))
+            let mut envelope = call.envelope(&warning.text(&handoff));
+            if let Some(line) = warning.notice(&handoff).filter(|_| call.notices()) {
+                let desktop = warning.level == metrics::Level::Critical
+                    && call.config.desktop_notices()
+                    && call.host.emits_terminal_sequence();
+                if desktop {
+                    envelope = envelope.with_terminal_sequence(monitor::desktop_notification(&line));
+                }
+                envelope = envelope.with_system_message(line);
+            }
+            Some(envelope)
         }
         Event::SessionStart => {
             let session = call.session()?;
             let cwd = call.cwd.as_deref()?;
-            let text = resume::session_start(cwd, session, input.source.as_deref(), &call.config)?;
-            Some(call.envelope(&text))
+            let start = resume::session_start(cwd, session, input.source.as_deref(), &call.config)?;
+            let envelope = call.envelope(&start.text);
+            Some(match start.briefed_from.filter(|_| call.notices()) {
+                Some(from) => envelope
+                    .with_system_message(monitor::briefed_notice(&from.session, from.written.as_deref())),
+                None => envelope,
+            })
         }
         Event::PreCompact => {
             pre_compact(&call);

@@ -23,6 +23,9 @@ pub struct Decision {
     pub fire: Option<Level>,
     /// The state to store.
     pub state: WarnState,
+    /// The warning fired at a level the agent was not told before (the first of the
+    /// session or since a compaction, or an escalation): the user is told too.
+    pub new_level: bool,
 }
 
 /// The debounce rule. `level` is Warning or Critical (nothing is decided at Normal).
@@ -34,11 +37,12 @@ pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32) -> Decis
     state.calls_since_warn = state.calls_since_warn.saturating_add(1);
     let escalated = level == Level::Critical && state.last_level.as_deref() == Level::Warning.state_name();
     if !first && state.calls_since_warn < debounce && !escalated {
-        return Decision { fire: None, state };
+        return Decision { fire: None, state, new_level: false };
     }
+    let new_level = state.last_level.as_deref() != level.state_name();
     state.calls_since_warn = 0;
     state.last_level = level.state_name().map(str::to_string);
-    Decision { fire: Some(level), state }
+    Decision { fire: Some(level), state, new_level }
 }
 
 /// How the figure was read, as far as the words need it.
@@ -176,6 +180,57 @@ fn saved_handoff_words(saved: &SavedHandoff) -> String {
     )
 }
 
+/// The one line the user is shown when a warning reaches the agent at a new level (the
+/// host's `systemMessage`): what baton told the agent and, at CRITICAL, what it saved,
+/// where, and how the work is picked up again.
+pub fn notice(level: Level, figure: &Figure, handoff: &HandoffWords) -> String {
+    let used = figure.used_pct();
+    let estimate = if figure.estimate { " (estimated)" } else { "" };
+    let head = format!("baton: context {used} %{estimate}");
+    if level != Level::Critical {
+        return format!("{head} — the agent was told to wrap up");
+    }
+    match handoff {
+        HandoffWords::Saved(saved) => {
+            let checkpoint = match &saved.checkpoint {
+                CheckpointWords::Branch { branch, short } => format!(", committed on {branch} ({short})"),
+                CheckpointWords::Ref { reference, short } => format!(", checkpoint {reference} ({short})"),
+                CheckpointWords::Note(_) | CheckpointWords::None => String::new(),
+            };
+            format!(
+                "{head} — handoff saved to {}{checkpoint}; a new session here is briefed from it (`baton resume` shows it)",
+                saved.json
+            )
+        }
+        HandoffWords::Failed(why) => {
+            format!("{head} — the agent was told to stop soon; no handoff could be written ({why})")
+        }
+        HandoffWords::HeldBack => {
+            format!("{head} of an assumed window — the agent was told to stop soon; no handoff written")
+        }
+        HandoffWords::NotAttempted => {
+            format!("{head} — the agent was told to stop soon (`baton pause` saves a handoff)")
+        }
+    }
+}
+
+/// The line the user is shown when a session starts with a handoff's brief: whose it
+/// is and from when.
+pub fn briefed_notice(session: &str, written: Option<&str>) -> String {
+    let session: String = session.chars().take(8).collect();
+    let when = written.map(|w| format!(", written {w}")).unwrap_or_default();
+    format!(
+        "baton: this session was briefed from the handoff of session {session}{when} (`baton resume` shows it, `baton resume --done` once picked up)"
+    )
+}
+
+/// A desktop notification for `text` (OSC 9, which Claude Code emits for the hook; its
+/// body may not start with a digit, and carries no control character).
+pub fn desktop_notification(text: &str) -> String {
+    let body: String = text.chars().filter(|c| !c.is_control()).collect();
+    format!("\u{1b}]9;{body}\u{7}")
+}
+
 fn capitalise(text: &str) -> String {
     let mut chars = text.chars();
     chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
@@ -203,6 +258,8 @@ pub struct Warning {
     pub critical_recorded: bool,
     /// A CRITICAL action may rest on this figure ([`critical_action_allowed`]).
     pub critical_action_allowed: bool,
+    /// The agent was not told this level before ([`Decision::new_level`]).
+    pub new_level: bool,
 }
 
 /// What the hook does beside giving the warning (decided by [`Warning::step`]).
@@ -235,6 +292,11 @@ impl Warning {
     /// The message, given what became of the handoff.
     pub fn text(&self, handoff: &HandoffWords) -> String {
         message(self.level, &self.figure, self.headroom.as_ref(), &self.notes, handoff)
+    }
+
+    /// The line for the user, when this warning is one they are told of ([`notice`]).
+    pub fn notice(&self, handoff: &HandoffWords) -> Option<String> {
+        self.new_level.then(|| notice(self.level, &self.figure, handoff))
     }
 }
 
@@ -342,6 +404,7 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
         headroom,
         notes,
         critical_recorded: decision.state.critical_recorded,
+        new_level: decision.new_level,
     })
 }
 
@@ -382,6 +445,50 @@ mod tests {
     }
 
     #[test]
+    fn the_user_is_told_of_each_new_level_once() {
+        let mut state = None;
+        let told: Vec<bool> = [
+            Level::Warning,
+            Level::Warning,
+            Level::Warning,
+            Level::Warning,
+            Level::Warning,
+            Level::Warning,
+            Level::Critical,
+            Level::Critical,
+        ]
+        .iter()
+        .map(|level| {
+            let decision = decide(*level, state.take(), 5);
+            state = Some(decision.state);
+            decision.new_level
+        })
+        .collect();
+        assert_eq!(told, vec![true, false, false, false, false, false, true, false]);
+    }
+
+    #[test]
+    fn notices_are_one_short_line() {
+        let figure = Figure { remaining_pct: 34.0, ..Figure::default() };
+        assert_eq!(
+            notice(Level::Warning, &figure, &HandoffWords::NotAttempted),
+            "baton: context 66 % — the agent was told to wrap up"
+        );
+        let saved = HandoffWords::Saved(SavedHandoff {
+            json: ".planning/HANDOFF.json".into(),
+            markdown: ".planning/.continue-here.md".into(),
+            checkpoint: CheckpointWords::Ref {
+                reference: "refs/baton/wip/s".into(),
+                short: "abc1234".into(),
+            },
+        });
+        let critical = notice(Level::Critical, &Figure { remaining_pct: 20.0, ..figure }, &saved);
+        assert!(critical.starts_with("baton: context 80 % — handoff saved to .planning/HANDOFF.json, checkpoint refs/baton/wip/s (abc1234);"), "{critical}");
+        assert!(!critical.contains('\n'));
+        assert_eq!(desktop_notification("a\nb"), "\u{1b}]9;ab\u{7}");
+    }
+
+    #[test]
     fn a_reset_state_fires_at_once() {
         let reset =
             WarnState { calls_since_warn: 0, last_level: None, compacted_at: Some(5), ..Default::default() };
@@ -404,6 +511,7 @@ mod tests {
             notes: FigureNotes::default(),
             critical_recorded: recorded,
             critical_action_allowed: allowed,
+            new_level: true,
         };
         assert_eq!(warning(Level::Warning, true, false).step(true, Mode::Ref), Step::Warn);
         assert_eq!(warning(Level::Critical, true, false).step(false, Mode::Ref), Step::Warn);

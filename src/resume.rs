@@ -552,29 +552,57 @@ pub fn record_resumption(found: &Found, session_id: &str, source: &str) -> Resul
     Ok(handoff)
 }
 
+/// What SessionStart injects, and whose handoff briefed the session.
+#[derive(Debug, Clone)]
+pub struct Start {
+    pub text: String,
+    /// Set when the text is a paused handoff's brief (not a line about an untrusted or
+    /// unreadable one, nor a compaction's own snapshot).
+    pub briefed_from: Option<BriefedFrom>,
+}
+
+/// The handoff a session was briefed from, as the user's notice names it.
+#[derive(Debug, Clone)]
+pub struct BriefedFrom {
+    /// The writing session's id ("unknown" when the handoff does not say).
+    pub session: String,
+    /// How long ago it was written ("2 h ago"), when its time stamp parses.
+    pub written: Option<String>,
+}
+
+fn only_text(text: String) -> Start {
+    Start { text, briefed_from: None }
+}
+
 /// What SessionStart injects, if anything.
-pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config: &Config) -> Option<String> {
+pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config: &Config) -> Option<Start> {
     let root = crate::gitx::project_root(cwd);
     let found = find(&root, config)?;
     let handoff = match &found.handoff {
-        Err(why) => return Some(unreadable_line(&found, why)),
+        Err(why) => return Some(only_text(unreadable_line(&found, why))),
         Ok(handoff) => handoff.clone(),
     };
     if source == Some("compact") {
         // Only this session's own snapshot, taken at PreCompact.
         let own = handoff.baton().session_id() == Some(session_id);
-        return (own && found.trusted).then(|| compact_brief(&handoff));
+        return (own && found.trusted).then(|| only_text(compact_brief(&handoff)));
     }
     if !handoff.is_paused() {
         return None;
     }
     if !found.trusted {
-        return Some(untrusted_line(&found));
+        return Some(only_text(untrusted_line(&found)));
     }
     // Read "today" before recording this session, so it does not see itself.
     let today = today(&found, &handoff, Some(session_id), config);
     let recorded = record_resumption(&found, session_id, source.unwrap_or("startup")).unwrap_or(handoff);
-    Some(brief(&found, &recorded, &today))
+    let written = recorded
+        .timestamp()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|w| age((Utc::now() - w.with_timezone(&Utc)).num_seconds()));
+    let briefed_from =
+        BriefedFrom { session: recorded.baton().session_id().unwrap_or("unknown").to_string(), written };
+    Some(Start { text: brief(&found, &recorded, &today), briefed_from: Some(briefed_from) })
 }
 
 /// Archives the handoff (both files) and removes it: GSD's one-shot lifecycle.

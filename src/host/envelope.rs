@@ -3,12 +3,18 @@
 use serde::Serialize;
 
 /// `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`, the only shape
-/// baton prints from a hook. It carries no other field, because Codex's output schema
-/// rejects unknown ones.
+/// baton prints from a hook, with at most a `systemMessage` (one line shown to the user;
+/// every host baton supports accepts it, Codex's schema included) and a
+/// `terminalSequence` (Claude Code only). Nothing else: Codex's output schema rejects
+/// unknown fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Envelope {
     #[serde(rename = "hookSpecificOutput")]
     output: HookSpecificOutput,
+    #[serde(rename = "systemMessage", skip_serializing_if = "Option::is_none")]
+    system_message: Option<String>,
+    #[serde(rename = "terminalSequence", skip_serializing_if = "Option::is_none")]
+    terminal_sequence: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -32,7 +38,29 @@ impl Envelope {
         } else {
             context.to_string()
         };
-        Envelope { output: HookSpecificOutput { hook_event_name: event.to_string(), additional_context } }
+        Envelope {
+            output: HookSpecificOutput { hook_event_name: event.to_string(), additional_context },
+            system_message: None,
+            terminal_sequence: None,
+        }
+    }
+
+    /// The envelope with a line for the user (`systemMessage`).
+    pub fn with_system_message(mut self, text: String) -> Envelope {
+        self.system_message = Some(text);
+        self
+    }
+
+    /// The envelope with a terminal escape sequence for the host to emit
+    /// (`terminalSequence`: Claude Code only; callers check [`super::HostKind`]).
+    pub fn with_terminal_sequence(mut self, sequence: String) -> Envelope {
+        self.terminal_sequence = Some(sequence);
+        self
+    }
+
+    /// The line shown to the user, if any.
+    pub fn system_message(&self) -> Option<&str> {
+        self.system_message.as_deref()
     }
 
     /// The event name inside the envelope.
@@ -63,6 +91,18 @@ mod tests {
             value,
             serde_json::json!({"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "CONTEXT WARNING: x"}})
         );
+    }
+
+    #[test]
+    fn a_notice_rides_beside_the_context() {
+        let json = Envelope::new("PostToolUse", "x")
+            .with_system_message("baton: y".into())
+            .with_terminal_sequence("\u{1b}]9;baton: y\u{7}".into())
+            .to_json();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["systemMessage"], "baton: y");
+        assert_eq!(value["terminalSequence"], "\u{1b}]9;baton: y\u{7}");
+        assert_eq!(value.as_object().unwrap().len(), 3);
     }
 
     #[test]
