@@ -125,6 +125,11 @@ impl<'a> Call<'a> {
         self.host.transcript_format()
     }
 
+    /// The user is shown baton's notices on this host (`notices.show`).
+    fn notices(&self) -> bool {
+        self.config.notices() && self.host.shows_system_message()
+    }
+
     fn envelope(&self, text: &str) -> Envelope {
         Envelope::new(&self.input.envelope_event_name(self.env.gemini_key_set), text)
     }
@@ -143,20 +148,29 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
     match event {
         Event::PostToolUse => {
             let note = audit_note(&call, Point::ToolUse { turn_id: input.turn_id.as_deref() });
-            let said = monitor_step(&call, Cadence::ToolCall);
-            if let Some(stop) = said.stop {
+            let mut said = monitor_step(&call, Cadence::ToolCall);
+            if let Some(stop) = said.stop.take() {
                 return Some(stop);
             }
-            with_note(said.text, note).map(|text| call.envelope(&text))
+            let text = with_note(said.text.take(), note)?;
+            Some(said.envelope(&call, text))
         }
-        Event::ToolBatch => monitor_step(&call, Cadence::Batch).text.map(|text| call.envelope(&text)),
+        Event::ToolBatch => {
+            let mut said = monitor_step(&call, Cadence::Batch);
+            let text = said.text.take()?;
+            Some(said.envelope(&call, text))
+        }
         Event::TurnStart => {
             let note = audit_note(&call, Point::UserPrompt);
-            with_note(monitor_step(&call, Cadence::TurnStart).text, note).map(|text| call.envelope(&text))
+            let mut said = monitor_step(&call, Cadence::TurnStart);
+            let text = with_note(said.text.take(), note)?;
+            Some(said.envelope(&call, text))
         }
         // Codex's Stop accepts no context (only `decision: "block"`): never answered there.
         Event::Stop if call.host == HostKind::Claude => {
-            monitor_step(&call, Cadence::Stop).text.map(|text| call.envelope(&text))
+            let mut said = monitor_step(&call, Cadence::Stop);
+            let text = said.text.take()?;
+            Some(said.envelope(&call, text))
         }
         Event::Stop => None,
         Event::SubagentStop => {
@@ -178,25 +192,30 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
                     }
                 });
             }
-            let text = resume::session_start(cwd, session, input.source.as_deref(), &call.config)?;
+            let start = resume::session_start(cwd, session, input.source.as_deref(), &call.config)?;
             if input.source.as_deref() == Some("compact") {
                 match call.host {
                     // The audit at PostCompact says what the summary dropped; the brief
                     // waits in case it never comes.
                     HostKind::Claude => {
-                        audit::leave_brief(session, &text);
+                        audit::leave_brief(session, &start.text);
                         return None;
                     }
                     // Given now it reaches the model a turn late after a mid-turn
                     // compaction: it also rides that turn's next PostToolUse.
                     HostKind::Codex => {
-                        audit::leave_turn_brief(session, &text);
+                        audit::leave_turn_brief(session, &start.text);
                     }
                     HostKind::Gemini => {}
                 }
             }
-            let text = resume::with_relay_leg(text, env.run.as_ref().map(|(_, leg)| *leg));
-            Some(call.envelope(&text))
+            let text = resume::with_relay_leg(start.text, env.run.as_ref().map(|(_, leg)| *leg));
+            let envelope = call.envelope(&text);
+            Some(match start.briefed_from.filter(|_| call.notices()) {
+                Some(from) => envelope
+                    .with_system_message(monitor::briefed_notice(&from.session, from.written.as_deref())),
+                None => envelope,
+            })
         }
         Event::PreCompact => pre_compact(&call),
         Event::PostCompact => {
@@ -213,11 +232,34 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
     }
 }
 
-/// What the monitor said at one event: the words for the agent, or the host's stop.
+/// What the monitor said at one event: the words for the agent and the line for the
+/// user, or the host's stop.
 #[derive(Default)]
 struct Said {
     text: Option<String>,
+    notice: Option<Notice>,
     stop: Option<Envelope>,
+}
+
+/// The line the user is shown beside a warning ([`monitor::Warning::notice`]).
+struct Notice {
+    line: String,
+    /// At CRITICAL, also a desktop notification where asked for and possible.
+    desktop: bool,
+}
+
+impl Said {
+    /// The envelope for `text` (the warning, with anything riding along), with the notice.
+    fn envelope(self, call: &Call, text: String) -> Envelope {
+        let mut envelope = call.envelope(&text);
+        if let Some(notice) = self.notice {
+            if notice.desktop {
+                envelope = envelope.with_terminal_sequence(monitor::desktop_notification(&notice.line));
+            }
+            envelope = envelope.with_system_message(notice.line);
+        }
+        envelope
+    }
 }
 
 /// Runs the monitor for an event that can carry context, carries out its step (the
@@ -226,6 +268,7 @@ fn monitor_step(call: &Call, cadence: Cadence) -> Said {
     let Some(context) = call.context_ref(cadence) else { return Said::default() };
     let warning = monitor::check(&context, &call.config, metrics::now_unix());
     let mut saved = None;
+    let mut notice = None;
     let mut text = warning.as_ref().map(|warning| {
         let handoff = match warning.step(call.config.handoff_auto(), call.config.auto_checkpoint()) {
             Step::Warn => HandoffWords::NotAttempted,
@@ -235,18 +278,25 @@ fn monitor_step(call: &Call, cadence: Cadence) -> Said {
         if let HandoffWords::Saved(words) = &handoff {
             saved = Some(words.clone());
         }
+        // The user hears of the session's own context, not of each subagent's.
+        notice = warning.notice(&handoff).filter(|_| call.notices() && context.agent.is_none()).map(|line| {
+            let desktop = warning.level == metrics::Level::Critical
+                && call.config.desktop_notices()
+                && call.host.emits_terminal_sequence();
+            Notice { line, desktop }
+        });
         warning.text(&handoff)
     });
     // The pause is the session's: a subagent's calls neither arm it nor use its grace
     // calls. Tool calls count grace calls; another cadence can only arm it.
     let Some(session) = call.session().filter(|_| call.input.agent_id.is_none()) else {
-        return Said { text, stop: None };
+        return Said { text, notice, stop: None };
     };
     if cadence != Cadence::ToolCall && saved.is_none() {
-        return Said { text, stop: None };
+        return Said { text, notice, stop: None };
     }
     match pause(call, session, warning.as_ref(), saved.as_ref()) {
-        PauseOutcome::Stop(reason) => return Said { text: None, stop: Some(Envelope::stop(&reason)) },
+        PauseOutcome::Stop(reason) => return Said { stop: Some(Envelope::stop(&reason)), ..Said::default() },
         PauseOutcome::Armed(words) => {
             if let Some(text) = text.as_mut() {
                 text.push_str(&words);
@@ -254,7 +304,7 @@ fn monitor_step(call: &Call, cadence: Cadence) -> Said {
         }
         PauseOutcome::None => {}
     }
-    Said { text, stop: None }
+    Said { text, notice, stop: None }
 }
 
 /// The warning and the audit's note in one context: the warning first.
@@ -288,7 +338,7 @@ fn post_compact(call: &Call) {
                 .as_deref()
                 .and_then(|cwd| resume::session_start(cwd, session, Some("compact"), &call.config))
             {
-                audit::leave_turn_brief(session, &brief);
+                audit::leave_turn_brief(session, &brief.text);
             }
         }
         return;

@@ -23,6 +23,9 @@ pub struct Decision {
     pub fire: Option<Level>,
     /// The state to store.
     pub state: WarnState,
+    /// The warning fired at a level the agent was not told before (the first of the
+    /// session or since a compaction, or an escalation): the user is told too.
+    pub new_level: bool,
 }
 
 /// Which kind of event the decision is for: every one of them can carry context.
@@ -68,7 +71,7 @@ pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32, moment: 
         let answered =
             state.stop_answered_level.is_some() && state.stop_answered_level.as_deref() == level.state_name();
         if moment.stop_hook_active || answered || !(first || escalated) {
-            return Decision { fire: None, state };
+            return Decision { fire: None, state, new_level: false };
         }
         state.stop_answered_level = level.state_name().map(str::to_string);
         return warned(level, state, moment);
@@ -79,17 +82,18 @@ pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32, moment: 
         && state.warned_turn.as_deref() == moment.turn
         && state.warned_tokens == moment.tokens;
     if !first && !escalated && (state.calls_since_warn < debounce || same_reply) {
-        return Decision { fire: None, state };
+        return Decision { fire: None, state, new_level: false };
     }
     warned(level, state, moment)
 }
 
 fn warned(level: Level, mut state: WarnState, moment: &Moment) -> Decision {
+    let new_level = state.last_level.as_deref() != level.state_name();
     state.calls_since_warn = 0;
     state.last_level = level.state_name().map(str::to_string);
     state.warned_turn = moment.turn.map(str::to_string);
     state.warned_tokens = moment.tokens;
-    Decision { fire: Some(level), state }
+    Decision { fire: Some(level), state, new_level }
 }
 
 /// Whose context a warning is about, and what baton could keep of it, as far as the
@@ -266,6 +270,57 @@ fn saved_handoff_words(saved: &SavedHandoff) -> String {
     )
 }
 
+/// The one line the user is shown when a warning reaches the agent at a new level (the
+/// host's `systemMessage`): what baton told the agent and, at CRITICAL, what it saved,
+/// where, and how the work is picked up again.
+pub fn notice(level: Level, figure: &Figure, handoff: &HandoffWords) -> String {
+    let used = figure.used_pct();
+    let estimate = if figure.estimate { " (estimated)" } else { "" };
+    let head = format!("baton: context {used} %{estimate}");
+    if level != Level::Critical {
+        return format!("{head} — the agent was told to wrap up");
+    }
+    match handoff {
+        HandoffWords::Saved(saved) => {
+            let checkpoint = match &saved.checkpoint {
+                CheckpointWords::Branch { branch, short } => format!(", committed on {branch} ({short})"),
+                CheckpointWords::Ref { reference, short } => format!(", checkpoint {reference} ({short})"),
+                CheckpointWords::Note(_) | CheckpointWords::None => String::new(),
+            };
+            format!(
+                "{head} — handoff saved to {}{checkpoint}; a new session here is briefed from it (`baton resume` shows it)",
+                saved.json
+            )
+        }
+        HandoffWords::Failed(why) => {
+            format!("{head} — the agent was told to stop soon; no handoff could be written ({why})")
+        }
+        HandoffWords::HeldBack => {
+            format!("{head} of an assumed window — the agent was told to stop soon; no handoff written")
+        }
+        HandoffWords::NotAttempted => {
+            format!("{head} — the agent was told to stop soon (`baton pause` saves a handoff)")
+        }
+    }
+}
+
+/// The line the user is shown when a session starts with a handoff's brief: whose it
+/// is and from when.
+pub fn briefed_notice(session: &str, written: Option<&str>) -> String {
+    let session: String = session.chars().take(8).collect();
+    let when = written.map(|w| format!(", written {w}")).unwrap_or_default();
+    format!(
+        "baton: this session was briefed from the handoff of session {session}{when} (`baton resume` shows it, `baton resume --done` once picked up)"
+    )
+}
+
+/// A desktop notification for `text` (OSC 9, which Claude Code emits for the hook; its
+/// body may not start with a digit, and carries no control character).
+pub fn desktop_notification(text: &str) -> String {
+    let body: String = text.chars().filter(|c| !c.is_control()).collect();
+    format!("\u{1b}]9;{body}\u{7}")
+}
+
 fn capitalise(text: &str) -> String {
     let mut chars = text.chars();
     chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
@@ -288,6 +343,8 @@ pub struct Warning {
     pub critical_action_allowed: bool,
     /// Whose context, and what baton could keep of it.
     pub context: ContextNotes,
+    /// The agent was not told this level before ([`Decision::new_level`]).
+    pub new_level: bool,
 }
 
 /// What the hook does beside giving the warning (decided by [`Warning::step`]).
@@ -321,6 +378,11 @@ impl Warning {
     /// The message, given what became of the handoff.
     pub fn text(&self, handoff: &HandoffWords) -> String {
         message(self.level, &self.figure, self.headroom.as_ref(), &self.notes, &self.context, handoff)
+    }
+
+    /// The line for the user, when this warning is one they are told of ([`notice`]).
+    pub fn notice(&self, handoff: &HandoffWords) -> Option<String> {
+        self.new_level.then(|| notice(self.level, &self.figure, handoff))
     }
 }
 
@@ -446,6 +508,7 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
         notes,
         critical_recorded: decision.state.critical_recorded,
         context: ContextNotes { subagent: session.agent.is_some(), unkept_state },
+        new_level: decision.new_level,
     })
 }
 
@@ -486,6 +549,50 @@ mod tests {
     }
 
     #[test]
+    fn the_user_is_told_of_each_new_level_once() {
+        let mut state = None;
+        let told: Vec<bool> = [
+            Level::Warning,
+            Level::Warning,
+            Level::Warning,
+            Level::Warning,
+            Level::Warning,
+            Level::Warning,
+            Level::Critical,
+            Level::Critical,
+        ]
+        .iter()
+        .map(|level| {
+            let decision = decide(*level, state.take(), 5, &Moment::default());
+            state = Some(decision.state);
+            decision.new_level
+        })
+        .collect();
+        assert_eq!(told, vec![true, false, false, false, false, false, true, false]);
+    }
+
+    #[test]
+    fn notices_are_one_short_line() {
+        let figure = Figure { remaining_pct: 34.0, ..Figure::default() };
+        assert_eq!(
+            notice(Level::Warning, &figure, &HandoffWords::NotAttempted),
+            "baton: context 66 % — the agent was told to wrap up"
+        );
+        let saved = HandoffWords::Saved(SavedHandoff {
+            json: ".planning/HANDOFF.json".into(),
+            markdown: ".planning/.continue-here.md".into(),
+            checkpoint: CheckpointWords::Ref {
+                reference: "refs/baton/wip/s".into(),
+                short: "abc1234".into(),
+            },
+        });
+        let critical = notice(Level::Critical, &Figure { remaining_pct: 20.0, ..figure }, &saved);
+        assert!(critical.starts_with("baton: context 80 % — handoff saved to .planning/HANDOFF.json, checkpoint refs/baton/wip/s (abc1234);"), "{critical}");
+        assert!(!critical.contains('\n'));
+        assert_eq!(desktop_notification("a\nb"), "\u{1b}]9;ab\u{7}");
+    }
+
+    #[test]
     fn a_reset_state_fires_at_once() {
         let reset =
             WarnState { calls_since_warn: 0, last_level: None, compacted_at: Some(5), ..Default::default() };
@@ -509,6 +616,7 @@ mod tests {
             critical_recorded: recorded,
             critical_action_allowed: allowed,
             context: ContextNotes::default(),
+            new_level: true,
         };
         assert_eq!(warning(Level::Warning, true, false).step(true, Mode::Ref), Step::Warn);
         assert_eq!(warning(Level::Critical, true, false).step(false, Mode::Ref), Step::Warn);

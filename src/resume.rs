@@ -620,11 +620,33 @@ fn record_resumption_locked(found: &Found, session_id: &str, source: &str) -> Re
     Ok(handoff)
 }
 
+/// What SessionStart injects, and whose handoff briefed the session.
+#[derive(Debug, Clone)]
+pub struct Start {
+    pub text: String,
+    /// Set when the text is a paused handoff's brief (not a line about an untrusted or
+    /// unreadable one, nor a compaction's own snapshot).
+    pub briefed_from: Option<BriefedFrom>,
+}
+
+/// The handoff a session was briefed from, as the user's notice names it.
+#[derive(Debug, Clone)]
+pub struct BriefedFrom {
+    /// The writing session's id ("unknown" when the handoff does not say).
+    pub session: String,
+    /// How long ago it was written ("2 h ago"), when its time stamp parses.
+    pub written: Option<String>,
+}
+
+fn only_text(text: String) -> Start {
+    Start { text, briefed_from: None }
+}
+
 /// What SessionStart injects, if anything. Every pending handoff of the project is
 /// listed; the one briefed is this session's own (a resumed session), else the newest
 /// no other live session has claimed. Choosing and claiming happen under the project's
 /// lock, so two sessions starting at once do not both take the same one.
-pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config: &Config) -> Option<String> {
+pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config: &Config) -> Option<Start> {
     let root = crate::gitx::project_dir(cwd);
     let all = find_all(&root, config);
     if all.is_empty() {
@@ -639,11 +661,11 @@ pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config:
         if let Some(line) = pending_line(&all, Some(own), session_id, Utc::now()) {
             text = fit(vec![text, line], MAX_BRIEF_CHARS);
         }
-        return Some(text);
+        return Some(only_text(text));
     }
     let paused: Vec<&Found> = all.iter().filter(|f| f.paused()).collect();
     if paused.is_empty() {
-        return all.iter().find_map(|f| f.handoff.as_ref().err().map(|why| unreadable_line(f, why)));
+        return all.iter().find_map(|f| f.handoff.as_ref().err().map(|why| only_text(unreadable_line(f, why))));
     }
     let _lock = store::project_lock(&root);
     let now = Utc::now();
@@ -658,19 +680,25 @@ pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config:
     let others = pending_line(&all, Some(chosen), session_id, now);
     if !chosen.trusted {
         let line = untrusted_line(chosen);
-        return Some(others.map(|o| fit(vec![line.clone(), o], MAX_BRIEF_CHARS)).unwrap_or(line));
+        return Some(only_text(others.map(|o| fit(vec![line.clone(), o], MAX_BRIEF_CHARS)).unwrap_or(line)));
     }
     let handoff = chosen.handoff.clone().ok()?;
     let source = source.unwrap_or("startup");
     if own.is_some() && source == "resume" {
         let recorded = record_resumption_locked(chosen, session_id, source).unwrap_or(handoff);
-        return Some(self_brief(chosen, &recorded, others, now));
+        return Some(only_text(self_brief(chosen, &recorded, others, now)));
     }
     // Read "today" before recording this session, so it does not see itself.
     let mut today = today(chosen, &handoff, Some(session_id), config);
     today.others = others;
     let recorded = record_resumption_locked(chosen, session_id, source).unwrap_or(handoff);
-    Some(brief(chosen, &recorded, &today))
+    let written = recorded
+        .timestamp()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|w| age((now - w.with_timezone(&Utc)).num_seconds()));
+    let briefed_from =
+        BriefedFrom { session: recorded.baton().session_id().unwrap_or("unknown").to_string(), written };
+    Some(Start { text: brief(chosen, &recorded, &today), briefed_from: Some(briefed_from) })
 }
 
 /// Why a handoff was written, in words.

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{SESSION, Sandbox, envelope_event, fixture_json, told};
+use common::{SESSION, Sandbox, envelope_event, fixture_json, notice, told};
 use serde_json::{Value, json};
 
 #[test]
@@ -529,4 +529,62 @@ fn files_in_the_temp_dir_are_private() {
         let mode = entry.metadata().unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "{name} has mode {mode:o}");
     }
+}
+
+#[test]
+fn the_user_is_told_of_the_first_warning_and_the_escalation_once() {
+    let sandbox = Sandbox::new();
+    let event = sandbox.post_tool_use(SESSION);
+    sandbox.write_bridge(SESSION, 34.0, 0);
+    let first = sandbox.hook(&event);
+    assert!(told(&first).is_some());
+    assert_eq!(notice(&first).as_deref(), Some("baton: context 66 % — the agent was told to wrap up"));
+    for _ in 0..5 {
+        let later = sandbox.hook(&event);
+        assert_eq!(notice(&later), None, "a repeated warning is for the agent only");
+    }
+    sandbox.write_bridge(SESSION, 24.0, 0);
+    let critical = sandbox.hook(&event);
+    assert!(told(&critical).unwrap().starts_with("CONTEXT CRITICAL:"));
+    let line = notice(&critical).expect("the CRITICAL notice");
+    assert!(line.starts_with("baton: context 76 % — "), "{line}");
+    assert!(!line.contains('\n'), "{line}");
+    let value: serde_json::Value = serde_json::from_slice(&critical.stdout).unwrap();
+    assert!(value.get("terminalSequence").is_none(), "no desktop notification unless asked for");
+}
+
+#[test]
+fn notices_turned_off_leave_only_the_agents_words() {
+    let sandbox = Sandbox::new();
+    let event = sandbox.post_tool_use(SESSION).to_string();
+    sandbox.write_bridge(SESSION, 20.0, 0);
+    let output = sandbox.run_with(&["hook"], event.as_bytes(), &[("BATON_NOTICES", "false")]);
+    assert!(told(&output).unwrap().starts_with("CONTEXT CRITICAL:"));
+    assert_eq!(notice(&output), None);
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(value.as_object().unwrap().len(), 1, "{value}");
+}
+
+#[test]
+fn a_desktop_notification_at_critical_when_asked_for_on_claude_code_only() {
+    let sandbox = Sandbox::new();
+    let event = sandbox.post_tool_use(SESSION).to_string();
+    sandbox.write_bridge(SESSION, 20.0, 0);
+    let output = sandbox.run_with(&["hook"], event.as_bytes(), &[("BATON_NOTICES_DESKTOP", "true")]);
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let sequence = value["terminalSequence"].as_str().expect("a terminalSequence");
+    assert!(
+        sequence.starts_with("\u{1b}]9;baton: context 80 %") && sequence.ends_with('\u{7}'),
+        "{sequence:?}"
+    );
+
+    let codex = Sandbox::new();
+    let mut event = fixture_json("codex-posttooluse.json");
+    event["cwd"] = json!(codex.project());
+    codex.write_bridge("cdx-44a1", 20.0, 0);
+    let output =
+        codex.run_with(&["hook"], event.to_string().as_bytes(), &[("BATON_NOTICES_DESKTOP", "true")]);
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(value.get("terminalSequence").is_none(), "Codex's schema has no terminalSequence: {value}");
+    assert!(value["systemMessage"].as_str().is_some_and(|m| m.starts_with("baton: context 80 %")), "{value}");
 }

@@ -5,7 +5,9 @@ use crate::common;
 
 use std::path::Path;
 
-use common::{SESSION, Sandbox, TestRepo, envelope_event, gsd_planning, read_json, told, transcript_for};
+use common::{
+    SESSION, Sandbox, TestRepo, envelope_event, gsd_planning, notice, read_json, told, transcript_for,
+};
 use serde_json::{Value, json};
 
 const NEXT: &str = "9b1d0c55-2f6a-4e0b-8c3d-7a5e1f2b3c44";
@@ -65,6 +67,13 @@ fn a_new_session_gets_the_brief_without_anyone_typing_a_command() {
         assert!(at >= last, "out of order: {needle}\n{brief}");
         last = at;
     }
+    // The user is told whose handoff briefed the session, and from when.
+    assert_eq!(
+        notice(&output).as_deref(),
+        Some(
+            "baton: this session was briefed from the handoff of session 7f3c2a10, written just now (`baton resume` shows it, `baton resume --done` once picked up)"
+        )
+    );
     // The injection is recorded in the handoff, which stays valid.
     let handoff = read_json(&handoff_path(&sandbox));
     assert_eq!(handoff["baton"]["resumptions"][0]["session_id"], NEXT);
@@ -119,7 +128,9 @@ fn foreign_handoffs_get_one_line_and_are_never_injected() {
     std::fs::copy(handoff_path(&sandbox), elsewhere.project().join(".planning/HANDOFF.json")).unwrap();
     // Same machine (same HOME), other folder: copy the registry the first run wrote.
     copy_dir(&sandbox.state_dir(), &elsewhere.state_dir());
-    let line = told(&session_start(&elsewhere, NEXT, "startup")).unwrap();
+    let output = session_start(&elsewhere, NEXT, "startup");
+    assert_eq!(notice(&output), None, "an untrusted handoff briefs no one");
+    let line = told(&output).unwrap();
     assert!(line.starts_with("A handoff exists at .planning/HANDOFF.json, written elsewhere"), "{line}");
     assert!(!line.contains("Wire the limiter"), "no text of the handoff: {line}");
     assert_eq!(line.lines().count(), 1);
@@ -806,4 +817,19 @@ fn codex_gives_the_compact_brief_in_the_turn_it_compacted_in() {
     assert_eq!(told(&sandbox.hook(&tool)), None, "once");
     // Codex's PostCompact prints nothing (its schema accepts no context).
     assert!(sandbox.hook(&codex("PostCompact", json!({"trigger": "auto"}))).stdout.is_empty());
+}
+
+#[test]
+fn the_briefed_notice_can_be_turned_off() {
+    let sandbox = Sandbox::new();
+    paused_project(&sandbox);
+    let event = json!({
+        "session_id": NEXT,
+        "cwd": sandbox.project(),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    });
+    let output = sandbox.run_with(&["hook"], event.to_string().as_bytes(), &[("BATON_NOTICES", "0")]);
+    assert!(told(&output).unwrap().starts_with("baton resume brief:"));
+    assert_eq!(notice(&output), None);
 }

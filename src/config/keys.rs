@@ -353,6 +353,12 @@ declare_keys! {
         key "handoff.pause_grace_calls", env Some("BATON_HANDOFF_PAUSE_GRACE_CALLS"),
         kind Kind::Integer { min: 0, max: 1000 }, trust Trust::Anyone,
         about "tool calls the agent may still make after the CRITICAL handoff before a pause stops it";
+    notices_show: bool = true,
+        key "notices.show", env Some("BATON_NOTICES"), kind Kind::Bool, trust Trust::Anyone,
+        about "show you one line when baton warns the agent, writes the CRITICAL handoff or briefs a session";
+    notices_desktop: bool = false,
+        key "notices.desktop", env Some("BATON_NOTICES_DESKTOP"), kind Kind::Bool, trust Trust::Anyone,
+        about "also a desktop notification when the CRITICAL handoff is written (Claude Code)";
     resume_trust_foreign: bool = false,
         key "resume.trust_foreign", env Some("BATON_RESUME_TRUST_FOREIGN"), kind Kind::Bool,
         trust Trust::UserOnlyWhen(is_true),

@@ -190,6 +190,16 @@ impl Config {
         self.typed.handoff_pause_grace_calls.min(u32::MAX as u64) as u32
     }
 
+    /// `notices.show`: a line for the user beside what the agent is told.
+    pub fn notices(&self) -> bool {
+        self.typed.notices_show
+    }
+
+    /// `notices.desktop`: a desktop notification at the CRITICAL handoff.
+    pub fn desktop_notices(&self) -> bool {
+        self.typed.notices_show && self.typed.notices_desktop
+    }
+
     /// `handoff.auto_checkpoint`.
     pub fn auto_checkpoint(&self) -> crate::gitx::Mode {
         self.typed.handoff_auto_checkpoint

@@ -29,6 +29,12 @@ pub const ID: &str = "claude";
 /// The hook timeout, in seconds.
 pub const HOOK_TIMEOUT: u64 = 10;
 pub const HAS_STATUSLINE: bool = true;
+/// A hook's `systemMessage` is shown as "⎿ <Event> says: …" in the interactive pane (not
+/// in `claude -p`).
+pub const SHOWS_SYSTEM_MESSAGE: bool = true;
+/// 2.1.332 accepts `terminalSequence` (OSC 0/1/2/9/99/777 and BEL; an OSC 9 body may not
+/// start with a digit) and emits it for the hook.
+pub const EMITS_TERMINAL_SEQUENCE: bool = true;
 pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project, Scope::Local];
 pub const PROJECT_FOLDER: &str = ".claude";
 

@@ -21,6 +21,10 @@ pub const ID: &str = "codex";
 /// The hook timeout, in seconds.
 pub const HOOK_TIMEOUT: u64 = 10;
 pub const HAS_STATUSLINE: bool = false;
+/// The output schemas of PostToolUse and SessionStart (0.171.0) accept `systemMessage`.
+pub const SHOWS_SYSTEM_MESSAGE: bool = true;
+/// No `terminalSequence` in its schemas, which reject unknown fields.
+pub const EMITS_TERMINAL_SEQUENCE: bool = false;
 pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
 pub const PROJECT_FOLDER: &str = ".codex";
 

@@ -3,7 +3,9 @@
 use serde::Serialize;
 
 /// The only shapes baton prints from a hook: `{"hookSpecificOutput": {"hookEventName": …,
-/// "additionalContext": …}}`; Claude Code's PreCompact hold `{"decision":"block","reason":…}`;
+/// "additionalContext": …}}`, with at most a `systemMessage` (one line shown to the user;
+/// every host baton supports accepts it, Codex's schema included) and a `terminalSequence`
+/// (Claude Code only); Claude Code's PreCompact hold `{"decision":"block","reason":…}`;
 /// the host's own stop `{"continue": false, "stopReason": …}` (the pause). None carries any
 /// other field, because Codex's output schema rejects unknown ones.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -12,6 +14,10 @@ pub enum Envelope {
     Context {
         #[serde(rename = "hookSpecificOutput")]
         output: HookSpecificOutput,
+        #[serde(rename = "systemMessage", skip_serializing_if = "Option::is_none")]
+        system_message: Option<String>,
+        #[serde(rename = "terminalSequence", skip_serializing_if = "Option::is_none")]
+        terminal_sequence: Option<String>,
     },
     /// `{"decision": "block", "reason": …}`: Claude Code's PreCompact holds the compaction.
     Block { decision: &'static str, reason: String },
@@ -47,6 +53,34 @@ impl Envelope {
         };
         Envelope::Context {
             output: HookSpecificOutput { hook_event_name: event.to_string(), additional_context },
+            system_message: None,
+            terminal_sequence: None,
+        }
+    }
+
+    /// The envelope with a line for the user (`systemMessage`; a block or a stop already
+    /// shows its reason).
+    pub fn with_system_message(mut self, text: String) -> Envelope {
+        if let Envelope::Context { system_message, .. } = &mut self {
+            *system_message = Some(text);
+        }
+        self
+    }
+
+    /// The envelope with a terminal escape sequence for the host to emit
+    /// (`terminalSequence`: Claude Code only; callers check [`super::HostKind`]).
+    pub fn with_terminal_sequence(mut self, sequence: String) -> Envelope {
+        if let Envelope::Context { terminal_sequence, .. } = &mut self {
+            *terminal_sequence = Some(sequence);
+        }
+        self
+    }
+
+    /// The line shown to the user, if any.
+    pub fn system_message(&self) -> Option<&str> {
+        match self {
+            Envelope::Context { system_message, .. } => system_message.as_deref(),
+            _ => None,
         }
     }
 
@@ -69,7 +103,7 @@ impl Envelope {
     /// The event name inside the envelope (empty for a block or a stop).
     pub fn event(&self) -> &str {
         match self {
-            Envelope::Context { output } => &output.hook_event_name,
+            Envelope::Context { output, .. } => &output.hook_event_name,
             Envelope::Block { .. } | Envelope::Stop { .. } => "",
         }
     }
@@ -77,7 +111,7 @@ impl Envelope {
     /// The text the agent is given (a block's reason; empty for a stop).
     pub fn context(&self) -> &str {
         match self {
-            Envelope::Context { output } => &output.additional_context,
+            Envelope::Context { output, .. } => &output.additional_context,
             Envelope::Block { reason, .. } => reason,
             Envelope::Stop { .. } => "",
         }
@@ -107,6 +141,18 @@ mod tests {
     fn a_stop_is_the_hosts_own_shape() {
         let value: serde_json::Value = serde_json::from_str(&Envelope::stop("why").to_json()).unwrap();
         assert_eq!(value, serde_json::json!({"continue": false, "stopReason": "why"}));
+    }
+
+    #[test]
+    fn a_notice_rides_beside_the_context() {
+        let json = Envelope::new("PostToolUse", "x")
+            .with_system_message("baton: y".into())
+            .with_terminal_sequence("\u{1b}]9;baton: y\u{7}".into())
+            .to_json();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["systemMessage"], "baton: y");
+        assert_eq!(value["terminalSequence"], "\u{1b}]9;baton: y\u{7}");
+        assert_eq!(value.as_object().unwrap().len(), 3);
     }
 
     #[test]

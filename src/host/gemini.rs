@@ -20,6 +20,9 @@ pub const ID: &str = "gemini";
 /// The hook timeout, in milliseconds (Gemini's unit).
 pub const HOOK_TIMEOUT: u64 = 10_000;
 pub const HAS_STATUSLINE: bool = false;
+/// Every hook's `systemMessage` is shown in the interactive UI (0.61.0).
+pub const SHOWS_SYSTEM_MESSAGE: bool = true;
+pub const EMITS_TERMINAL_SEQUENCE: bool = false;
 pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
 pub const PROJECT_FOLDER: &str = ".gemini";
 

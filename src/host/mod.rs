@@ -136,6 +136,24 @@ impl HostKind {
         }
     }
 
+    /// The host shows a hook's `systemMessage` to the user (one line in its pane).
+    pub fn shows_system_message(self) -> bool {
+        match self {
+            HostKind::Claude => claude::SHOWS_SYSTEM_MESSAGE,
+            HostKind::Gemini => gemini::SHOWS_SYSTEM_MESSAGE,
+            HostKind::Codex => codex::SHOWS_SYSTEM_MESSAGE,
+        }
+    }
+
+    /// The host emits a hook's `terminalSequence` (a desktop notification, OSC 9).
+    pub fn emits_terminal_sequence(self) -> bool {
+        match self {
+            HostKind::Claude => claude::EMITS_TERMINAL_SEQUENCE,
+            HostKind::Gemini => gemini::EMITS_TERMINAL_SEQUENCE,
+            HostKind::Codex => codex::EMITS_TERMINAL_SEQUENCE,
+        }
+    }
+
     /// The scopes the host has a settings file for.
     pub fn scopes(self) -> &'static [Scope] {
         match self {

@@ -257,10 +257,21 @@ pub fn told(output: &Output) -> Option<String> {
     }
     let value: Value = serde_json::from_str(&stdout).expect("stdout is exactly one JSON value");
     let object = value.as_object().expect("envelope is an object");
-    assert_eq!(object.len(), 1, "envelope has only hookSpecificOutput: {stdout}");
+    for key in object.keys() {
+        assert!(
+            ["hookSpecificOutput", "systemMessage", "terminalSequence"].contains(&key.as_str()),
+            "envelope has only hookSpecificOutput and the user's notice: {stdout}"
+        );
+    }
     let inner = value["hookSpecificOutput"].as_object().expect("hookSpecificOutput");
     assert_eq!(inner.len(), 2, "only hookEventName and additionalContext: {stdout}");
     Some(inner["additionalContext"].as_str().expect("additionalContext").to_string())
+}
+
+/// The line for the user (`systemMessage`) in an envelope on stdout.
+pub fn notice(output: &Output) -> Option<String> {
+    let value: Value = serde_json::from_slice(&output.stdout).ok()?;
+    value["systemMessage"].as_str().map(str::to_string)
 }
 
 /// The event name inside an envelope on stdout.
