@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use crate::config::Config;
 use crate::gitx::Mode;
 use crate::handoff::{self, Trigger};
-use crate::host::{Envelope, Event, HookInput, HostKind, gemini};
+use crate::host::{Envelope, Event, HookInput, HostKind, gemini, qwen};
 use crate::monitor::{CheckpointWords, HandoffWords, SavedHandoff, SessionRef, Step};
 use crate::{metrics, monitor, resume, session_state};
 
@@ -32,6 +32,8 @@ pub struct HookEnv {
     pub gemini_key_set: bool,
     /// `CLAUDE_PROJECT_DIR`.
     pub project_dir: Option<PathBuf>,
+    /// The host the environment names ([`HostKind::from_env`]), over what the event says.
+    pub host: Option<HostKind>,
 }
 
 impl HookEnv {
@@ -40,6 +42,7 @@ impl HookEnv {
         HookEnv {
             gemini_key_set: non_empty("GEMINI_API_KEY").is_some(),
             project_dir: non_empty("CLAUDE_PROJECT_DIR").map(PathBuf::from).filter(|p| p.is_absolute()),
+            host: HostKind::from_env(&|name| non_empty(name).is_some()),
         }
     }
 }
@@ -67,7 +70,8 @@ impl<'a> Call<'a> {
         let cwd =
             input.cwd.as_deref().map(PathBuf::from).filter(|p| p.is_absolute()).or_else(|| project.clone());
         let config = Config::load(project.as_deref());
-        Call { input, env, host: input.host(env.gemini_key_set), project, cwd, config }
+        let host = env.host.unwrap_or_else(|| input.host(env.gemini_key_set));
+        Call { input, env, host, project, cwd, config }
     }
 
     fn session(&self) -> Option<&'a str> {
@@ -99,6 +103,14 @@ impl<'a> Call<'a> {
 /// Handles one event and returns the envelope to print, if any.
 pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
     let event = input.event(env.gemini_key_set);
+    if is_first_prompt_brief(input, env, &event) {
+        let call = Call::new(input, env);
+        if call.config.disabled() {
+            return None;
+        }
+        let text = resume::first_prompt(call.cwd.as_deref()?, call.session()?, &call.config)?;
+        return Some(call.envelope(&text));
+    }
     if matches!(event, Event::Other(_) | Event::Missing) {
         return None;
     }
@@ -117,6 +129,9 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
             };
             Some(call.envelope(&warning.text(&handoff)))
         }
+        // Its context would be dropped, and recording the resumption would keep the brief
+        // from the first prompt.
+        Event::SessionStart if call.host.brief_on_first_prompt() => None,
         Event::SessionStart => {
             let session = call.session()?;
             let cwd = call.cwd.as_deref()?;
@@ -135,6 +150,14 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         }
         Event::Other(_) | Event::Missing => None,
     }
+}
+
+/// Whether the event carries the resume brief in place of SessionStart (pure): Qwen
+/// Code drops SessionStart's context, so its first real prompt carries it.
+fn is_first_prompt_brief(input: &HookInput, env: &HookEnv, event: &Event) -> bool {
+    env.host.is_some_and(HostKind::brief_on_first_prompt)
+        && matches!(event, Event::Other(name) if name == "UserPromptSubmit")
+        && qwen::is_real_prompt(input.prompt.as_deref())
 }
 
 /// Whether a PreCompact is a real compaction (pure over what was read). Gemini CLI fires

@@ -134,6 +134,9 @@ pub fn message(
             (HostKind::Gemini, _) => {
                 " (This figure was read from the session's transcript: Gemini CLI's chat recording.)"
             }
+            (HostKind::Qwen, _) => {
+                " (This figure was read from the session's transcript: Qwen Code's chat recording.)"
+            }
         });
     }
     let head = |name: &str| {

@@ -8,10 +8,10 @@ use chrono::Utc;
 use serde_json::json;
 
 use crate::config::Config;
+use crate::fsx;
 use crate::gitx::Mode;
 use crate::handoff::{self, Outcome, Trigger};
 use crate::metrics::{self, Figure};
-use crate::fsx;
 use crate::report::markdown as session_report;
 
 /// What `baton pause` was asked.

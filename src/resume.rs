@@ -577,6 +577,20 @@ pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config:
     Some(brief(&found, &recorded, &today))
 }
 
+/// The resume brief for a host that carries it with the session's first prompt (Qwen
+/// Code drops SessionStart's context): [`session_start`], once per session. A session
+/// the handoff already records as given it gets nothing more.
+pub fn first_prompt(cwd: &Path, session_id: &str, config: &Config) -> Option<String> {
+    let root = crate::gitx::project_root(cwd);
+    let found = find(&root, config)?;
+    if let Ok(handoff) = &found.handoff {
+        if handoff.baton().resumptions().iter().any(|(id, _)| id == session_id) {
+            return None;
+        }
+    }
+    session_start(cwd, session_id, Some("startup"), config)
+}
+
 /// Archives the handoff (both files) and removes it: GSD's one-shot lifecycle.
 /// HANDOFF.json is archived then removed; its `.continue-here.md` (only a validated one
 /// inside `.planning/`) is archived, and removed only when baton wrote it. A HANDOFF.json

@@ -112,15 +112,7 @@ pub fn status(cwd: &Path, session: Option<&str>, config: &Config, now: i64) -> R
         metrics::assess(&found.figure, &basis, metrics::Want::Headroom { tokens_per_call })
     });
     let handoffs = pending_handoffs(cwd, &config.handoff_dir());
-    Ok(Status {
-        session_id,
-        transcript,
-        figure,
-        assessment,
-        thresholds: limits.thresholds,
-        handoffs,
-        now,
-    })
+    Ok(Status { session_id, transcript, figure, assessment, thresholds: limits.thresholds, handoffs, now })
 }
 
 /// The top of the work tree holding `cwd` (a walk up to `.git`, no git run), else `cwd`.

@@ -13,7 +13,9 @@ enum HostFlag {
     Codex,
     /// Gemini CLI.
     Gemini,
-    /// All three, installed or not.
+    /// Qwen Code.
+    Qwen,
+    /// Every host, installed or not.
     All,
 }
 
@@ -39,6 +41,7 @@ pub(super) fn run(args: &DoctorArgs) -> ExitStatus {
             HostFlag::Claude => HostChoice::Claude,
             HostFlag::Codex => HostChoice::Codex,
             HostFlag::Gemini => HostChoice::Gemini,
+            HostFlag::Qwen => HostChoice::Qwen,
             HostFlag::All => HostChoice::All,
         })
         .collect();

@@ -18,7 +18,7 @@ use super::windows::{self, WindowFacts, WindowSource, choose_window};
 use super::{
     Bridge, CompactionAt, Figure, HeadroomEnd, Origin, figure_from_tokens, is_fresh, read_any_bridge,
 };
-use crate::host::{HostKind, claude, codex, gemini};
+use crate::host::{HostKind, claude, codex, gemini, qwen};
 
 /// What the caller knows about the session.
 #[derive(Debug, Clone)]
@@ -64,6 +64,7 @@ pub fn session_figure(query: &FigureQuery) -> Option<SessionFigure> {
         HostKind::Claude => claude_figure(query),
         HostKind::Codex => codex_figure(query),
         HostKind::Gemini => gemini_figure(query),
+        HostKind::Qwen => qwen_figure(query),
     }
 }
 
@@ -210,6 +211,19 @@ fn gemini_figure(query: &FigureQuery) -> Option<SessionFigure> {
     newest(recorded, query)
 }
 
+fn qwen_figure(query: &FigureQuery) -> Option<SessionFigure> {
+    let recording = query.transcript.and_then(|path| crate::transcript::qwen::read(path).ok().flatten());
+    let recorded = recording.map(|reading| {
+        let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
+        let mut facts = facts(query, model.as_deref());
+        facts.host = model.as_deref().and_then(qwen::model_window);
+        let window = choose_window(&facts, Some(reading.tokens));
+        let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
+        SessionFigure { figure, model }
+    });
+    newest(recorded, query)
+}
+
 /// The host's record, or a fresh bridge (a GSD-style setup may write one) when that is
 /// newer: whichever was written last.
 fn newest(recorded: Option<SessionFigure>, query: &FigureQuery) -> Option<SessionFigure> {
@@ -236,6 +250,13 @@ pub fn compaction_for(host: HostKind, figure: &Figure, project: Option<&Path>) -
         HostKind::Gemini => match figure.window_tokens {
             Some(window) => CompactionAt::Tokens(
                 gemini::compression_point(window, gemini::compression_threshold(project)),
+                HeadroomEnd::Compression,
+            ),
+            None => CompactionAt::Unknown,
+        },
+        HostKind::Qwen => match figure.window_tokens {
+            Some(window) => CompactionAt::Tokens(
+                qwen::compression_point(window, qwen::compression_threshold(project)),
                 HeadroomEnd::Compression,
             ),
             None => CompactionAt::Unknown,

@@ -25,6 +25,7 @@ mod forward;
 pub mod gemini;
 mod line;
 mod pace;
+pub mod qwen;
 mod tail;
 mod todo_tail;
 mod todos;
