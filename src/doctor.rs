@@ -120,6 +120,7 @@ pub enum HostChoice {
     Codex,
     Gemini,
     Qwen,
+    Droid,
     /// Every host, installed or not.
     All,
 }
@@ -158,6 +159,7 @@ pub fn hosts_to_check(asked: &[HostChoice], files: &[SettingsFile], recorded: &[
                 HostChoice::Codex => Host::Codex,
                 HostChoice::Gemini => Host::Gemini,
                 HostChoice::Qwen => Host::Qwen,
+                HostChoice::Droid => Host::Droid,
                 HostChoice::Claude | HostChoice::All => Host::Claude,
             })
             .collect()

@@ -137,6 +137,9 @@ pub fn message(
             (HostKind::Qwen, _) => {
                 " (This figure was read from the session's transcript: Qwen Code's chat recording.)"
             }
+            (HostKind::Droid, _) => {
+                " (This figure was read from Factory Droid's session record: its last model call.)"
+            }
         });
     }
     let head = |name: &str| {

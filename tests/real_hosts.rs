@@ -791,3 +791,66 @@ fn qwen_code_print_mode() {
         checks.finish();
     });
 }
+
+/// Factory Droid (`droid exec`, a custom chat-completions model with a 200k compaction
+/// limit): the crossing session, the brief in the next session, and the round trip.
+#[test]
+fn factory_droid_exec() {
+    use real_hosts_support::chat_hosts::{DROID, DROID_WINDOW, with_cli};
+    with_cli("droid exec", &DROID, |hosts, droid| {
+        let mut checks = Checks::new("droid exec");
+        let world = World::new(hosts);
+        let server = Server::start(crossing_script(DROID_WINDOW), SERVER_LIFETIME);
+        world.droid_setup(&server);
+        let doctor = world.baton(&["doctor"]);
+        let doctor_text = common::stdout(&doctor);
+        checks.check(
+            "doctor after install: passes and checks Factory Droid's hooks",
+            doctor.status.success() && doctor_text.contains("hooks (Factory Droid)"),
+            || doctor_text.clone(),
+        );
+        drop(server);
+        // Below the thresholds of the 200k window: 55-60 %.
+        let server = Server::start(
+            vec![Step::tool(110_000, "echo step 0"), Step::tool(120_000, "echo step 1"), Step::text(121_000)],
+            SERVER_LIFETIME,
+        );
+        world.droid_repoint(&server);
+        let _run = world.droid_exec(droid, PROMPT);
+        world.save_requests(&server, "00-droid_exec");
+        let low = first_per_turn(server.main_requests());
+        checks.check(
+            "low usage: session ran, no warning, no handoff",
+            low.len() >= 3 && turns_with(&low, "CONTEXT ").is_empty() && !world.handoff_path().exists(),
+            || server.summary(),
+        );
+        drop(server);
+        let server = Server::start(crossing_script(DROID_WINDOW), SERVER_LIFETIME);
+        world.droid_repoint(&server);
+        let refs_before = world.baton_refs();
+        let run = world.droid_exec(droid, PROMPT);
+        world.save_requests(&server, "01-droid_exec");
+        check_brief_in_first(&mut checks, "", &server, false);
+        check_crossing(&mut checks, &world, &server, DROID_WINDOW, false, &refs_before);
+        checks.check("droid exec succeeded", run.status.is_some_and(|s| s.success()), || run.describe());
+        drop(server);
+
+        let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
+        world.droid_repoint(&server);
+        let _run = world.droid_exec(droid, "Carry on.");
+        world.save_requests(&server, "02-droid_exec");
+        check_brief_in_first(&mut checks, "", &server, true);
+        drop(server);
+
+        let path = world.droid_settings_path();
+        let uninstall = world.baton(&["uninstall", "--host", "droid"]);
+        let after: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let hooks = after.get("hooks").map(|h| h.to_string()).unwrap_or_default();
+        checks.check(
+            "uninstall removes baton's hooks, Droid's own keys stay",
+            uninstall.status.success() && !hooks.contains(" hook") && after.get("customModels").is_some(),
+            || format!("{}\nafter: {after:#}", common::stdout(&uninstall)),
+        );
+        checks.finish();
+    });
+}

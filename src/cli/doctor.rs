@@ -15,6 +15,8 @@ enum HostFlag {
     Gemini,
     /// Qwen Code.
     Qwen,
+    /// Factory Droid.
+    Droid,
     /// Every host, installed or not.
     All,
 }
@@ -42,6 +44,7 @@ pub(super) fn run(args: &DoctorArgs) -> ExitStatus {
             HostFlag::Codex => HostChoice::Codex,
             HostFlag::Gemini => HostChoice::Gemini,
             HostFlag::Qwen => HostChoice::Qwen,
+            HostFlag::Droid => HostChoice::Droid,
             HostFlag::All => HostChoice::All,
         })
         .collect();

@@ -13,6 +13,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod droid;
 mod envelope;
 pub mod gemini;
 mod input;
@@ -34,6 +35,7 @@ pub enum HostKind {
     Gemini,
     Codex,
     Qwen,
+    Droid,
 }
 
 /// One event baton registers for.
@@ -55,7 +57,8 @@ impl EventSpec {
 }
 
 impl HostKind {
-    pub const ALL: [HostKind; 4] = [HostKind::Claude, HostKind::Gemini, HostKind::Codex, HostKind::Qwen];
+    pub const ALL: [HostKind; 5] =
+        [HostKind::Claude, HostKind::Gemini, HostKind::Codex, HostKind::Qwen, HostKind::Droid];
 
     /// Which host sent a hook event. Each host says how sure its own signs make it
     /// ([`claude::detect`] …); the surest wins, Claude Code when none claims it.
@@ -65,6 +68,7 @@ impl HostKind {
             (HostKind::Gemini, gemini::detect(input, gemini_key_set)),
             (HostKind::Codex, codex::detect(input, gemini_key_set)),
             (HostKind::Qwen, qwen::detect(input, gemini_key_set)),
+            (HostKind::Droid, droid::detect(input, gemini_key_set)),
         ];
         claims
             .into_iter()
@@ -76,7 +80,13 @@ impl HostKind {
     /// The host the hook's environment names, where only that tells it apart (Qwen Code
     /// sends Claude Code's event names, and `CLAUDE_PROJECT_DIR` as well).
     pub fn from_env(var: &dyn Fn(&str) -> bool) -> Option<HostKind> {
-        qwen::detect_env(var).then_some(HostKind::Qwen)
+        if qwen::detect_env(var) {
+            Some(HostKind::Qwen)
+        } else if droid::detect_env(var) {
+            Some(HostKind::Droid)
+        } else {
+            None
+        }
     }
 
     /// The format of the transcript this host names in `transcript_path`, which the
@@ -88,6 +98,8 @@ impl HostKind {
             HostKind::Codex => crate::transcript::Format::CodexRollout,
             // Qwen Code's recording is read for the figure only; its facts are not read yet.
             HostKind::Qwen => crate::transcript::Format::ClaudeCode,
+            // Droid's transcript is Claude-like in part; its facts are not read yet.
+            HostKind::Droid => crate::transcript::Format::ClaudeCode,
         }
     }
 
@@ -98,6 +110,7 @@ impl HostKind {
             HostKind::Gemini => gemini::NAME,
             HostKind::Codex => codex::NAME,
             HostKind::Qwen => qwen::NAME,
+            HostKind::Droid => droid::NAME,
         }
     }
 
@@ -108,6 +121,7 @@ impl HostKind {
             HostKind::Gemini => gemini::ID,
             HostKind::Codex => codex::ID,
             HostKind::Qwen => qwen::ID,
+            HostKind::Droid => droid::ID,
         }
     }
 
@@ -122,6 +136,7 @@ impl HostKind {
             HostKind::Gemini => gemini::EVENTS,
             HostKind::Codex => codex::EVENTS,
             HostKind::Qwen => qwen::EVENTS,
+            HostKind::Droid => droid::EVENTS,
         }
     }
 
@@ -134,6 +149,7 @@ impl HostKind {
             HostKind::Gemini => gemini::HOOK_TIMEOUT,
             HostKind::Codex => codex::HOOK_TIMEOUT,
             HostKind::Qwen => qwen::HOOK_TIMEOUT,
+            HostKind::Droid => droid::HOOK_TIMEOUT,
         }
     }
 
@@ -155,6 +171,7 @@ impl HostKind {
             HostKind::Gemini => gemini::HAS_STATUSLINE,
             HostKind::Codex => codex::HAS_STATUSLINE,
             HostKind::Qwen => qwen::HAS_STATUSLINE,
+            HostKind::Droid => droid::HAS_STATUSLINE,
         }
     }
 
@@ -165,6 +182,7 @@ impl HostKind {
             HostKind::Gemini => gemini::SCOPES,
             HostKind::Codex => codex::SCOPES,
             HostKind::Qwen => qwen::SCOPES,
+            HostKind::Droid => droid::SCOPES,
         }
     }
 
@@ -176,6 +194,7 @@ impl HostKind {
             HostKind::Gemini => gemini::WINDOWS,
             HostKind::Codex => codex::WINDOWS,
             HostKind::Qwen => qwen::WINDOWS,
+            HostKind::Droid => droid::WINDOWS,
         }
     }
 }
@@ -246,6 +265,7 @@ impl Places {
             HostKind::Gemini => gemini::home(self),
             HostKind::Codex => codex::home(self),
             HostKind::Qwen => qwen::home(self),
+            HostKind::Droid => droid::home(self),
         }
     }
 
@@ -273,6 +293,7 @@ impl Places {
             HostKind::Gemini => gemini::settings_file(scope),
             HostKind::Codex => codex::settings_file(scope),
             HostKind::Qwen => qwen::settings_file(scope),
+            HostKind::Droid => droid::settings_file(scope),
         };
         Ok(dir.join(name))
     }
@@ -285,6 +306,7 @@ fn project_folder(host: HostKind) -> &'static str {
         HostKind::Gemini => gemini::PROJECT_FOLDER,
         HostKind::Codex => codex::PROJECT_FOLDER,
         HostKind::Qwen => qwen::PROJECT_FOLDER,
+        HostKind::Droid => droid::PROJECT_FOLDER,
     }
 }
 

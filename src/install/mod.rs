@@ -36,7 +36,9 @@ pub enum HostArg {
     Codex,
     /// Qwen Code.
     Qwen,
-    /// Claude Code, plus Gemini CLI, Codex and Qwen Code where ~/.gemini, ~/.codex, ~/.qwen exist.
+    /// Factory Droid.
+    Droid,
+    /// Claude Code, plus Gemini CLI, Codex, Qwen Code and Factory Droid where their folders exist.
     All,
 }
 
@@ -85,9 +87,14 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
             HostArg::Gemini => &[(Host::Gemini, true)],
             HostArg::Codex => &[(Host::Codex, true)],
             HostArg::Qwen => &[(Host::Qwen, true)],
-            HostArg::All => {
-                &[(Host::Claude, true), (Host::Gemini, false), (Host::Codex, false), (Host::Qwen, false)]
-            }
+            HostArg::Droid => &[(Host::Droid, true)],
+            HostArg::All => &[
+                (Host::Claude, true),
+                (Host::Gemini, false),
+                (Host::Codex, false),
+                (Host::Qwen, false),
+                (Host::Droid, false),
+            ],
         };
         for (host, explicit) in picks {
             match chosen.iter_mut().find(|(h, _)| h == host) {
@@ -648,7 +655,7 @@ mod tests {
         let Targets { files, skipped } = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
         let hosts: Vec<Host> = files.iter().map(|(h, _)| *h).collect();
         assert_eq!(hosts, [Host::Claude, Host::Codex]);
-        assert_eq!(skipped.len(), 2, "{skipped:?}");
+        assert_eq!(skipped.len(), 3, "{skipped:?}");
         // Qwen Code's folder makes it one of them.
         fs::create_dir_all(dir.path().join("h/.qwen")).unwrap();
         let found = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
@@ -656,11 +663,11 @@ mod tests {
         assert_eq!(hosts, [Host::Claude, Host::Codex, Host::Qwen]);
         // Asked for by name, a host is set up even without its folder.
         let found = targets(&options(vec![HostArg::Gemini, HostArg::All], Scope::User), &p).unwrap();
-        assert_eq!(found.files.len(), 4);
+        assert_eq!(found.files.len(), 5);
         // Local scope: only Claude Code has one.
         let found = targets(&options(vec![HostArg::All], Scope::Local), &p).unwrap();
         assert_eq!(found.files.len(), 1);
-        assert_eq!(found.skipped.len(), 3);
+        assert_eq!(found.skipped.len(), 4);
         assert!(targets(&options(vec![HostArg::Codex], Scope::Local), &p).is_err());
     }
 

@@ -20,6 +20,7 @@
 
 pub mod codex;
 mod context;
+pub mod droid;
 mod facts;
 mod forward;
 pub mod gemini;

@@ -172,3 +172,53 @@ impl World {
         self.run(&node, &args, &env, Duration::from_secs(180))
     }
 }
+
+pub const DROID: Cli = Cli {
+    id: "droid",
+    // The 0.225.1 wrapper's own platform package is missing on npm; 0.225.2's binary is the CLI.
+    packages: &[("@factory/cli", "0.225.1"), ("@factory/cli-linux-x64", "0.225.2")],
+    entry: "@factory/cli-linux-x64/bin/droid",
+};
+pub const DROID_MODEL: &str = "standin-model";
+/// The compaction limit the test sets: the window Droid works with.
+pub const DROID_WINDOW: u64 = 200_000;
+
+impl World {
+    pub fn droid_settings_path(&self) -> PathBuf {
+        self.sandbox.home().join(".factory").join("settings.json")
+    }
+
+    /// Droid's user settings with the stand-in as a custom model, then `baton install --host droid`.
+    pub fn droid_setup(&self, server: &super::server::Server) {
+        let dir = self.sandbox.home().join(".factory");
+        std::fs::create_dir_all(&dir).expect("factory dir");
+        let project = self.project().display().to_string();
+        let settings = json!({
+            "customModels": [{"model": DROID_MODEL, "displayName": "Standin",
+                "baseUrl": format!("{}/v1", server.base_url()), "apiKey": "sk-standin",
+                "provider": "generic-chat-completion-api", "maxOutputTokens": 8192}],
+            "compactionTokenLimit": DROID_WINDOW,
+            "trustedFolders": {project: {"trustedAt": "2026-01-01T00:00:00.000Z"}}
+        });
+        std::fs::write(self.droid_settings_path(), format!("{settings:#}\n")).expect("droid settings");
+        self.baton_install("droid");
+    }
+
+    pub fn droid_repoint(&self, server: &super::server::Server) {
+        let path = self.droid_settings_path();
+        let mut settings: Value = serde_json::from_slice(&std::fs::read(&path).expect("droid settings"))
+            .expect("droid settings json");
+        settings["customModels"][0]["baseUrl"] = json!(format!("{}/v1", server.base_url()));
+        std::fs::write(&path, format!("{settings:#}\n")).expect("droid settings");
+    }
+
+    /// `droid exec --auto high -m <model> <prompt>`.
+    pub fn droid_exec(&self, droid: &Path, prompt: &str) -> Run {
+        let args = ["exec", "--auto", "high", "-m", DROID_MODEL, prompt];
+        let env = vec![
+            ("FACTORY_AIRGAP_ENABLED", "true".to_string()),
+            ("FACTORY_DROID_AUTO_UPDATE_ENABLED", "false".to_string()),
+        ];
+        self.run(droid, &args, &env, Duration::from_secs(120))
+    }
+}
