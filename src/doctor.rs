@@ -119,7 +119,9 @@ pub enum HostChoice {
     Claude,
     Codex,
     Gemini,
-    /// All three, installed or not.
+    Qwen,
+    Droid,
+    /// Every host, installed or not.
     All,
 }
 
@@ -156,6 +158,8 @@ pub fn hosts_to_check(asked: &[HostChoice], files: &[SettingsFile], recorded: &[
             .map(|choice| match choice {
                 HostChoice::Codex => Host::Codex,
                 HostChoice::Gemini => Host::Gemini,
+                HostChoice::Qwen => Host::Qwen,
+                HostChoice::Droid => Host::Droid,
                 HostChoice::Claude | HostChoice::All => Host::Claude,
             })
             .collect()
@@ -1023,6 +1027,35 @@ fn codex_trust(files: &[SettingsFile], places: &Places) -> Option<Check> {
     codex_trust_check(files, &states, &show_path(&config, places.home.as_deref()), &codex_trust::key_path)
 }
 
+/// Qwen Code's approval step: none by default; with `security.folderTrust.enabled` in the
+/// user's settings, project hooks run only in a trusted folder (pure over what was read).
+pub fn qwen_trust_check(files: &[SettingsFile]) -> Check {
+    let parsed = |scope: Scope| {
+        files.iter().find(|f| f.host == Host::Qwen && f.scope == scope).and_then(|f| match &f.state {
+            FileState::Parsed(v) => Some(v),
+            _ => None,
+        })
+    };
+    let trust_on = parsed(Scope::User)
+        .and_then(|v| v.pointer("/security/folderTrust/enabled"))
+        .is_some_and(|on| on == &Value::Bool(true));
+    let project_hooks = parsed(Scope::Project).is_some_and(|v| has_baton(Host::Qwen, v));
+    if trust_on && project_hooks {
+        return Check::new(
+            Status::Warn,
+            "trust (Qwen Code)",
+            "security.folderTrust is on: the project's hooks (.qwen/settings.json) run only once this folder is trusted",
+            Some("start `qwen` here once and trust the folder, or install with --scope user".to_string()),
+        );
+    }
+    Check::new(
+        Status::Ok,
+        "trust (Qwen Code)",
+        format!("{}; nothing to do", crate::host::qwen::TRUST_NOTE),
+        None,
+    )
+}
+
 /// Every check, in order, for `hosts` (empty: those baton is installed for); and the
 /// hosts checked.
 pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
@@ -1062,6 +1095,9 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
     checks.extend(analyse_settings(&files, &hosts, &facts));
     if hosts.contains(&Host::Codex) {
         checks.extend(codex_trust(&files, &places));
+    }
+    if hosts.contains(&Host::Qwen) {
+        checks.push(qwen_trust_check(&files));
     }
     let project = places.project.clone();
     let config = Config::load(project.as_deref());

@@ -32,7 +32,7 @@ use crate::config::OnCritical;
 use crate::gitx::Mode;
 use crate::handoff::audit::{self, Point, SnapshotState};
 use crate::handoff::{self, Trigger};
-use crate::host::{Envelope, Event, HookInput, HostKind, gemini};
+use crate::host::{Envelope, Event, HookInput, HostKind, gemini, qwen};
 use crate::monitor::{Cadence, CheckpointWords, HandoffWords, Moment, SavedHandoff, SessionRef, Step};
 use crate::{critical_pause, metrics, monitor, relay, resume, session_state};
 
@@ -46,6 +46,8 @@ pub struct HookEnv {
     /// Under `baton run`: the run's record and this leg's number (`BATON_RUN_ID`,
     /// `BATON_RUN_LEG`).
     pub run: Option<(String, u32)>,
+    /// The host the environment names ([`HostKind::from_env`]), over what the event says.
+    pub host: Option<HostKind>,
 }
 
 impl HookEnv {
@@ -55,6 +57,7 @@ impl HookEnv {
             gemini_key_set: non_empty("GEMINI_API_KEY").is_some(),
             project_dir: non_empty("CLAUDE_PROJECT_DIR").map(PathBuf::from).filter(|p| p.is_absolute()),
             run: run_from_env(),
+            host: HostKind::from_env(&|name| non_empty(name).is_some()),
         }
     }
 }
@@ -89,7 +92,8 @@ impl<'a> Call<'a> {
         let cwd =
             input.cwd.as_deref().map(PathBuf::from).filter(|p| p.is_absolute()).or_else(|| project.clone());
         let config = Config::load(project.as_deref());
-        Call { input, env, host: input.host(env.gemini_key_set), project, cwd, config }
+        let host = env.host.unwrap_or_else(|| input.host(env.gemini_key_set));
+        Call { input, env, host, project, cwd, config }
     }
 
     fn session(&self) -> Option<&'a str> {
@@ -138,6 +142,14 @@ impl<'a> Call<'a> {
 /// Handles one event and returns the envelope to print, if any.
 pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
     let event = input.event(env.gemini_key_set);
+    if is_first_prompt_brief(input, env, &event) {
+        let call = Call::new(input, env);
+        if call.config.disabled() {
+            return None;
+        }
+        let start = resume::first_prompt(call.cwd.as_deref()?, call.session()?, &call.config)?;
+        return Some(call.envelope(&start.text));
+    }
     if matches!(event, Event::Other(_) | Event::Missing) {
         return None;
     }
@@ -182,6 +194,9 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
             }
             None
         }
+        // Its context would be dropped, and recording the resumption would keep the brief
+        // from the first prompt.
+        Event::SessionStart if call.host.brief_on_first_prompt() => None,
         Event::SessionStart => {
             let session = call.session()?;
             let cwd = call.cwd.as_deref()?;
@@ -206,7 +221,7 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
                     HostKind::Codex => {
                         audit::leave_turn_brief(session, &start.text);
                     }
-                    HostKind::Gemini => {}
+                    HostKind::Gemini | HostKind::Qwen | HostKind::Droid => {}
                 }
             }
             let text = resume::with_relay_leg(start.text, env.run.as_ref().map(|(_, leg)| *leg));
@@ -441,6 +456,14 @@ fn pause(
         }
         critical_pause::PauseStep::Grace | critical_pause::PauseStep::Nothing => PauseOutcome::None,
     }
+}
+
+/// Whether the event carries the resume brief in place of SessionStart (pure): Qwen
+/// Code drops SessionStart's context, so its first real prompt carries it.
+fn is_first_prompt_brief(input: &HookInput, env: &HookEnv, event: &Event) -> bool {
+    env.host.is_some_and(HostKind::brief_on_first_prompt)
+        && matches!(event, Event::TurnStart)
+        && qwen::is_real_prompt(input.prompt.as_deref())
 }
 
 /// Whether a PreCompact is a real compaction (pure over what was read). Gemini CLI fires

@@ -211,6 +211,12 @@ pub fn message(
             (HostKind::Gemini, _) => {
                 " (This figure was read from the session's transcript: Gemini CLI's chat recording.)"
             }
+            (HostKind::Qwen, _) => {
+                " (This figure was read from the session's transcript: Qwen Code's chat recording.)"
+            }
+            (HostKind::Droid, _) => {
+                " (This figure was read from Factory Droid's session record: its last model call.)"
+            }
         });
     }
     if let Some(why) = &context.unkept_state {

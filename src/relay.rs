@@ -211,6 +211,8 @@ fn takes_value(host: HostKind, flag: &str) -> bool {
             "--extensions",
             "--allowed-mcp-server-names",
         ],
+        // Not relayed yet ([`headless`] refuses them).
+        HostKind::Qwen | HostKind::Droid => &[],
     };
     common.contains(&flag) || own.contains(&flag)
 }
@@ -228,6 +230,9 @@ pub fn headless(args: &[String]) -> Result<HeadlessCommand, String> {
         HostKind::Claude => rest.iter().any(|a| a == "-p" || a == "--print"),
         HostKind::Codex => rest.first().is_some_and(|a| a == "exec" || a == "e"),
         HostKind::Gemini => rest.iter().any(|a| a == "-p" || a == "--prompt"),
+        HostKind::Qwen | HostKind::Droid => {
+            return Err(format!("`baton run` does not relay {} yet: claude, codex and gemini only", host.name()));
+        }
     };
     if !headless {
         return Err(format!(

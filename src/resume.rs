@@ -792,6 +792,20 @@ pub fn with_relay_leg(brief: String, leg: Option<u32>) -> String {
 
 // ---- end of the relay's addition ----
 
+/// The resume brief for a host that carries it with the session's first prompt (Qwen
+/// Code drops SessionStart's context): [`session_start`], once per session. A session a
+/// handoff already records as briefed gets nothing more.
+pub fn first_prompt(cwd: &Path, session_id: &str, config: &Config) -> Option<Start> {
+    let root = crate::gitx::project_dir(cwd);
+    let briefed = find_all(&root, config).iter().any(|f| {
+        f.handoff.as_ref().is_ok_and(|h| h.baton().resumptions().iter().any(|(id, _)| id == session_id))
+    });
+    if briefed {
+        return None;
+    }
+    session_start(cwd, session_id, Some("startup"), config)
+}
+
 /// Archives the handoff (both files) and removes it: GSD's one-shot lifecycle.
 /// HANDOFF.json is archived then removed; its `.continue-here.md` (only a validated one
 /// inside `.planning/`) is archived, and removed only when baton wrote it. A HANDOFF.json

@@ -433,3 +433,77 @@ fn an_assumed_window_never_pauses() {
     let state: Value = read_json(&sandbox.state_path(CLAUDE_SESSION));
     assert!(state.get("pauseArmedAt").is_none(), "{state}");
 }
+
+/// Qwen Code's recording with the newest reply at `tokens` (the real 0.15.10 lines).
+fn qwen_recording(sandbox: &Sandbox, tokens: u64) -> PathBuf {
+    let path = sandbox.home().join("qwen-chat.jsonl");
+    let text = String::from_utf8(fixture("real/qwen/transcript-with-compress.jsonl")).unwrap();
+    // Up to the /compress: the last line is the reply at 10,024.
+    let cut = text.find("\"subtype\":\"chat_compression\"").unwrap();
+    let head = &text[..text[..cut].rfind('\n').unwrap() + 1];
+    std::fs::write(
+        &path,
+        head.replace("\"promptTokenCount\":10024", &format!("\"promptTokenCount\":{tokens}")),
+    )
+    .unwrap();
+    path
+}
+
+fn qwen_event(sandbox: &Sandbox, name: &str, recording: &Path) -> Value {
+    let mut event = fixture_json(&format!("real/qwen/{name}"));
+    event["cwd"] = json!(sandbox.project());
+    event["transcript_path"] = json!(recording);
+    event
+}
+
+/// The environment Qwen Code gives its hooks: its own mark, and Claude Code's variable too.
+fn qwen_hook(sandbox: &Sandbox, event: &Value) -> std::process::Output {
+    let project = sandbox.project().display().to_string();
+    sandbox.run_with(
+        &["hook"],
+        event.to_string().as_bytes(),
+        &[("QWEN_PROJECT_DIR", project.as_str()), ("CLAUDE_PROJECT_DIR", project.as_str())],
+    )
+}
+
+#[test]
+fn qwen_code_is_read_from_its_chat_recording_with_its_window() {
+    let sandbox = Sandbox::new();
+    // 160,000 tokens: past CRITICAL on a 200k window, 16 % of qwen3-coder-plus's 1M.
+    let recording = qwen_recording(&sandbox, 160_000);
+    assert_eq!(told(&qwen_hook(&sandbox, &qwen_event(&sandbox, "PostToolUse.json", &recording))), None);
+    let recording = qwen_recording(&sandbox, 660_000);
+    let output = qwen_hook(&sandbox, &qwen_event(&sandbox, "PostToolUse.json", &recording));
+    let text = told(&output).expect("660,000 of 1,000,000 warns");
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 66%."), "{text}");
+    // Qwen Code compresses at 0.7 of the window by default.
+    assert!(text.contains("About 40k tokens before the host compresses the conversation."), "{text}");
+    assert!(text.contains("Qwen Code's chat recording"), "{text}");
+    assert_eq!(envelope_event(&output).as_deref(), Some("PostToolUse"));
+    // Without Qwen Code's mark the same event is read as Claude Code's (no figure there).
+    let plain = sandbox.hook(&qwen_event(&sandbox, "PostToolUse.json", &recording));
+    assert_eq!(told(&plain), None);
+}
+
+#[test]
+fn qwen_code_gets_the_brief_with_its_first_prompt_only() {
+    let sandbox = Sandbox::new();
+    let repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a")]);
+    drop(repo);
+    let paused = sandbox.run(&["pause", "--checkpoint", "off"], b"");
+    assert!(paused.status.success(), "{}", common::stderr(&paused));
+    let recording = qwen_recording(&sandbox, 20_000);
+    // SessionStart's context is dropped by Qwen Code: nothing is printed or recorded.
+    assert_eq!(told(&qwen_hook(&sandbox, &qwen_event(&sandbox, "SessionStart.json", &recording))), None);
+    // A continuation's empty prompt is not a prompt.
+    let mut empty = qwen_event(&sandbox, "UserPromptSubmit.json", &recording);
+    empty["prompt"] = json!("");
+    assert_eq!(told(&qwen_hook(&sandbox, &empty)), None);
+    let prompt = qwen_event(&sandbox, "UserPromptSubmit.json", &recording);
+    let output = qwen_hook(&sandbox, &prompt);
+    let text = told(&output).expect("the first prompt carries the brief");
+    assert!(text.contains("baton resume brief"), "{text}");
+    assert_eq!(envelope_event(&output).as_deref(), Some("UserPromptSubmit"));
+    // The same session's next prompt does not get it again.
+    assert_eq!(told(&qwen_hook(&sandbox, &prompt)), None);
+}

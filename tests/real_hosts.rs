@@ -692,3 +692,165 @@ fn stand_in_server_scripts_turns_by_tool_results() {
         [(true, 0), (true, 1), (false, 0), (true, 0), (true, 1)]
     );
 }
+
+/// Qwen Code (`qwen -p`, its 1M-token qwen3-coder-plus) against the chat-completions
+/// stand-in: no alarm at 14-16 % (which would be past CRITICAL on a 200k window), the
+/// crossing session, the brief with the next session's first prompt (Qwen Code drops
+/// SessionStart's context), and the install / doctor / uninstall round trip.
+#[test]
+fn qwen_code_print_mode() {
+    use real_hosts_support::chat_hosts::{QWEN, QWEN_WINDOW, with_cli};
+    with_cli("qwen -p", &QWEN, |hosts, qwen| {
+        let mut checks = Checks::new("qwen -p");
+        let world = World::new(hosts);
+        let server = Server::start(
+            vec![Step::tool(140_000, "echo step 0"), Step::tool(155_000, "echo step 1"), Step::text(160_000)],
+            SERVER_LIFETIME,
+        );
+        world.qwen_setup(&server);
+        // The scripts reach 81.5 %: Qwen Code's compression point (0.7) is moved past them.
+        let path = world.qwen_settings_path();
+        let mut settings: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        settings["model"]["chatCompression"] = serde_json::json!({"contextPercentageThreshold": 0.9});
+        std::fs::write(&path, format!("{settings:#}\n")).unwrap();
+        let doctor = world.baton(&["doctor"]);
+        let doctor_text = common::stdout(&doctor);
+        checks.check(
+            "doctor after install: passes and checks Qwen Code's hooks and trust",
+            doctor.status.success()
+                && doctor_text.contains("hooks (Qwen Code)")
+                && doctor_text.contains("trust (Qwen Code)"),
+            || doctor_text.clone(),
+        );
+
+        // 1. Low usage of the 1M window.
+        let run = world.qwen_print(qwen, PROMPT);
+        world.save_requests(&server, "01-qwen_print");
+        let requests = first_per_turn(server.main_requests());
+        checks.check("low usage: session ran", requests.len() >= 3, || {
+            format!("{}\n{}", run.describe(), server.summary())
+        });
+        let models: Vec<String> =
+            requests.iter().filter_map(|r| r.body["model"].as_str().map(str::to_string)).collect();
+        checks.check(
+            "low usage: the model is qwen3-coder-plus",
+            models.iter().all(|m| m == "qwen3-coder-plus"),
+            || format!("{models:?}"),
+        );
+        checks.check(
+            "low usage: no warning at 14-16 % of 1M",
+            turns_with(&requests, "CONTEXT ").is_empty(),
+            || server.summary(),
+        );
+        checks
+            .check("low usage: no handoff", !world.handoff_path().exists(), || "HANDOFF.json written".into());
+        drop(server);
+
+        // 2. Crossing 65 % and 75 % of the 1M window.
+        let server = Server::start(crossing_script(QWEN_WINDOW), SERVER_LIFETIME);
+        world.qwen_repoint(&server);
+        let refs_before = world.baton_refs();
+        let run = world.qwen_print(qwen, PROMPT);
+        world.save_requests(&server, "02-qwen_print");
+        check_brief_in_first(&mut checks, "", &server, false);
+        check_crossing(&mut checks, &world, &server, QWEN_WINDOW, false, &refs_before);
+        let warning = server.main_requests().iter().map(|r| r.text()).find(|t| t.contains(WARNING));
+        checks.check(
+            "the warning names Qwen Code's chat recording as the figure's source",
+            warning.as_ref().is_some_and(|t| t.contains("Qwen Code's chat recording")),
+            || warning.clone().unwrap_or_default().chars().take(2000).collect(),
+        );
+        checks.check("qwen -p succeeded", run.status.is_some_and(|s| s.success()), || run.describe());
+        drop(server);
+
+        // 3. The next session's first prompt carries the brief.
+        let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
+        world.qwen_repoint(&server);
+        let _run = world.qwen_print(qwen, "Carry on.");
+        world.save_requests(&server, "03-qwen_print");
+        check_brief_in_first(&mut checks, "", &server, true);
+        drop(server);
+
+        // 4. Uninstall takes out exactly baton's hooks; Qwen Code's own keys stay.
+        let before: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let uninstall = world.baton(&["uninstall", "--host", "qwen"]);
+        let after: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let mut expected = before.clone();
+        if let Some(object) = expected.as_object_mut() {
+            object.remove("hooks");
+        }
+        let mut left = after.clone();
+        let hooks_left = left.as_object_mut().and_then(|o| o.remove("hooks"));
+        checks.check(
+            "uninstall removes exactly baton's hooks",
+            uninstall.status.success()
+                && left == expected
+                && hooks_left.is_none_or(|h| h.as_object().is_some_and(|o| o.is_empty())),
+            || format!("{}\nbefore: {before:#}\nafter: {after:#}", common::stdout(&uninstall)),
+        );
+        checks.finish();
+    });
+}
+
+/// Factory Droid (`droid exec`, a custom chat-completions model with a 200k compaction
+/// limit): the crossing session, the brief in the next session, and the round trip.
+#[test]
+fn factory_droid_exec() {
+    use real_hosts_support::chat_hosts::{DROID, DROID_WINDOW, with_cli};
+    with_cli("droid exec", &DROID, |hosts, droid| {
+        let mut checks = Checks::new("droid exec");
+        let world = World::new(hosts);
+        let server = Server::start(crossing_script(DROID_WINDOW), SERVER_LIFETIME);
+        world.droid_setup(&server);
+        let doctor = world.baton(&["doctor"]);
+        let doctor_text = common::stdout(&doctor);
+        checks.check(
+            "doctor after install: passes and checks Factory Droid's hooks",
+            doctor.status.success() && doctor_text.contains("hooks (Factory Droid)"),
+            || doctor_text.clone(),
+        );
+        drop(server);
+        // Below the thresholds of the 200k window: 55-60 %.
+        let server = Server::start(
+            vec![Step::tool(110_000, "echo step 0"), Step::tool(120_000, "echo step 1"), Step::text(121_000)],
+            SERVER_LIFETIME,
+        );
+        world.droid_repoint(&server);
+        let _run = world.droid_exec(droid, PROMPT);
+        world.save_requests(&server, "00-droid_exec");
+        let low = first_per_turn(server.main_requests());
+        checks.check(
+            "low usage: session ran, no warning, no handoff",
+            low.len() >= 3 && turns_with(&low, "CONTEXT ").is_empty() && !world.handoff_path().exists(),
+            || server.summary(),
+        );
+        drop(server);
+        let server = Server::start(crossing_script(DROID_WINDOW), SERVER_LIFETIME);
+        world.droid_repoint(&server);
+        let refs_before = world.baton_refs();
+        let run = world.droid_exec(droid, PROMPT);
+        world.save_requests(&server, "01-droid_exec");
+        check_brief_in_first(&mut checks, "", &server, false);
+        check_crossing(&mut checks, &world, &server, DROID_WINDOW, false, &refs_before);
+        checks.check("droid exec succeeded", run.status.is_some_and(|s| s.success()), || run.describe());
+        drop(server);
+
+        let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
+        world.droid_repoint(&server);
+        let _run = world.droid_exec(droid, "Carry on.");
+        world.save_requests(&server, "02-droid_exec");
+        check_brief_in_first(&mut checks, "", &server, true);
+        drop(server);
+
+        let path = world.droid_settings_path();
+        let uninstall = world.baton(&["uninstall", "--host", "droid"]);
+        let after: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let hooks = after.get("hooks").map(|h| h.to_string()).unwrap_or_default();
+        checks.check(
+            "uninstall removes baton's hooks, Droid's own keys stay",
+            uninstall.status.success() && !hooks.contains(" hook") && after.get("customModels").is_some(),
+            || format!("{}\nafter: {after:#}", common::stdout(&uninstall)),
+        );
+        checks.finish();
+    });
+}

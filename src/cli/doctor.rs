@@ -13,7 +13,11 @@ enum HostFlag {
     Codex,
     /// Gemini CLI.
     Gemini,
-    /// All three, installed or not.
+    /// Qwen Code.
+    Qwen,
+    /// Factory Droid.
+    Droid,
+    /// Every host, installed or not.
     All,
 }
 
@@ -39,6 +43,8 @@ pub(super) fn run(args: &DoctorArgs) -> ExitStatus {
             HostFlag::Claude => HostChoice::Claude,
             HostFlag::Codex => HostChoice::Codex,
             HostFlag::Gemini => HostChoice::Gemini,
+            HostFlag::Qwen => HostChoice::Qwen,
+            HostFlag::Droid => HostChoice::Droid,
             HostFlag::All => HostChoice::All,
         })
         .collect();

@@ -15,17 +15,21 @@ enum HostFlag {
     Gemini,
     /// Codex.
     Codex,
-    /// Claude Code, plus Gemini CLI and Codex where ~/.gemini, ~/.codex exist.
+    /// Qwen Code.
+    Qwen,
+    /// Factory Droid.
+    Droid,
+    /// Claude Code, plus Gemini CLI, Codex, Qwen Code and Factory Droid where their folders exist.
     All,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ScopeFlag {
     /// Yours, for every project: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR),
-    /// ~/.gemini/settings.json, ~/.codex/hooks.json ($CODEX_HOME).
+    /// ~/.gemini/settings.json, ~/.codex/hooks.json ($CODEX_HOME), ~/.qwen/settings.json, ~/.factory/settings.json.
     User,
     /// The current folder's, shared with the project: .claude/settings.json,
-    /// .gemini/settings.json, .codex/hooks.json.
+    /// .gemini/settings.json, .codex/hooks.json, .qwen/settings.json, .factory/settings.json.
     Project,
     /// The current folder's, private: .claude/settings.local.json (Claude Code only).
     Local,
@@ -56,7 +60,7 @@ struct TargetArgs {
 Examples:
   baton install                           Claude Code, your user settings
   baton install --dry-run                 show the change, write nothing
-  baton install --host all                Claude Code, Gemini CLI and Codex
+  baton install --host all                Claude Code, and the other hosts set up here
   baton install --scope project           this project's .claude/settings.json
   baton install --statusline-only         with the baton plugin (it brings the hooks)
   baton install --replace-other-monitors  also take out GSD's context monitor
@@ -101,6 +105,8 @@ fn options(target: &TargetArgs) -> Options {
                 HostFlag::Claude => HostArg::Claude,
                 HostFlag::Gemini => HostArg::Gemini,
                 HostFlag::Codex => HostArg::Codex,
+                HostFlag::Qwen => HostArg::Qwen,
+                HostFlag::Droid => HostArg::Droid,
                 HostFlag::All => HostArg::All,
             })
             .collect(),

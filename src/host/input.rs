@@ -79,6 +79,9 @@ pub struct HookInput {
     /// carries the same id.
     #[serde(deserialize_with = "text")]
     pub tool_use_id: Option<String>,
+    /// UserPromptSubmit: what the user typed.
+    #[serde(deserialize_with = "text")]
+    pub prompt: Option<String>,
 }
 
 impl HookInput {

@@ -13,10 +13,12 @@
 
 pub mod claude;
 pub mod codex;
+pub mod droid;
 mod envelope;
 pub mod gemini;
 mod input;
 mod lenient;
+pub mod qwen;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -32,6 +34,8 @@ pub enum HostKind {
     Claude,
     Gemini,
     Codex,
+    Qwen,
+    Droid,
 }
 
 /// One event baton registers for.
@@ -53,7 +57,8 @@ impl EventSpec {
 }
 
 impl HostKind {
-    pub const ALL: [HostKind; 3] = [HostKind::Claude, HostKind::Gemini, HostKind::Codex];
+    pub const ALL: [HostKind; 5] =
+        [HostKind::Claude, HostKind::Gemini, HostKind::Codex, HostKind::Qwen, HostKind::Droid];
 
     /// Which host sent a hook event. Each host says how sure its own signs make it
     /// ([`claude::detect`] …); the surest wins, Claude Code when none claims it.
@@ -62,12 +67,26 @@ impl HostKind {
             (HostKind::Claude, claude::detect(input, gemini_key_set)),
             (HostKind::Gemini, gemini::detect(input, gemini_key_set)),
             (HostKind::Codex, codex::detect(input, gemini_key_set)),
+            (HostKind::Qwen, qwen::detect(input, gemini_key_set)),
+            (HostKind::Droid, droid::detect(input, gemini_key_set)),
         ];
         claims
             .into_iter()
             .filter(|(_, strength)| *strength > 0)
             .max_by_key(|(_, strength)| *strength)
             .map_or(HostKind::Claude, |(host, _)| host)
+    }
+
+    /// The host the hook's environment names, where only that tells it apart (Qwen Code
+    /// sends Claude Code's event names, and `CLAUDE_PROJECT_DIR` as well).
+    pub fn from_env(var: &dyn Fn(&str) -> bool) -> Option<HostKind> {
+        if qwen::detect_env(var) {
+            Some(HostKind::Qwen)
+        } else if droid::detect_env(var) {
+            Some(HostKind::Droid)
+        } else {
+            None
+        }
     }
 
     /// The format of the transcript this host names in `transcript_path`, which the
@@ -77,6 +96,10 @@ impl HostKind {
             HostKind::Claude => crate::transcript::Format::ClaudeCode,
             HostKind::Gemini => crate::transcript::Format::GeminiChat,
             HostKind::Codex => crate::transcript::Format::CodexRollout,
+            // Qwen Code's recording is read for the figure only; its facts are not read yet.
+            HostKind::Qwen => crate::transcript::Format::ClaudeCode,
+            // Droid's transcript is Claude-like in part; its facts are not read yet.
+            HostKind::Droid => crate::transcript::Format::ClaudeCode,
         }
     }
 
@@ -86,6 +109,8 @@ impl HostKind {
             HostKind::Claude => claude::NAME,
             HostKind::Gemini => gemini::NAME,
             HostKind::Codex => codex::NAME,
+            HostKind::Qwen => qwen::NAME,
+            HostKind::Droid => droid::NAME,
         }
     }
 
@@ -95,6 +120,8 @@ impl HostKind {
             HostKind::Claude => claude::ID,
             HostKind::Gemini => gemini::ID,
             HostKind::Codex => codex::ID,
+            HostKind::Qwen => qwen::ID,
+            HostKind::Droid => droid::ID,
         }
     }
 
@@ -108,6 +135,8 @@ impl HostKind {
             HostKind::Claude => claude::EVENTS,
             HostKind::Gemini => gemini::EVENTS,
             HostKind::Codex => codex::EVENTS,
+            HostKind::Qwen => qwen::EVENTS,
+            HostKind::Droid => droid::EVENTS,
         }
     }
 
@@ -119,6 +148,8 @@ impl HostKind {
             HostKind::Claude => claude::HOOK_TIMEOUT,
             HostKind::Gemini => gemini::HOOK_TIMEOUT,
             HostKind::Codex => codex::HOOK_TIMEOUT,
+            HostKind::Qwen => qwen::HOOK_TIMEOUT,
+            HostKind::Droid => droid::HOOK_TIMEOUT,
         }
     }
 
@@ -127,12 +158,20 @@ impl HostKind {
         spec.timeout.unwrap_or_else(|| self.timeout())
     }
 
+    /// The host drops SessionStart's context: the resume brief goes with the session's
+    /// first prompt (UserPromptSubmit) instead.
+    pub fn brief_on_first_prompt(self) -> bool {
+        matches!(self, HostKind::Qwen)
+    }
+
     /// Only Claude Code has a command status line.
     pub fn has_statusline(self) -> bool {
         match self {
             HostKind::Claude => claude::HAS_STATUSLINE,
             HostKind::Gemini => gemini::HAS_STATUSLINE,
             HostKind::Codex => codex::HAS_STATUSLINE,
+            HostKind::Qwen => qwen::HAS_STATUSLINE,
+            HostKind::Droid => droid::HAS_STATUSLINE,
         }
     }
 
@@ -142,6 +181,8 @@ impl HostKind {
             HostKind::Claude => claude::SHOWS_SYSTEM_MESSAGE,
             HostKind::Gemini => gemini::SHOWS_SYSTEM_MESSAGE,
             HostKind::Codex => codex::SHOWS_SYSTEM_MESSAGE,
+            HostKind::Qwen => qwen::SHOWS_SYSTEM_MESSAGE,
+            HostKind::Droid => droid::SHOWS_SYSTEM_MESSAGE,
         }
     }
 
@@ -151,6 +192,8 @@ impl HostKind {
             HostKind::Claude => claude::EMITS_TERMINAL_SEQUENCE,
             HostKind::Gemini => gemini::EMITS_TERMINAL_SEQUENCE,
             HostKind::Codex => codex::EMITS_TERMINAL_SEQUENCE,
+            HostKind::Qwen => qwen::EMITS_TERMINAL_SEQUENCE,
+            HostKind::Droid => droid::EMITS_TERMINAL_SEQUENCE,
         }
     }
 
@@ -160,6 +203,8 @@ impl HostKind {
             HostKind::Claude => claude::SCOPES,
             HostKind::Gemini => gemini::SCOPES,
             HostKind::Codex => codex::SCOPES,
+            HostKind::Qwen => qwen::SCOPES,
+            HostKind::Droid => droid::SCOPES,
         }
     }
 
@@ -170,6 +215,8 @@ impl HostKind {
             HostKind::Claude => claude::WINDOWS,
             HostKind::Gemini => gemini::WINDOWS,
             HostKind::Codex => codex::WINDOWS,
+            HostKind::Qwen => qwen::WINDOWS,
+            HostKind::Droid => droid::WINDOWS,
         }
     }
 }
@@ -239,6 +286,8 @@ impl Places {
             HostKind::Claude => claude::home(self),
             HostKind::Gemini => gemini::home(self),
             HostKind::Codex => codex::home(self),
+            HostKind::Qwen => qwen::home(self),
+            HostKind::Droid => droid::home(self),
         }
     }
 
@@ -265,6 +314,8 @@ impl Places {
             HostKind::Claude => claude::settings_file(scope),
             HostKind::Gemini => gemini::settings_file(scope),
             HostKind::Codex => codex::settings_file(scope),
+            HostKind::Qwen => qwen::settings_file(scope),
+            HostKind::Droid => droid::settings_file(scope),
         };
         Ok(dir.join(name))
     }
@@ -276,6 +327,8 @@ fn project_folder(host: HostKind) -> &'static str {
         HostKind::Claude => claude::PROJECT_FOLDER,
         HostKind::Gemini => gemini::PROJECT_FOLDER,
         HostKind::Codex => codex::PROJECT_FOLDER,
+        HostKind::Qwen => qwen::PROJECT_FOLDER,
+        HostKind::Droid => droid::PROJECT_FOLDER,
     }
 }
 
@@ -303,6 +356,8 @@ mod tests {
         assert_eq!(path(HostKind::Gemini, Scope::Project), PathBuf::from("/p/.gemini/settings.json"));
         assert_eq!(path(HostKind::Codex, Scope::User), PathBuf::from("/h/.codex/hooks.json"));
         assert_eq!(path(HostKind::Codex, Scope::Project), PathBuf::from("/p/.codex/hooks.json"));
+        assert_eq!(path(HostKind::Qwen, Scope::User), PathBuf::from("/h/.qwen/settings.json"));
+        assert_eq!(path(HostKind::Qwen, Scope::Project), PathBuf::from("/p/.qwen/settings.json"));
         assert!(p.settings_path(HostKind::Gemini, Scope::Local).unwrap_err().contains("--scope project"));
     }
 

@@ -34,7 +34,11 @@ pub enum HostArg {
     Gemini,
     /// Codex.
     Codex,
-    /// Claude Code, plus Gemini CLI and Codex where ~/.gemini, ~/.codex exist.
+    /// Qwen Code.
+    Qwen,
+    /// Factory Droid.
+    Droid,
+    /// Claude Code, plus Gemini CLI, Codex, Qwen Code and Factory Droid where their folders exist.
     All,
 }
 
@@ -82,7 +86,15 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
             HostArg::Claude => &[(Host::Claude, true)],
             HostArg::Gemini => &[(Host::Gemini, true)],
             HostArg::Codex => &[(Host::Codex, true)],
-            HostArg::All => &[(Host::Claude, true), (Host::Gemini, false), (Host::Codex, false)],
+            HostArg::Qwen => &[(Host::Qwen, true)],
+            HostArg::Droid => &[(Host::Droid, true)],
+            HostArg::All => &[
+                (Host::Claude, true),
+                (Host::Gemini, false),
+                (Host::Codex, false),
+                (Host::Qwen, false),
+                (Host::Droid, false),
+            ],
         };
         for (host, explicit) in picks {
             match chosen.iter_mut().find(|(h, _)| h == host) {
@@ -586,6 +598,9 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
             for (_, path) in files.iter().filter(|(host, _)| *host == Host::Codex) {
                 let _ = writeln!(run.out, "{}", codex_trust_note(path, &run.places));
             }
+            if files.iter().any(|(host, _)| *host == Host::Qwen) {
+                let _ = writeln!(run.out, "{}.", crate::host::qwen::TRUST_NOTE);
+            }
         }
         let _ = writeln!(
             run.out,
@@ -640,14 +655,19 @@ mod tests {
         let Targets { files, skipped } = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
         let hosts: Vec<Host> = files.iter().map(|(h, _)| *h).collect();
         assert_eq!(hosts, [Host::Claude, Host::Codex]);
-        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert_eq!(skipped.len(), 3, "{skipped:?}");
+        // Qwen Code's folder makes it one of them.
+        fs::create_dir_all(dir.path().join("h/.qwen")).unwrap();
+        let found = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
+        let hosts: Vec<Host> = found.files.iter().map(|(h, _)| *h).collect();
+        assert_eq!(hosts, [Host::Claude, Host::Codex, Host::Qwen]);
         // Asked for by name, a host is set up even without its folder.
         let found = targets(&options(vec![HostArg::Gemini, HostArg::All], Scope::User), &p).unwrap();
-        assert_eq!(found.files.len(), 3);
+        assert_eq!(found.files.len(), 4, "Factory Droid is not set up here");
         // Local scope: only Claude Code has one.
         let found = targets(&options(vec![HostArg::All], Scope::Local), &p).unwrap();
         assert_eq!(found.files.len(), 1);
-        assert_eq!(found.skipped.len(), 2);
+        assert_eq!(found.skipped.len(), 4);
         assert!(targets(&options(vec![HostArg::Codex], Scope::Local), &p).is_err());
     }
 

@@ -18,7 +18,7 @@ use super::windows::{self, WindowFacts, WindowSource, choose_window};
 use super::{
     Bridge, CompactionAt, Figure, HeadroomEnd, Origin, figure_from_tokens, is_fresh, read_any_bridge,
 };
-use crate::host::{HostKind, claude, codex, gemini};
+use crate::host::{HostKind, claude, codex, droid, gemini, qwen};
 
 /// What the caller knows about the session.
 #[derive(Debug, Clone)]
@@ -67,6 +67,8 @@ pub fn session_figure(query: &FigureQuery) -> Option<SessionFigure> {
         HostKind::Claude => claude_figure(query),
         HostKind::Codex => codex_figure(query),
         HostKind::Gemini => gemini_figure(query),
+        HostKind::Qwen => qwen_figure(query),
+        HostKind::Droid => droid_figure(query),
     }
 }
 
@@ -273,6 +275,31 @@ fn gemini_figure(query: &FigureQuery) -> Option<SessionFigure> {
     newest(recorded, query)
 }
 
+fn qwen_figure(query: &FigureQuery) -> Option<SessionFigure> {
+    let recording = query.transcript.and_then(|path| crate::transcript::qwen::read(path).ok().flatten());
+    let recorded = recording.map(|reading| {
+        let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
+        let mut facts = facts(query, model.as_deref());
+        facts.host = model.as_deref().and_then(qwen::model_window);
+        let window = choose_window(&facts, Some(reading.tokens));
+        let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
+        SessionFigure { figure, model }
+    });
+    newest(recorded, query)
+}
+
+fn droid_figure(query: &FigureQuery) -> Option<SessionFigure> {
+    let recorded = query.transcript.and_then(crate::transcript::droid::read).map(|reading| {
+        let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
+        let mut facts = facts(query, model.as_deref());
+        facts.host = droid::compaction_limit(model.as_deref());
+        let window = choose_window(&facts, Some(reading.tokens));
+        let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
+        SessionFigure { figure, model }
+    });
+    newest(recorded, query)
+}
+
 /// The host's record, or a fresh bridge (a GSD-style setup may write one) when that is
 /// newer: whichever was written last.
 fn newest(recorded: Option<SessionFigure>, query: &FigureQuery) -> Option<SessionFigure> {
@@ -303,6 +330,18 @@ pub fn compaction_for(host: HostKind, figure: &Figure, project: Option<&Path>) -
         HostKind::Gemini => match figure.window_tokens {
             Some(window) => CompactionAt::Tokens(
                 gemini::compression_point(window, gemini::compression_threshold(project)),
+                HeadroomEnd::Compression,
+            ),
+            None => CompactionAt::Unknown,
+        },
+        // Its window is its compaction limit, when known: headroom runs to the window's end.
+        HostKind::Droid => match droid::compaction_limit(None) {
+            Some(limit) => CompactionAt::Tokens(limit, HeadroomEnd::AutoCompaction),
+            None => CompactionAt::Unknown,
+        },
+        HostKind::Qwen => match figure.window_tokens {
+            Some(window) => CompactionAt::Tokens(
+                qwen::compression_point(window, qwen::compression_threshold(project)),
                 HeadroomEnd::Compression,
             ),
             None => CompactionAt::Unknown,

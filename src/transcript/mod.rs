@@ -20,11 +20,13 @@
 
 pub mod codex;
 mod context;
+pub mod droid;
 mod facts;
 mod forward;
 pub mod gemini;
 mod line;
 mod pace;
+pub mod qwen;
 mod tail;
 mod todo_tail;
 mod todos;

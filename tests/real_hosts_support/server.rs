@@ -1,6 +1,7 @@
 //! The stand-in model server: plain HTTP/1.1 on 127.0.0.1 (an ephemeral port), speaking
-//! just enough of the Anthropic Messages API, the OpenAI Responses API and the Gemini API
-//! for Claude Code, Codex and Gemini CLI to run a scripted session against it.
+//! just enough of the Anthropic Messages API, the OpenAI Responses API, the Gemini API and
+//! OpenAI chat-completions for Claude Code, Codex, Gemini CLI and the chat-completions
+//! hosts (Qwen Code …) to run a scripted session against it.
 //!
 //! The script is indexed by how many tool results the request already carries, so the
 //! reply to a request does not depend on retries or side requests: turn N answers with
@@ -25,6 +26,8 @@ pub enum Api {
     Anthropic,
     OpenAi,
     Gemini,
+    /// OpenAI chat-completions (Qwen Code, Copilot CLI, Factory Droid, OpenCode).
+    Chat,
 }
 
 /// One step of the script: what the model answers on turn N.
@@ -300,6 +303,8 @@ fn respond(
         Some(Api::Anthropic)
     } else if path.ends_with("/responses") {
         Some(Api::OpenAi)
+    } else if path.ends_with("/chat/completions") {
+        Some(Api::Chat)
     } else if path.contains("/models/") && path.contains(':') {
         Some(Api::Gemini)
     } else {
@@ -338,6 +343,21 @@ fn respond(
             }
         }
         Some(Api::OpenAi) => ("200 OK", "text/event-stream", openai_sse(&parsed, &step, turn).into_bytes()),
+        Some(Api::Chat) if parsed["stream"].as_bool() == Some(true) => {
+            ("200 OK", "text/event-stream", chat_sse(&parsed, &step, turn, main).into_bytes())
+        }
+        // Side requests that want one JSON answer (a next-speaker check and the like).
+        Some(Api::Chat) => (
+            "200 OK",
+            "application/json",
+            json!({"id": "chatcmpl-stand-in", "object": "chat.completion", "created": 1_764_576_000,
+                   "model": parsed["model"],
+                   "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+                       "content": "{\"reasoning\": \"The model finished.\", \"next_speaker\": \"user\"}"}}],
+                   "usage": {"prompt_tokens": 1000, "completion_tokens": 20, "total_tokens": 1020}})
+            .to_string()
+            .into_bytes(),
+        ),
         Some(Api::Gemini) if path.ends_with(":countTokens") => {
             ("200 OK", "application/json", json!({"totalTokens": 1000}).to_string().into_bytes())
         }
@@ -364,7 +384,7 @@ fn is_main(api: Option<Api>, path: &str, body: &Value) -> bool {
     let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
     match api {
         Some(Api::Anthropic) => has_tools && !path.ends_with("/count_tokens"),
-        Some(Api::OpenAi) => has_tools,
+        Some(Api::OpenAi) | Some(Api::Chat) => has_tools,
         Some(Api::Gemini) => has_tools && path.ends_with(":streamGenerateContent"),
         None => false,
     }
@@ -390,6 +410,9 @@ fn tool_results(api: Api, body: &Value) -> usize {
                 matches!(item["type"].as_str(), Some("function_call_output" | "custom_tool_call_output"))
             })
             .count(),
+        Api::Chat => {
+            body["messages"].as_array().unwrap_or(&empty).iter().filter(|m| m["role"] == "tool").count()
+        }
         Api::Gemini => body["contents"]
             .as_array()
             .unwrap_or(&empty)
@@ -533,6 +556,77 @@ fn openai_sse(request: &Value, step: &Step, turn: usize) -> String {
                       "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0},
                       "total_tokens": step.prompt_tokens + 20}}}),
     );
+    out
+}
+
+/// The shell tool a chat-completions request lists, and its arguments for `command`.
+fn chat_tool_call(request: &Value, command: &str, turn: usize) -> (String, String) {
+    let empty = vec![];
+    let names: Vec<&str> = request["tools"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    let description = format!("Run step {turn}");
+    let shell = ["run_shell_command", "bash", "Execute", "shell"]
+        .into_iter()
+        .find(|name| names.contains(name))
+        .unwrap_or("bash");
+    let args = match shell {
+        "Execute" => json!({"command": command, "summary": description, "riskLevel": "low",
+                            "riskLevelReason": "a scripted echo"}),
+        _ => json!({"command": command, "description": description}),
+    };
+    (shell.to_string(), args.to_string())
+}
+
+/// A streamed chat-completions reply: the tool call (or text) in deltas, the finish
+/// reason, then a chunk with no choices carrying `usage` (what the hosts record).
+fn chat_sse(request: &Value, step: &Step, turn: usize, main: bool) -> String {
+    let model = request["model"].as_str().unwrap_or("stand-in").to_string();
+    let chunk = |choices: Value, usage: Option<Value>| {
+        let mut value = json!({"id": format!("chatcmpl-stand-in-{turn:02}"), "object": "chat.completion.chunk",
+                               "created": 1_764_576_000, "model": model, "choices": choices});
+        if let Some(usage) = usage {
+            value["usage"] = usage;
+        }
+        format!("data: {value}\n\n")
+    };
+    let delta = |delta: Value, finish: Value| json!([{"index": 0, "delta": delta, "finish_reason": finish}]);
+    let mut out = chunk(delta(json!({"role": "assistant", "content": ""}), Value::Null), None);
+    let call = match (&step.call, &step.command, main) {
+        (Some((name, args)), _, true) => Some((name.clone(), args.to_string())),
+        (None, Some(command), true) => Some(chat_tool_call(request, command, turn)),
+        _ => None,
+    };
+    if let Some(say) = step.say.as_deref().filter(|_| call.is_some()) {
+        out += &chunk(delta(json!({"content": say}), Value::Null), None);
+    }
+    let finish = match call {
+        Some((name, arguments)) => {
+            let id = format!("call_stand_in_{turn:02}");
+            out += &chunk(
+                delta(
+                    json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
+                                            "function": {"name": name, "arguments": arguments}}]}),
+                    Value::Null,
+                ),
+                None,
+            );
+            "tool_calls"
+        }
+        None => {
+            let text = if main { step.say.as_deref().unwrap_or(FINAL_TEXT) } else { "Stand-in." };
+            out += &chunk(delta(json!({"content": text}), Value::Null), None);
+            "stop"
+        }
+    };
+    out += &chunk(delta(json!({}), json!(finish)), None);
+    let usage = json!({"prompt_tokens": step.prompt_tokens, "completion_tokens": 20,
+                       "total_tokens": step.prompt_tokens + 20});
+    out += &chunk(json!([]), Some(usage));
+    out += "data: [DONE]\n\n";
     out
 }
 
