@@ -573,7 +573,7 @@ fn run_report(
 /// clap's command tree. The hook skips argument parsing altogether: no flag a host passes
 /// may turn into a usage error and a non-zero exit.
 #[unsafe(no_mangle)]
-pub extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
+extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     // SAFETY: the C runtime passes argc strings in argv, each NUL-terminated.
     let args = unsafe { args_from(argc, argv) };
     start_like_std();
