@@ -6,7 +6,9 @@
 //! The process starts in [`main`] below, a C entry point (`no_main`): `baton hook` and a
 //! bare `baton statusline` run from there without std's runtime set-up and without clap;
 //! every other command goes through [`cli_main`].
-#![no_main]
+// The bin's test harness has its own entry point: the C one is the real binary's only.
+#![cfg_attr(not(test), no_main)]
+#![cfg_attr(test, allow(dead_code, unused_imports))]
 
 use std::ffi::{OsString, c_char, c_int};
 use std::io::Write;
@@ -572,6 +574,7 @@ fn run_report(
 /// standard descriptors checked, `SIGPIPE` ignored, as std does) and without building
 /// clap's command tree. The hook skips argument parsing altogether: no flag a host passes
 /// may turn into a usage error and a non-zero exit.
+#[cfg(not(test))]
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     // SAFETY: the C runtime passes argc strings in argv, each NUL-terminated.
@@ -595,6 +598,7 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     }
 }
 
+#[cfg(not(test))]
 /// The arguments as std would give them (std cannot on every C library without its
 /// own entry point).
 ///
@@ -615,6 +619,7 @@ unsafe fn args_from(argc: c_int, argv: *const *const c_char) -> Vec<OsString> {
         .collect()
 }
 
+#[cfg(not(test))]
 /// What std's entry does before `main` that baton relies on: the standard descriptors
 /// are open (a closed stdout must not become the next file opened, which the envelope
 /// would then be written into), and a write to a closed pipe is an error, not a kill
