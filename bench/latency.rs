@@ -4,8 +4,10 @@
 //! Each path runs as the host runs it: a fresh process, the payload on stdin, stdout
 //! read to the end. Peak memory is the child's `ru_maxrss` from `wait4`. Paths:
 //!
-//! - the hook below threshold and at warning (bridge present), the statusline: the hot
-//!   paths, run after every tool call or message;
+//! - the hook below threshold and at warning (bridge present), the statusline, and the
+//!   statusline with git markers in a repository of 10,000 tracked files (from the
+//!   cache, as most renders get them): the hot paths, run after every tool call or
+//!   message; each for the default build and the shipped one;
 //! - the hook with no bridge, reading the figure from a 1 MiB and a 1 GiB transcript:
 //!   the cost must not grow with the file;
 //! - the hook below threshold with a fresh bridge on a 1 GiB transcript: unchanged since
@@ -19,9 +21,9 @@
 //!   ≤ 200 ms).
 //!
 //! Environment: `BATON_BENCH_RUNS` (runs per hot path, default 300; slow paths run a
-//! tenth as often), `BATON_BENCH_STATIC` (a statically linked baton, as
-//! `install/install.sh` builds it, measured beside the default build; see
-//! `bench/run.sh`), `BATON_BENCH_GSD` (a folder holding GSD's `gsd-context-monitor.js`
+//! tenth as often), `BATON_BENCH_STATIC` (the shipped baton, as
+//! `install/build-shipped.sh` builds it for the release archives and `install.sh`,
+//! measured beside the default build; see `bench/run.sh`), `BATON_BENCH_GSD` (a folder holding GSD's `gsd-context-monitor.js`
 //! and `gsd-statusline.js`, see `bench/fetch-gsd.sh`).
 
 use std::io::Write;
@@ -302,8 +304,13 @@ fn main() {
 
     let mut binaries = vec![("baton".to_string(), PathBuf::from(env!("CARGO_BIN_EXE_baton")))];
     if let Some(path) = std::env::var_os("BATON_BENCH_STATIC").map(PathBuf::from).filter(|p| p.exists()) {
-        binaries.push(("baton (static)".to_string(), path));
+        binaries.push(("baton (shipped)".to_string(), path));
     }
+
+    // The statusline's git markers in a repository of 10,000 tracked files, from the
+    // cache as most renders get them.
+    let markers_repo = scratch.join("repo10k-tracked/app");
+    write_plain_repository(&markers_repo, 10_000);
 
     let mut results = vec![bench.measure(
         &Run { name: "floor: /bin/true".into(), program: "/bin/true".into(), args: vec![], payload: vec![] },
@@ -327,6 +334,13 @@ fn main() {
             payload: statusline_payload(&project),
         };
         results.push(bench.measure(&statusline, runs, &|| {}));
+        let markers = Run {
+            name: format!("{label} statusline, git markers, 10,000 tracked files, warm cache"),
+            program: binary.clone(),
+            args: vec!["statusline".into()],
+            payload: statusline_payload(&markers_repo),
+        };
+        results.push(bench.measure(&markers, runs, &|| {}));
     }
 
     // The transcript fallback: the read must not grow with the file.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The full benchmark behind the README's table: the default build, the statically
-# linked build that install/install.sh makes on Linux (glibc), and GSD's Node hooks
+# The full benchmark behind the README's table: the default build, the shipped build
+# (install/build-shipped.sh: what the release archives, npm, cargo-binstall and
+# `install/install.sh --build` install; on Linux static and non-PIE), and GSD's Node hooks
 # fetched from npm, all measured in one run on this machine; with BATON_BENCH_BIG_REPO=1
 # also the 100,000-file statusline and the 50,000-untracked-files CRITICAL hook and brief.
 #
@@ -9,16 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-host=$(rustc -vV | sed -n 's/^host: //p')
-static=""
-case "$host" in
-  *-linux-gnu)
-    echo "building the static binary ($host, crt-static) into target/static" >&2
-    RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
-      cargo build --release --locked --quiet --target "$host" --target-dir target/static
-    static="$PWD/target/static/$host/release/baton"
-    ;;
-esac
+target=$(install/build-shipped.sh --print-target)
+echo "building the shipped binary ($target, install/build-shipped.sh) into target/static" >&2
+install/build-shipped.sh build --release --locked --quiet --target-dir target/static
+static="$PWD/target/static/$target/release/baton"
 
 gsd=""
 if [ "${1:-}" != "--no-gsd" ] && command -v npm >/dev/null 2>&1; then

@@ -211,37 +211,36 @@ install_prebuilt() {
     say "installed the prebuilt baton $version (sha256 verified) into $bindir"
 }
 
+# `cargo install` of this checkout, through the shipped recipe (install/build-shipped.sh)
+# when the first argument is "shipped".
 build() {
+    cargo_cmd="cargo"
+    if [ "$1" = shipped ]; then
+        cargo_cmd="$here/build-shipped.sh"
+    fi
+    shift
     if [ -n "$root_flag" ]; then
-        run cargo install --path "$repo" --locked --root "$prefix" "$@"
+        run "$cargo_cmd" install --path "$repo" --locked --root "$prefix" "$@"
     else
-        run cargo install --path "$repo" --locked "$@"
+        run "$cargo_cmd" install --path "$repo" --locked "$@"
     fi
 }
 
 build_from_source() {
     command -v cargo >/dev/null 2>&1 || die "cargo not found: install Rust from https://rustup.rs, then run this again (or install the prebuilt binary: npm install -g baton-context)"
 
-    # On Linux with glibc, a statically linked binary starts about 0.4 ms sooner (no shared
-    # libraries to load), which matters for a hook that runs after every tool call.
-    # BATON_DYNAMIC=1 keeps the ordinary build; a failed static build falls back to it.
-    target_flag=""
-    if [ "${BATON_DYNAMIC:-0}" != 1 ] && command -v rustc >/dev/null 2>&1; then
-        host=$(rustc -vV 2>/dev/null | sed -n 's/^host: //p')
-        case $host in
-            *-linux-gnu) target_flag="--target $host" ;;
-        esac
-    fi
-
+    # The binary the release archives hold, built the same way (install/build-shipped.sh:
+    # on Linux static and non-PIE, so it starts with no loader and no relocation, which
+    # matters for a hook that runs after every tool call). BATON_DYNAMIC=1 keeps the
+    # ordinary build; a failed shipped build falls back to it.
     say "building baton (release) from $repo into $bindir"
-    if [ -n "$target_flag" ]; then
-        # shellcheck disable=SC2086 # two words on purpose
-        if ! (export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static"; build $target_flag); then
-            say "static build failed; building the ordinary (dynamically linked) binary"
-            build
+    if [ "${BATON_DYNAMIC:-0}" != 1 ] && command -v rustc >/dev/null 2>&1; then
+        if ! build shipped; then
+            say "the shipped (static) build failed; building the ordinary (dynamically linked) binary"
+            build plain
         fi
     else
-        build
+        build plain
     fi
 }
 

@@ -92,6 +92,11 @@ pub fn is_symlink(path: &Path) -> bool {
 /// and, when `owned`, to belong to this user. Anything else is refused with an error that
 /// says why (callers treat it as absent; `baton doctor` and `baton config` show it).
 fn open_checked(path: &Path, follow: bool, owned: bool) -> io::Result<File> {
+    open_checked_with_meta(path, follow, owned).map(|(file, _)| file)
+}
+
+/// [`open_checked`], with the metadata it checked (one `fstat` per read, not two).
+fn open_checked_with_meta(path: &Path, follow: bool, owned: bool) -> io::Result<(File, fs::Metadata)> {
     let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC;
     if !follow {
         flags |= libc::O_NOFOLLOW;
@@ -111,7 +116,7 @@ fn open_checked(path: &Path, follow: bool, owned: bool) -> io::Result<File> {
             format!("{} belongs to another user", path.display()),
         ));
     }
-    Ok(file)
+    Ok((file, meta))
 }
 
 fn refused(path: &Path, why: &str) -> io::Error {
@@ -156,23 +161,23 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 /// but a regular file (a FIFO or a device is refused at once, without blocking). A file
 /// longer than the limit is an error (callers treat it as malformed).
 pub fn read_limited(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let file = open_checked(path, false, false)?;
-    read_open_file(path, file, limit)
+    let (file, meta) = open_checked_with_meta(path, false, false)?;
+    read_open_file(path, file, &meta, limit)
 }
 
 /// Like [`read_limited`], for files in a shared folder (the temp dir): a file owned by
 /// another user is refused too, since anyone can plant one there.
 pub fn read_owned(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let file = open_checked(path, false, true)?;
-    read_open_file(path, file, limit)
+    let (file, meta) = open_checked_with_meta(path, false, true)?;
+    read_open_file(path, file, &meta, limit)
 }
 
 /// Like [`read_limited`] but a symlink at `path` is followed, for the user's own files
 /// that are often links into a dotfiles repository (hosts' settings files). The target
 /// must still be a regular file, opened without blocking, and within the limit.
 pub fn read_through_symlink(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let file = open_checked(path, true, false)?;
-    read_open_file(path, file, limit)
+    let (file, meta) = open_checked_with_meta(path, true, false)?;
+    read_open_file(path, file, &meta, limit)
 }
 
 /// Why a file would not be read, in words, or `None` when it is readable or absent
@@ -186,9 +191,7 @@ pub fn refusal(path: &Path, limit: u64, owned: bool) -> Option<String> {
     }
 }
 
-fn read_open_file(path: &Path, file: File, limit: u64) -> io::Result<Vec<u8>> {
-    let meta = file.metadata()?;
-    check_regular(path, &meta)?;
+fn read_open_file(path: &Path, file: File, meta: &fs::Metadata, limit: u64) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(meta.len().min(limit) as usize);
     file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {

@@ -4,9 +4,12 @@
 //! must not keep a hook alive until the host kills it and reports "hook error". The value
 //! is parsed as it streams in, so the hook goes on as soon as one complete JSON value has
 //! arrived (even if stdin stays open), and every read first waits in `poll` for no longer
-//! than what is left of the deadline. Large payloads (a tool's whole output) stream
-//! through the parser without being held in memory: fields baton does not keep are
-//! skipped. No thread is started: on this path a thread costs more than all the rest.
+//! than what is left of the deadline. A payload that arrives whole in the first
+//! [`HEAD_LIMIT`] bytes (nearly all of them) is parsed from that one buffer, read into
+//! memory the kernel fills without baton zeroing it first; a larger one (a tool's whole
+//! output) streams through the parser without being held in memory: fields baton does not
+//! keep are skipped. No thread is started: on this path a thread costs more than all the
+//! rest.
 
 use std::fs::File;
 use std::io::{self, BufReader, Read};
@@ -54,8 +57,9 @@ struct DeadlineReader {
     deadline: Instant,
 }
 
-impl Read for DeadlineReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+impl DeadlineReader {
+    /// Waits (within the deadline) until the descriptor is readable, hung up or in error.
+    fn wait_readable(&self) -> io::Result<()> {
         loop {
             let left = self.deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -75,9 +79,40 @@ impl Read for DeadlineReader {
             if ready == 0 {
                 continue; // the loop head reports the timeout
             }
-            // Readable, hung up or in error: read tells which.
-            return self.file.read(buf);
+            // Readable, hung up or in error: the read tells which.
+            return Ok(());
         }
+    }
+
+    /// Reads into the spare capacity of `buf` (which must have some) and returns how many
+    /// bytes came (0 at end of input). The spare capacity is handed to the kernel as it
+    /// is: no page of it is touched before the kernel writes there.
+    fn read_spare(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        loop {
+            self.wait_readable()?;
+            let spare = buf.spare_capacity_mut();
+            // SAFETY: `spare` is writable memory of `spare.len()` bytes owned by `buf`;
+            // read(2) writes at most that many bytes into it.
+            let n = unsafe { libc::read(self.fd, spare.as_mut_ptr().cast(), spare.len()) };
+            if n < 0 {
+                let err = io::Error::last_os_error();
+                if err.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(err);
+            }
+            let n = n as usize;
+            // SAFETY: the kernel initialised the first `n` bytes of the spare capacity.
+            unsafe { buf.set_len(buf.len() + n) };
+            return Ok(n);
+        }
+    }
+}
+
+impl Read for DeadlineReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.wait_readable()?;
+        self.file.read(buf)
     }
 }
 
@@ -104,12 +139,48 @@ impl Read for BorrowedReader<'_> {
     }
 }
 
+/// How much of a payload is held in memory and parsed in one piece; a payload that is
+/// not complete within it streams through the parser.
+pub const HEAD_LIMIT: usize = 64 * 1024;
+
+/// How many reads into the head are parsed before the rest is streamed.
+const HEAD_ATTEMPTS: u32 = 8;
+
 /// Reads one JSON value of type `T` from stdin within `deadline`.
 pub fn read_json<T: DeserializeOwned>(deadline: Duration) -> Result<T, StdinError> {
     // SAFETY: fd 0 stays open for the life of the process; ManuallyDrop never closes it.
     let file = ManuallyDrop::new(unsafe { File::from_raw_fd(0) });
     let reader = DeadlineReader { file, fd: 0, deadline: Instant::now() + deadline };
-    let mut deserializer = serde_json::Deserializer::from_reader(BufReader::with_capacity(64 * 1024, reader));
+    read_json_with(reader, DeadlineReader::read_spare)
+}
+
+/// [`read_json`] over any reader: `fill` appends the next bytes to the head buffer.
+fn read_json_with<T: DeserializeOwned, R: Read>(
+    mut reader: R,
+    fill: impl Fn(&mut R, &mut Vec<u8>) -> io::Result<usize>,
+) -> Result<T, StdinError> {
+    let mut head = Vec::with_capacity(HEAD_LIMIT);
+    // A payload written in many small pieces is parsed a few times at most, then streamed.
+    let mut attempts = 0;
+    while head.len() < HEAD_LIMIT && attempts < HEAD_ATTEMPTS {
+        attempts += 1;
+        let n = match fill(&mut reader, &mut head) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => return Err(StdinError::Timeout),
+            Err(e) => return Err(StdinError::Invalid(e.to_string())),
+        };
+        let mut deserializer = serde_json::Deserializer::from_slice(&head);
+        match T::deserialize(&mut deserializer) {
+            Ok(value) => return Ok(value),
+            // Cut short: the rest is still to come, unless the input ended.
+            Err(e) if e.is_eof() && n > 0 => continue,
+            Err(e) => return Err(StdinError::Invalid(e.to_string())),
+        }
+    }
+    // A large payload: parse it again from the start as it streams in, so that what is
+    // not kept is never held.
+    let rest = io::Cursor::new(head).chain(reader);
+    let mut deserializer = serde_json::Deserializer::from_reader(BufReader::with_capacity(HEAD_LIMIT, rest));
     T::deserialize(&mut deserializer).map_err(|e| {
         if e.io_error_kind() == Some(io::ErrorKind::TimedOut) {
             StdinError::Timeout
@@ -197,5 +268,90 @@ mod tests {
         assert_eq!(read_bytes_from(&mut reader, 1024).unwrap(), b"not json");
         let mut reader: &[u8] = b"0123456789";
         assert_eq!(read_bytes_from(&mut reader, 4).unwrap(), b"0123");
+    }
+
+    /// Pieces handed out one read at a time, then end of input (`eof`) or a timeout.
+    struct Pieces {
+        pieces: std::collections::VecDeque<Vec<u8>>,
+        eof: bool,
+    }
+
+    impl Pieces {
+        fn new(pieces: Vec<Vec<u8>>, eof: bool) -> Pieces {
+            Pieces { pieces: pieces.into(), eof }
+        }
+    }
+
+    impl Read for Pieces {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let Some(mut piece) = self.pieces.pop_front() else {
+                return if self.eof {
+                    Ok(0)
+                } else {
+                    Err(io::Error::new(io::ErrorKind::TimedOut, "deadline"))
+                };
+            };
+            let n = piece.len().min(buf.len());
+            buf[..n].copy_from_slice(&piece[..n]);
+            if n < piece.len() {
+                self.pieces.push_front(piece.split_off(n));
+            }
+            Ok(n)
+        }
+    }
+
+    /// What `read_spare` does, over any reader.
+    fn fill(reader: &mut Pieces, head: &mut Vec<u8>) -> io::Result<usize> {
+        let mut buf = vec![0; head.capacity() - head.len()];
+        let n = reader.read(&mut buf)?;
+        head.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Event {
+        name: String,
+        #[serde(default)]
+        n: u64,
+    }
+
+    fn parse(pieces: Vec<Vec<u8>>, eof: bool) -> Result<Event, StdinError> {
+        read_json_with(Pieces::new(pieces, eof), fill)
+    }
+
+    #[test]
+    fn a_value_in_one_read_is_parsed_from_the_head() {
+        let event = parse(vec![br#"{"name":"PostToolUse","n":3}"#.to_vec()], false).unwrap();
+        assert_eq!(event, Event { name: "PostToolUse".into(), n: 3 });
+    }
+
+    #[test]
+    fn a_value_in_pieces_is_parsed_once_whole_even_with_stdin_open() {
+        let pieces = vec![br#"{"name":"Post"#.to_vec(), br#"ToolUse","n""#.to_vec(), b":4} ".to_vec()];
+        assert_eq!(parse(pieces, false).unwrap(), Event { name: "PostToolUse".into(), n: 4 });
+    }
+
+    #[test]
+    fn a_value_in_many_small_pieces_is_streamed_after_a_few_parses() {
+        let text = br#"{"name":"SessionStart","n":12345678}"#;
+        let pieces = text.iter().map(|b| vec![*b]).collect();
+        assert_eq!(parse(pieces, false).unwrap(), Event { name: "SessionStart".into(), n: 12_345_678 });
+    }
+
+    #[test]
+    fn a_value_larger_than_the_head_streams_through() {
+        let filler = "x".repeat(3 * HEAD_LIMIT);
+        let text = format!(r#"{{"skipped":"{filler}","name":"big","n":1}}"#).into_bytes();
+        let pieces = text.chunks(10_000).map(<[u8]>::to_vec).collect();
+        assert_eq!(parse(pieces, true).unwrap(), Event { name: "big".into(), n: 1 });
+    }
+
+    #[test]
+    fn a_cut_value_is_invalid_at_end_of_input_and_a_timeout_with_stdin_open() {
+        assert!(matches!(parse(vec![br#"{"name":"Po"#.to_vec()], true), Err(StdinError::Invalid(_))));
+        assert!(matches!(parse(vec![br#"{"name":"Po"#.to_vec()], false), Err(StdinError::Timeout)));
+        assert!(matches!(parse(vec![], true), Err(StdinError::Invalid(_))));
+        assert!(matches!(parse(vec![b"[1,2]".to_vec()], true), Err(StdinError::Invalid(_))));
+        assert!(matches!(parse(vec![b"{\"name\": }".to_vec()], false), Err(StdinError::Invalid(_))));
     }
 }

@@ -19,6 +19,7 @@ mod run;
 mod status;
 mod statusline;
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::panic;
 use std::path::PathBuf;
@@ -148,15 +149,25 @@ Examples:
     Man(completions::ManArgs),
 }
 
-/// The whole program: what `main` returns.
+/// The whole program, with the process's arguments.
 pub fn main() -> ExitCode {
-    // The hook path skips argument parsing altogether: no flag a host passes may turn
-    // into a usage error and a non-zero exit.
-    let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("hook") && !args.iter().any(|a| a == "-h" || a == "--help") {
+    main_with(std::env::args_os().collect())
+}
+
+/// The whole program: what the binary's entry returns for `args` (the program name
+/// first). The hook and a bare `baton statusline` start without clap: they run after
+/// every tool call and message, and building clap's command tree costs more than they
+/// do. The hook skips argument parsing altogether: no flag a host passes may turn into
+/// a usage error and a non-zero exit.
+pub fn main_with(args: Vec<OsString>) -> ExitCode {
+    let mode = args.get(1).and_then(|a| a.to_str());
+    if mode == Some("hook") && !args.iter().any(|a| a == "-h" || a == "--help") {
         return hook::run().into();
     }
-    let status = match Cli::parse().command {
+    if mode == Some("statusline") && args.len() == 2 {
+        return statusline::run_own_line().into();
+    }
+    let status = match Cli::parse_from(args).command {
         Command::Hook => hook::run(),
         Command::Statusline(args) => statusline::run(args),
         Command::Install(args) => install::install(&args),

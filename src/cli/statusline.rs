@@ -19,6 +19,12 @@ pub(super) struct StatuslineArgs {
     wrap: Option<String>,
 }
 
+/// `baton statusline` with no argument: the host's own call.
+pub(super) fn run_own_line() -> ExitStatus {
+    run_guarded(own_line);
+    ExitStatus::Success
+}
+
 pub(super) fn run(args: StatuslineArgs) -> ExitStatus {
     match args.wrap {
         None => run_guarded(own_line),

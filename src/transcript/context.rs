@@ -203,8 +203,15 @@ pub fn current_context(path: &Path) -> io::Result<Option<ContextReading>> {
 
 /// [`current_context`] with explicit limits.
 pub fn current_context_with(path: &Path, options: ContextOptions) -> io::Result<Option<ContextReading>> {
-    let file = open_transcript(path)?;
-    let mut tail = TailReader::new(&file, options.budget)?;
+    context_from_source(&open_transcript(path)?, options)
+}
+
+/// [`current_context_with`] over any seekable source (a file, or a test's stand-in).
+pub fn context_from_source(
+    source: impl io::Read + io::Seek,
+    options: ContextOptions,
+) -> io::Result<Option<ContextReading>> {
+    let mut tail = TailReader::new(source, options.budget)?;
     let mut scanner = ContextScanner::new(options.compaction_lookback);
     while let Some(line) = tail.next_line()? {
         if !scanner.feed(&line) {
@@ -411,5 +418,94 @@ mod tests {
             "read {} bytes",
             reading.stats.bytes_read
         );
+    }
+
+    /// A transcript of `len` bytes that exists only as arithmetic (tool-result lines, then
+    /// one reply at the very end), counting every byte read from it: what the reader
+    /// costs, measured outside the reader.
+    struct Synthetic {
+        len: u64,
+        pos: u64,
+        filler: Vec<u8>,
+        reply: Vec<u8>,
+        bytes_read: std::rc::Rc<std::cell::Cell<u64>>,
+        seeks: std::rc::Rc<std::cell::Cell<u64>>,
+    }
+
+    impl Synthetic {
+        fn byte_at(&self, at: u64) -> u8 {
+            let reply_start = self.len - self.reply.len() as u64;
+            if at >= reply_start {
+                self.reply[(at - reply_start) as usize]
+            } else if at + 1 == reply_start {
+                b'\n'
+            } else {
+                self.filler[(at % self.filler.len() as u64) as usize]
+            }
+        }
+    }
+
+    impl io::Read for Synthetic {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = (self.len.saturating_sub(self.pos)).min(buf.len() as u64) as usize;
+            for (i, byte) in buf[..n].iter_mut().enumerate() {
+                *byte = self.byte_at(self.pos + i as u64);
+            }
+            self.pos += n as u64;
+            self.bytes_read.set(self.bytes_read.get() + n as u64);
+            Ok(n)
+        }
+    }
+
+    impl io::Seek for Synthetic {
+        fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+            self.seeks.set(self.seeks.get() + 1);
+            self.pos = match to {
+                io::SeekFrom::Start(at) => at,
+                io::SeekFrom::End(back) => self.len.saturating_add_signed(back),
+                io::SeekFrom::Current(by) => self.pos.saturating_add_signed(by),
+            };
+            Ok(self.pos)
+        }
+    }
+
+    /// Reads the figure from a synthetic transcript of `len` bytes: (tokens, bytes read,
+    /// seeks).
+    fn read_synthetic(len: u64) -> (u64, u64, u64) {
+        let filler = format!(
+            "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"tool_result\",\"tool_use_id\":\"t\",\"content\":\"{}\"}}]}}}}\n",
+            "output line of a tool ".repeat(40)
+        );
+        let bytes_read = std::rc::Rc::new(std::cell::Cell::new(0));
+        let seeks = std::rc::Rc::new(std::cell::Cell::new(0));
+        let source = Synthetic {
+            len,
+            pos: 0,
+            filler: filler.into_bytes(),
+            reply: format!("{}\n", assistant("last", (10, 1_000, 79_000), "")).into_bytes(),
+            bytes_read: bytes_read.clone(),
+            seeks: seeks.clone(),
+        };
+        let reading = context_from_source(source, ContextOptions::default()).unwrap().unwrap();
+        assert_eq!(reading.stats.bytes_read, bytes_read.get(), "the reader's own count agrees");
+        (reading.tokens, bytes_read.get(), seeks.get())
+    }
+
+    #[test]
+    fn the_bytes_read_do_not_grow_with_the_transcript() {
+        let (tokens, small, small_seeks) = read_synthetic(1 << 20);
+        assert_eq!(tokens, 80_010);
+        // The figure is in the last line; what is read is that line's chunk and the
+        // lookback for an earlier compaction, whatever the size of the file.
+        assert!(small <= COMPACTION_LOOKBACK + 2 * super::super::tail::CHUNK_SIZE, "read {small} bytes");
+        for len in [1 << 30, 1 << 40, u64::MAX / 2] {
+            let (tokens, read, seeks) = read_synthetic(len);
+            assert_eq!(tokens, 80_010);
+            assert_eq!(
+                (read, seeks),
+                (small, small_seeks),
+                "a {len}-byte transcript costs what a 1 MiB one does"
+            );
+        }
     }
 }

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Start-up and work of the hot paths in counts that do not depend on how loaded the
+# machine is, next to /bin/true measured the same way: instructions executed (valgrind's
+# callgrind, the loader included), system calls (strace -c -f), minor page faults and
+# peak RSS (GNU time). Wall time is bench/run.sh's job, on a quiet machine.
+#
+#   bench/counts.sh BINARY [BINARY ...]
+#
+# Needs valgrind, strace and /usr/bin/time. Each path runs in a scratch HOME/TMPDIR with
+# the bench's payloads: the hook below threshold (a fresh bridge), the statusline, and
+# the hook with no bridge on a 1 MiB and a 1 GiB transcript (with BATON_COUNTS_BIG=1).
+set -euo pipefail
+[ $# -ge 1 ] || { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/baton-counts.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$scratch/tmp" "$scratch/home" "$scratch/project/.git"
+echo 'ref: refs/heads/main' > "$scratch/project/.git/HEAD"
+session=bench-session-0001
+
+bridge() {
+    echo "{\"session_id\":\"$session\",\"remaining_percentage\":60,\"used_pct\":40,\"timestamp\":$(date +%s)}" \
+        > "$scratch/tmp/claude-ctx-$session.json"
+}
+hook_payload() { # session transcript
+    echo "{\"session_id\":\"$1\",\"transcript_path\":\"$2\",\"cwd\":\"$scratch/project\",\"hook_event_name\":\"PostToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"src/app.ts\",\"old_string\":\"a\",\"new_string\":\"b\"},\"tool_response\":{\"success\":true},\"tool_use_id\":\"toolu_1\"}"
+}
+hook_payload "$session" "$scratch/none.jsonl" > "$scratch/hook.json"
+echo "{\"session_id\":\"counts-statusline\",\"cwd\":\"$scratch/project\",\"model\":{\"id\":\"claude-opus-4-5-20251101\",\"display_name\":\"Opus 4.5\"},\"workspace\":{\"current_dir\":\"$scratch/project\",\"project_dir\":\"$scratch/project\"},\"cost\":{\"total_cost_usd\":1.83},\"context_window\":{\"context_window_size\":200000,\"used_percentage\":72,\"remaining_percentage\":28}}" > "$scratch/statusline.json"
+
+transcripts=()
+if [ "${BATON_COUNTS_BIG:-0}" = 1 ]; then
+    for size in 1048576 1073741824; do
+        file="$scratch/transcript-$size.jsonl"
+        python3 - "$file" "$size" <<'EOF'
+import sys
+path, size = sys.argv[1], int(sys.argv[2])
+filler = '{"type":"user","isSidechain":false,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"%s"}]}}\n' % ("output line of a tool " * 40)
+block = (filler * (64 * 1024 // len(filler))).encode()
+reply = '{"type":"assistant","isSidechain":false,"timestamp":"2026-11-30T10:00:00.000Z","message":{"id":"msg_last","model":"claude-opus-4-5-20251101","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":10,"cache_creation_input_tokens":1000,"cache_read_input_tokens":79000,"output_tokens":50}}}\n'
+with open(path, "wb") as f:
+    written = 0
+    while written + len(block) < size:
+        f.write(block)
+        written += len(block)
+    f.write(reply.encode())
+EOF
+        hook_payload "no-bridge-$size" "$file" > "$scratch/hook-$size.json"
+        transcripts+=("$size")
+    done
+fi
+
+run_env() {
+    env -i PATH=/usr/bin:/bin HOME="$scratch/home" TMPDIR="$scratch/tmp" \
+        XDG_CONFIG_HOME="$scratch/home/.config" XDG_STATE_HOME="$scratch/home/.local/state" NO_COLOR=1 "$@"
+}
+instructions() {
+    run_env valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+syscalls() {
+    run_env strace -f -c -o "$scratch/strace.txt" "$@" >/dev/null
+    awk '/total$/ { print $(NF-2) }' "$scratch/strace.txt"
+}
+faults_rss() {
+    run_env /usr/bin/time -f '%R %M' "$@" 2>&1 >/dev/null | tail -n 1
+}
+row() { # name input command...
+    local name=$1 input=$2
+    shift 2
+    [ "$name" != "hook, below threshold" ] || bridge
+    local ir sc fr
+    ir=$(instructions "$@" < "$input")
+    sc=$(syscalls "$@" < "$input")
+    fr=$(faults_rss "$@" < "$input")
+    printf '| %s | %s | %s | %s | %s |\n' "$name" "$ir" "$sc" "${fr% *}" "${fr#* }"
+}
+
+echo "| path | instructions | system calls | minor faults | peak RSS KiB |"
+echo "|---|---:|---:|---:|---:|"
+row "/bin/true" /dev/null /bin/true
+for binary in "$@"; do
+    echo "| **$binary** | | | | |"
+    row "hook, below threshold" "$scratch/hook.json" "$binary" hook
+    row "statusline" "$scratch/statusline.json" "$binary" statusline
+    for size in "${transcripts[@]}"; do
+        row "hook, no bridge, $size-byte transcript" "$scratch/hook-$size.json" "$binary" hook
+    done
+done
