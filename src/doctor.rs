@@ -1363,7 +1363,9 @@ mod tests {
         let check = codex_check(settings.clone(), &trusted);
         assert_eq!(check.status, Status::Ok, "{check:?}");
         assert!(
-            check.message.contains("PostToolUse, UserPromptSubmit, SessionStart, PreCompact, SessionEnd, PostCompact"),
+            check
+                .message
+                .contains("PostToolUse, UserPromptSubmit, SessionStart, PreCompact, SessionEnd, PostCompact"),
             "{check:?}"
         );
 

@@ -11,8 +11,8 @@ use crate::config::Config;
 use crate::fsx;
 use crate::gitx::Mode;
 use crate::handoff::{self, Outcome, Trigger};
-use crate::metrics::{self, Figure};
 use crate::host::claude::newest_transcript;
+use crate::metrics::{self, Figure};
 use crate::report::markdown as session_report;
 
 /// What `baton pause` was asked.

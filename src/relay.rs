@@ -231,7 +231,10 @@ pub fn headless(args: &[String]) -> Result<HeadlessCommand, String> {
         HostKind::Codex => rest.first().is_some_and(|a| a == "exec" || a == "e"),
         HostKind::Gemini => rest.iter().any(|a| a == "-p" || a == "--prompt"),
         HostKind::Qwen | HostKind::Droid => {
-            return Err(format!("`baton run` does not relay {} yet: claude, codex and gemini only", host.name()));
+            return Err(format!(
+                "`baton run` does not relay {} yet: claude, codex and gemini only",
+                host.name()
+            ));
         }
     };
     if !headless {

@@ -665,7 +665,9 @@ pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config:
     }
     let paused: Vec<&Found> = all.iter().filter(|f| f.paused()).collect();
     if paused.is_empty() {
-        return all.iter().find_map(|f| f.handoff.as_ref().err().map(|why| only_text(unreadable_line(f, why))));
+        return all
+            .iter()
+            .find_map(|f| f.handoff.as_ref().err().map(|why| only_text(unreadable_line(f, why))));
     }
     let _lock = store::project_lock(&root);
     let now = Utc::now();

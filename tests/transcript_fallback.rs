@@ -34,7 +34,8 @@ fn last_tool_use_id(transcript: &Path) -> String {
     let ids = text.lines().rev().filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok());
     for entry in ids {
         let blocks = entry["message"]["content"].as_array().cloned().unwrap_or_default();
-        if let Some(id) = blocks.iter().rev().find(|b| b["type"] == "tool_use").and_then(|b| b["id"].as_str()) {
+        if let Some(id) = blocks.iter().rev().find(|b| b["type"] == "tool_use").and_then(|b| b["id"].as_str())
+        {
             return id.to_string();
         }
     }

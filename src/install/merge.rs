@@ -690,7 +690,10 @@ mod tests {
         assert!(gemini.get("statusLine").is_none(), "Gemini CLI has no statusline");
         let codex = round_trip(&json!({}), &plan(Host::Codex)).settings;
         let events: Vec<&String> = codex["hooks"].as_object().unwrap().keys().collect();
-        assert_eq!(events, ["PostToolUse", "UserPromptSubmit", "SessionStart", "PreCompact", "SessionEnd", "PostCompact"]);
+        assert_eq!(
+            events,
+            ["PostToolUse", "UserPromptSubmit", "SessionStart", "PreCompact", "SessionEnd", "PostCompact"]
+        );
         assert_eq!(codex["hooks"]["PostToolUse"][0]["hooks"][0]["timeout"], json!(10));
         // Codex clamps SessionEnd hooks to 3 s (and warns about more).
         assert_eq!(codex["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], json!(3));
