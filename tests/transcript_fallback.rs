@@ -225,21 +225,22 @@ fn damaged_transcripts_give_no_figure_or_the_right_one() {
 }
 
 #[test]
-fn a_1_gib_transcript_costs_what_a_small_one_does() {
+fn a_1_tib_transcript_is_read_from_its_end_only() {
     let sandbox = Sandbox::new();
     let path = sandbox.home().join("huge.jsonl");
     let tail = fixture("transcript.jsonl");
     {
-        // A sparse file: 1 GiB of history, then the sample session at the end.
+        // A sparse file: 1 TiB of history, then the sample session at the end. Reading it
+        // all would take many minutes; read from the end, it costs what a small one does
+        // (the unit test in transcript::context counts the bytes).
         let file = std::fs::File::create(&path).unwrap();
-        file.set_len(1024 * 1024 * 1024).unwrap();
+        file.set_len(1 << 40).unwrap();
         let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(b"\n").unwrap();
         file.write_all(&tail).unwrap();
     }
-    assert!(std::fs::metadata(&path).unwrap().len() > 1024 * 1024 * 1024);
     let start = Instant::now();
     let text = hook_with(&sandbox, &path, &[]).expect("warns");
-    assert!(start.elapsed() < Duration::from_secs(1), "{:?}", start.elapsed());
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
     assert!(text.starts_with("CONTEXT WARNING: Usage at 72%."), "{text}");
 }
