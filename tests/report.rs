@@ -181,6 +181,12 @@ fn session_lookup() {
     assert_eq!(report["session_id"], SESSION);
     assert_eq!(report["transcript"], installed.to_string_lossy().as_ref());
 
+    // The 8 characters the brief and the notices show are enough.
+    let output = sandbox.run(&["report", "--json", "--session", &SESSION[..8]], b"");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["transcript"], installed.to_string_lossy().as_ref());
+
     let output = sandbox.run(&["report", "--session", "0000-unknown"], b"");
     assert_eq!(output.status.code(), Some(1));
     let expected = sandbox.claude_dir().join("projects/*/0000-unknown.jsonl");
@@ -218,12 +224,50 @@ fn the_newest_transcript_of_the_current_project_by_default() {
 }
 
 #[test]
+fn the_session_of_the_pending_handoff_before_the_newest() {
+    let sandbox = Sandbox::new();
+    let paused = install_transcript(&sandbox, &sandbox.project(), "paused-session");
+    let old_time = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(&paused).unwrap().set_modified(old_time).unwrap();
+    install_transcript(&sandbox, &sandbox.project(), "later-session");
+    let planning = sandbox.project().join(".planning");
+    std::fs::create_dir_all(&planning).unwrap();
+    std::fs::write(
+        planning.join("HANDOFF.json"),
+        serde_json::json!({"version": "1.0", "status": "paused", "timestamp": "2026-12-01T08:00:00Z",
+            "baton": {"session_id": "paused-session"}})
+        .to_string(),
+    )
+    .unwrap();
+    let output = sandbox.run(&["report", "--json"], b"");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(report["transcript"].as_str().unwrap().ends_with("/paused-session.jsonl"), "{report}");
+    // Once the handoff is picked up (no longer paused), the newest again.
+    std::fs::write(
+        planning.join("HANDOFF.json"),
+        serde_json::json!({"version": "1.0", "status": "resumed", "baton": {"session_id": "paused-session"}})
+            .to_string(),
+    )
+    .unwrap();
+    let report: Value = serde_json::from_slice(&sandbox.run(&["report", "--json"], b"").stdout).unwrap();
+    assert!(report["transcript"].as_str().unwrap().ends_with("/later-session.jsonl"), "{report}");
+}
+
+#[test]
 fn help_reads_well() {
     let sandbox = Sandbox::new();
     let output = sandbox.run(&["report", "--help"], b"");
     assert!(output.status.success());
     let help = stdout(&output);
-    for needle in ["--session <ID>", "--transcript <PATH>", "--json", "--svg <FILE>", "newest transcript"] {
+    for needle in [
+        "--session <ID>",
+        "--transcript <PATH>",
+        "--json",
+        "--svg <FILE>",
+        "pending handoff",
+        "newest transcript",
+    ] {
         assert!(help.contains(needle), "missing {needle} in\n{help}");
     }
 }

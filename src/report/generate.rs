@@ -42,7 +42,7 @@ impl std::error::Error for ReportError {}
 
 /// Builds the report `request` asks for.
 pub fn generate(request: &Request) -> Result<Report, ReportError> {
-    let path = match locate(&request.lookup) {
+    let path = match pending_handoffs_session(&request.lookup).map_or_else(|| locate(&request.lookup), Ok) {
         Ok(path) => path,
         Err(e @ LocateError::Usage(_)) => return Err(ReportError::Usage(e.to_string())),
         Err(e) => return Err(ReportError::Failed(e.to_string())),
@@ -65,4 +65,17 @@ pub fn generate(request: &Request) -> Result<Report, ReportError> {
         }
     }
     Ok(report)
+}
+
+/// With no session asked for: the transcript of the session that wrote the project's
+/// pending handoff (the newest paused one), the session a user asks about after a pause,
+/// rather than whichever ran last.
+fn pending_handoffs_session(lookup: &Lookup) -> Option<PathBuf> {
+    let Lookup::Newest(folder) = lookup else { return None };
+    let config = Config::load(Some(folder));
+    let root = crate::gitx::project_dir(folder);
+    crate::resume::find_all(&root, &config)
+        .iter()
+        .filter(|found| found.paused())
+        .find_map(|found| crate::host::claude::transcript_of(found.session()?))
 }

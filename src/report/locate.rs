@@ -54,20 +54,21 @@ fn projects_dir() -> Result<PathBuf, LocateError> {
     })
 }
 
-fn by_session(id: &str) -> Result<PathBuf, LocateError> {
-    if !fsx::valid_session_id(id) {
-        return Err(LocateError::Usage(format!(
-            "invalid session id {id:?}: it must not be empty or contain `/`, `\\` or `..`"
-        )));
-    }
+/// The transcript of the session `asked` names: its id, or an unambiguous prefix of one
+/// (the 8 characters the brief and the notices show), resolved as `baton status` does.
+fn by_session(asked: &str) -> Result<PathBuf, LocateError> {
     let projects = projects_dir()?;
-    let newest = crate::host::claude::transcript_of(id);
-    newest.ok_or_else(|| {
+    let not_found = |id: &str| {
         LocateError::NotFound(format!(
             "no transcript for session {id}: looked for {}",
             projects.join("*").join(format!("{id}.jsonl")).display()
         ))
-    })
+    };
+    let id = crate::status::resolve_session(asked).map_err(|e| match e {
+        crate::status::StatusError::Usage(why) => LocateError::Usage(why),
+        crate::status::StatusError::NotFound(_) => not_found(asked),
+    })?;
+    crate::host::claude::transcript_of(&id).ok_or_else(|| not_found(&id))
 }
 
 fn newest(cwd: &Path) -> Result<PathBuf, LocateError> {
