@@ -629,6 +629,16 @@ fn config_check(project: Option<&Path>) -> Check {
             config.ignored.join("; "),
             Some("a repository file may make baton quieter or stricter, never looser: set such keys in ~/.config/baton/config.json or the environment, or remove them from the repository file".into()),
         )
+    } else if let Some(unread) = crate::config::unread_files(project).first() {
+        Check::new(
+            Status::Warn,
+            "config",
+            format!("{} is not read: baton reads JSON only", unread.display()),
+            Some(format!(
+                "move its settings into {} (`baton config` lists the keys)",
+                unread.with_extension("json").display()
+            )),
+        )
     } else {
         let message = if read.is_empty() {
             "no config files; defaults apply".to_string()

@@ -126,3 +126,24 @@ fn demo_plays_the_session_and_cleans_up() {
     let home: Vec<_> = std::fs::read_dir(sandbox.home()).unwrap().collect();
     assert!(home.is_empty(), "{home:?}");
 }
+
+#[test]
+fn a_config_toml_beside_config_json_is_reported_as_not_read() {
+    let sandbox = Sandbox::new();
+    let user = sandbox.root().join("config/baton");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("config.toml"), "debounce_calls = 2\n").unwrap();
+    let project = sandbox.project();
+    let output = sandbox.run(&["config", "--cwd", project.to_str().unwrap()], b"");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let toml = user.join("config.toml");
+    assert!(text.contains(&format!("not read: {} (baton reads JSON only", toml.display())), "{text}");
+    let (json, _) = config_json(&sandbox, &[]);
+    assert_eq!(json["unread"], serde_json::json!([toml.display().to_string()]), "{json}");
+    // The hook does not look for it: nothing changes there.
+    let output = sandbox.run(&["doctor", "--json"], b"");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let check = report["checks"].as_array().unwrap().iter().find(|c| c["check"] == "config").unwrap().clone();
+    assert_eq!(check["status"], "warn", "{check}");
+    assert!(check["message"].as_str().unwrap().contains("is not read"), "{check}");
+}

@@ -118,3 +118,29 @@ fn extra_arguments_never_become_usage_errors() {
         sandbox.run(&["hook", "--unknown-flag", "x"], sandbox.post_tool_use(SESSION).to_string().as_bytes());
     assert!(told(&output).is_some());
 }
+
+/// Runs `baton <mode>` on a terminal (a pty from `script`), as a person trying it by hand.
+fn on_a_terminal(mode: &str) -> Option<std::process::Output> {
+    let script = ["/usr/bin/script", "/bin/script"].into_iter().find(|p| std::path::Path::new(p).exists())?;
+    let command = format!("{} {mode}", common::baton_path());
+    std::process::Command::new(script)
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()
+}
+
+#[test]
+fn on_a_terminal_the_hook_and_the_statusline_say_at_once_what_they_expect() {
+    for (mode, expects) in
+        [("hook", "reads a hook event (JSON)"), ("statusline", "reads Claude Code's statusLine JSON")]
+    {
+        let start = Instant::now();
+        let output = on_a_terminal(mode).expect("util-linux `script` gives the pty (Debian's bsdutils)");
+        // The 2 s stdin deadline would pass first without the check.
+        assert!(start.elapsed() < Duration::from_millis(1500), "{mode} waited {:?}", start.elapsed());
+        assert!(output.status.success(), "{mode}");
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(text.contains(expects) && text.contains("baton demo"), "{mode}: {text}");
+    }
+}

@@ -24,12 +24,21 @@ pub(super) fn run(args: ConfigArgs) -> ExitStatus {
     let config = Config::load(project.as_deref());
     let known = windows::known_windows(&windows::remembered_windows(), &config.configured_windows());
     let default_window = crate::metrics::Limits::from_settings(config.settings()).default_window;
+    let unread = config::unread_files(project.as_deref());
     if args.json {
         let mut value = config.to_json();
         value["windows"] = serde_json::json!({"known": known, "default": default_window});
+        value["unread"] = unread.iter().map(|p| p.display().to_string()).collect();
         print_json(&value);
     } else {
         print!("{}", config::describe_config(&config));
+        for path in &unread {
+            println!(
+                "\nnot read: {} (baton reads JSON only: {})",
+                path.display(),
+                path.with_extension("json").display()
+            );
+        }
         print!("\n{}", windows::describe_known(&known, default_window));
     }
     if config.errors.is_empty() { ExitStatus::Success } else { ExitStatus::Failure }

@@ -6,6 +6,12 @@ use crate::host::HookInput;
 use crate::{hook, stdin};
 
 pub(super) fn run() -> ExitStatus {
+    if super::stdin_is_a_terminal(
+        "hook",
+        "a hook event (JSON) from Claude Code, Codex, Gemini CLI, Qwen Code or Factory Droid",
+    ) {
+        return ExitStatus::Success;
+    }
     run_guarded(|| {
         let Ok(input) = stdin::read_json::<HookInput>(stdin::timeout_from_env()) else {
             return;

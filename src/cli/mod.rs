@@ -193,6 +193,19 @@ fn run_guarded(mode: impl FnOnce() + panic::UnwindSafe) {
     let _ = panic::catch_unwind(mode);
 }
 
+/// Run by hand on a terminal, a host-facing mode would wait for input in silence: says
+/// at once what it expects, on stderr (a host never gives it a terminal), and exits 0.
+fn stdin_is_a_terminal(mode: &str, expects: &str) -> bool {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return false;
+    }
+    eprintln!(
+        "baton {mode} reads {expects} on stdin; the host runs it for you (`baton install` sets that up). To see what it does, run `baton demo`."
+    );
+    true
+}
+
 /// Prints `text` as it is; a closed stdout is not an error a host should see.
 fn print_out(text: &str) {
     let mut out = std::io::stdout().lock();

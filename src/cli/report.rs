@@ -17,7 +17,8 @@ pub(super) struct ReportArgs {
     /// The transcript to read (a Claude Code .jsonl file).
     #[arg(long, value_name = "PATH")]
     transcript: Option<PathBuf>,
-    /// The project folder whose newest transcript is read (default: the current folder).
+    /// The project folder (default: the current folder): the session that wrote its
+    /// pending handoff is reported, else its newest transcript.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["session", "transcript"])]
     cwd: Option<PathBuf>,
     /// Print one JSON object for machines instead of the text report.

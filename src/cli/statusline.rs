@@ -21,13 +21,16 @@ pub(super) struct StatuslineArgs {
 
 /// `baton statusline` with no argument: the host's own call.
 pub(super) fn run_own_line() -> ExitStatus {
+    if super::stdin_is_a_terminal("statusline", "Claude Code's statusLine JSON") {
+        return ExitStatus::Success;
+    }
     run_guarded(own_line);
     ExitStatus::Success
 }
 
 pub(super) fn run(args: StatuslineArgs) -> ExitStatus {
     match args.wrap {
-        None => run_guarded(own_line),
+        None => return run_own_line(),
         Some(old) => run_guarded(move || print_out(&statusline::wrap::run(&old, metrics::now_unix()))),
     }
     ExitStatus::Success

@@ -53,6 +53,17 @@ pub fn project_config_path(project: &Path) -> PathBuf {
     project.join(".claude").join("baton.json")
 }
 
+/// Files beside baton's configuration files that look like configuration baton does not
+/// read (`config.toml` next to `config.json`, `.claude/baton.yaml` …): said by `baton
+/// config` and `doctor` (never looked for on the hook's path).
+pub fn unread_files(project: Option<&Path>) -> Vec<PathBuf> {
+    const OTHER_FORMATS: &[&str] = &["toml", "yaml", "yml", "jsonc", "json5"];
+    let read = places::user_config_path().into_iter().chain(project.map(project_config_path));
+    read.flat_map(|path| OTHER_FORMATS.iter().map(move |ext| path.with_extension(ext)))
+        .filter(|other| other.symlink_metadata().is_ok())
+        .collect()
+}
+
 impl Config {
     /// Gathers the layers from disk and the environment and resolves them. `project` is
     /// the session's project folder, when there is one.

@@ -8,7 +8,15 @@ pub fn segment(ctx: &Context) -> Option<Segment> {
     let figure = ctx.figure.as_ref()?;
     let pace = ctx.input.session_id.as_deref().and_then(crate::session_state::tokens_per_call);
     let headroom = metrics::assess(figure, &ctx.basis(), Want::Headroom { tokens_per_call: pace }).headroom?;
-    let calls = headroom.calls.map(|c| format!(" ~{c} calls")).unwrap_or_default();
+    // The same count, and the same words, as the warning's ("about 1 tool call").
+    let calls = headroom
+        .calls
+        .map(|c| match c {
+            0 => " <1 call".to_string(),
+            1 => " ~1 call".to_string(),
+            c => format!(" ~{c} calls"),
+        })
+        .unwrap_or_default();
     let to = match headroom.end {
         HeadroomEnd::AutoCompaction | HeadroomEnd::Compression => "to compact",
         HeadroomEnd::WindowEnd => "left",
