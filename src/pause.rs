@@ -69,7 +69,7 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
         // Read from the file's own shape: a path given by hand may be any host's.
         transcript_format: crate::transcript::Format::ClaudeCode,
         figure: figure.clone(),
-        checkpoint: options.checkpoint.unwrap_or_else(|| config.pause_checkpoint()),
+        checkpoint: checkpoint_mode(options, config, &root),
         dir: config.handoff_dir(),
         now: Utc::now(),
     };
@@ -80,6 +80,20 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
         None
     };
     Ok(Paused { outcome, session_id, transcript, figure, report })
+}
+
+/// The checkpoint asked for (`--checkpoint`, else `handoff.pause_checkpoint` when set);
+/// left at its default, GSD's `wip:` commit on the branch only in a GSD project. Without
+/// GSD nobody asked for commits on their branch: the side ref saves the same and moves
+/// nothing, and the confirmation says so.
+fn checkpoint_mode(options: &Options, config: &Config, root: &Path) -> Mode {
+    if let Some(asked) = options.checkpoint {
+        return asked;
+    }
+    if config.is_set("handoff.pause_checkpoint") || crate::planning::detect(root).gsd {
+        return config.pause_checkpoint();
+    }
+    Mode::Ref
 }
 
 fn relative(path: &Path, root: &Path) -> String {
@@ -155,6 +169,13 @@ pub fn confirmation(paused: &Paused) -> String {
         describe_checkpoint(outcome),
         summary.next_action,
     ));
+    let on_side_ref =
+        outcome.checkpoint.as_ref().is_some_and(|c| c.used == Mode::Ref && c.fallback_reason.is_none());
+    if on_side_ref && !summary.gsd {
+        text.push_str(
+            "\n(no GSD project here: the checkpoint is a side ref and your branch is untouched; `--checkpoint branch` commits the handoff on the branch instead)\n",
+        );
+    }
     if paused.transcript.is_none() {
         text.push_str(
             "\n(no transcript found for this project: the handoff has no todos or session facts)\n",

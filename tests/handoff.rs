@@ -485,7 +485,7 @@ fn pause_falls_back_to_a_ref_when_the_branch_cannot_take_a_commit() {
         };
         setup(&repo);
         let refs_before = repo.refs();
-        let (result, output) = pause(&sandbox, &["--session", SESSION]);
+        let (result, output) = pause(&sandbox, &["--session", SESSION, "--checkpoint", "branch"]);
         assert!(output.status.success(), "{name}: {}", String::from_utf8_lossy(&output.stderr));
         assert_eq!(result["checkpoint"]["requested"], "branch", "{name}");
         assert_eq!(result["checkpoint"]["used"], "ref", "{name}");
@@ -709,4 +709,23 @@ fn baton_run_honours_max_legs_and_refuses_what_it_cannot_run() {
     assert!(common::stdout(&out).is_empty() && common::stderr(&out).contains("not headless"));
     let out = baton_run(&sandbox, &["run", "--", "vim", "-p", "x"], &[]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn pause_without_gsd_checkpoints_on_a_side_ref_and_says_so() {
+    let sandbox = Sandbox::new();
+    let repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a\n")]);
+    let head = repo.head_commit().id();
+    let (result, output) = pause(&sandbox, &["--session", SESSION]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(result["checkpoint"]["used"], "ref", "{result}");
+    assert_eq!(repo.head_commit().id(), head, "nothing committed on the user's branch");
+    let text = sandbox.run(&["pause", "--session", SESSION], b"");
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("no GSD project here: the checkpoint is a side ref"), "{text}");
+    // Asked for, the branch is tried; baton keeps its files out of `git status` in a
+    // project without GSD (.git/info/exclude), so it falls back to the ref and says why.
+    let (result, _) = pause(&sandbox, &["--session", SESSION, "--checkpoint", "branch"]);
+    assert_eq!(result["checkpoint"]["requested"], "branch", "{result}");
+    assert!(result["checkpoint"]["fallback_reason"].as_str().unwrap().contains("ignored by git"), "{result}");
 }

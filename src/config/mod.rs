@@ -133,6 +133,11 @@ impl Config {
         }
     }
 
+    /// Whether `key` was set by a file or the environment (not left at its default).
+    pub fn is_set(&self, key: &str) -> bool {
+        self.entries.get(key).is_some_and(|entry| !matches!(entry.source, Source::Default))
+    }
+
     /// Every key with its value and source, in declaration order.
     pub fn entries(&self) -> impl Iterator<Item = (&'static KeySpec, &Entry)> {
         KEYS.iter().filter_map(|spec| self.entries.get(spec.key).map(|s| (spec, s)))
