@@ -408,3 +408,25 @@ fn status_lists_the_pending_handoff() {
     assert_eq!(handoff["this_session"], true, "{json}");
     assert_eq!(handoff["next_action"], "finish the limiter");
 }
+
+#[test]
+fn each_automatic_compaction_is_set_against_claude_codes_formula() {
+    let sandbox = Sandbox::new();
+    let transcript = sample(&sandbox);
+    let path = transcript.to_string_lossy().into_owned();
+    let report: Value =
+        serde_json::from_slice(&sandbox.run(&["report", "--json", "--transcript", &path], b"").stdout)
+            .unwrap();
+    let compaction = &report["compactions"][0];
+    // 200,000 − 20,000 reserved for the reply − 13,000 = 167,000; the sample compacted at 167,400.
+    assert_eq!(compaction["predicted_at"], 167_000, "{compaction}");
+    assert_eq!(compaction["prediction_error_pct"], 0.2, "{compaction}");
+    // Claude Code's own variable moves the prediction as it moves the compaction.
+    let output = sandbox.run_with(
+        &["report", "--json", "--transcript", &path],
+        b"",
+        &[("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "150000")],
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["compactions"][0]["predicted_at"], 117_000, "{report}");
+}

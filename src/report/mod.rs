@@ -112,6 +112,13 @@ pub struct CompactionRow {
     pub at: Option<String>,
     /// The number of turns before it (it sits between turn `after_turn` and the next).
     pub after_turn: usize,
+    /// Where Claude Code's formula puts an automatic compaction for this model and
+    /// window (its settings and environment as they are now), and how far the real one
+    /// was from it, in % of the window (positive: later than predicted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prediction_error_pct: Option<f64>,
 }
 
 /// The context size after one main-chain reply.
@@ -236,9 +243,28 @@ impl Report {
         config: &Config,
     ) -> Report {
         let audits = session_id.as_deref().map(|s| crate::handoff::audit::load(s).audits).unwrap_or_default();
-        Report {
-            compaction_audits: audits,
-            ..Report::build(usage, transcript, session_id, &Sizing::from_config(config))
+        let sizing = Sizing::from_config(config);
+        let mut report =
+            Report { compaction_audits: audits, ..Report::build(usage, transcript, session_id, &sizing) };
+        // The formula alone (nothing learned), with Claude Code's settings read once.
+        let rule = metrics::CompactionRule { learned: None, ..sizing.limits.rule };
+        let rule = metrics::claude_rule(rule, report.model.as_deref(), None);
+        report.predict_compactions(&rule);
+        report
+    }
+
+    /// Each automatic compaction's predicted point and the prediction's error (pure).
+    pub fn predict_compactions(&mut self, rule: &metrics::CompactionRule) {
+        let window = self.window_tokens;
+        if window == 0 || rule.disabled {
+            return;
+        }
+        let predicted = rule.claude(window).threshold;
+        for c in self.compactions.iter_mut().filter(|c| c.trigger.as_deref() == Some("auto")) {
+            c.predicted_at = Some(predicted);
+            c.prediction_error_pct = c
+                .pre_tokens
+                .map(|pre| ((pre as f64 - predicted as f64) * 1000.0 / window as f64).round() / 10.0);
         }
     }
 
@@ -294,6 +320,8 @@ impl Report {
                 post_tokens: c.post_tokens,
                 at: c.at.clone(),
                 after_turn: usage.compaction_positions.get(i).copied().unwrap_or(0),
+                predicted_at: None,
+                prediction_error_pct: None,
             })
             .collect();
         Report {

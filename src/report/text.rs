@@ -169,9 +169,13 @@ pub fn render(report: &Report, colour: bool, columns: usize) -> String {
     for (i, c) in report.compactions.iter().enumerate() {
         let size = |t: Option<u64>| t.map(thousands).unwrap_or_else(|| "?".into());
         let at = c.at.as_deref().map(|t| format!(", {t}")).unwrap_or_default();
+        let predicted = match (c.predicted_at, c.prediction_error_pct) {
+            (Some(p), Some(e)) => format!("; predicted at {} ({e:+.1} % of the window)", thousands(p)),
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
-            "  {}. {} {} → {} tokens (after turn {}{at})",
+            "  {}. {} {} → {} tokens (after turn {}{at}){predicted}",
             i + 1,
             c.trigger.as_deref().unwrap_or("?"),
             size(c.pre_tokens),
