@@ -1037,6 +1037,31 @@ fn codex_trust(files: &[SettingsFile], places: &Places) -> Option<Check> {
     codex_trust_check(files, &states, &show_path(&config, places.home.as_deref()), &codex_trust::key_path)
 }
 
+/// Gemini CLI's folder trust, when baton's hooks are in this project's
+/// `.gemini/settings.json`: they run only in a folder Gemini CLI trusts.
+fn gemini_trust(files: &[SettingsFile], places: &Places) -> Option<Check> {
+    let in_project = files.iter().any(|f| {
+        f.host == Host::Gemini
+            && f.scope == Scope::Project
+            && matches!(&f.state, FileState::Parsed(v) if hook_entries(v).any(|(_, c)| matches!(commands::recognise(c), Some(BatonCommand::Hook { .. }))))
+    });
+    let project = places.project.as_deref().filter(|_| in_project)?;
+    Some(match crate::host::gemini::untrusted_project_note(project, places) {
+        Some(note) => Check::new(
+            Status::Warn,
+            "folder trust (Gemini CLI)",
+            note,
+            Some("trust the folder in Gemini CLI (it asks at start; /permissions later)".into()),
+        ),
+        None => Check::new(
+            Status::Ok,
+            "folder trust (Gemini CLI)",
+            "Gemini CLI runs this project's hooks (a trusted folder, or folder trust off)",
+            None,
+        ),
+    })
+}
+
 /// Qwen Code's approval step: none by default; with `security.folderTrust.enabled` in the
 /// user's settings, project hooks run only in a trusted folder (pure over what was read).
 pub fn qwen_trust_check(files: &[SettingsFile]) -> Check {
@@ -1108,6 +1133,9 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
     }
     if hosts.contains(&Host::Qwen) {
         checks.push(qwen_trust_check(&files));
+    }
+    if hosts.contains(&Host::Gemini) {
+        checks.extend(gemini_trust(&files, &places));
     }
     let project = places.project.clone();
     let config = Config::load(project.as_deref());

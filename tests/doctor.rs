@@ -282,3 +282,32 @@ fn host_picks_the_hosts_checked() {
     let output = sb.run(&["doctor", "--host", "emacs"], b"");
     assert_eq!(output.status.code(), Some(2));
 }
+
+#[test]
+fn a_gemini_project_install_in_an_untrusted_folder_is_warned_about() {
+    let sb = Sandbox::plain();
+    fs::create_dir_all(sb.home().join(".gemini")).unwrap();
+    let out = ok(&sb.run(&["install", "--host", "gemini", "--scope", "project"], b""));
+    assert!(
+        out.contains("Gemini CLI runs a project's hooks (.gemini/settings.json) only in a folder you trust"),
+        "{out}"
+    );
+    let (_, report) = doctor_json_with(&sb, &["--host", "gemini"], &[]);
+    let trust = check(&report, "folder trust (Gemini CLI)");
+    assert_eq!(trust["status"], "warn", "{trust}");
+    // Trusted the way Gemini CLI records it: no word about it.
+    let project = fs::canonicalize(sb.project()).unwrap();
+    write(
+        &sb.home().join(".gemini/trustedFolders.json"),
+        &json!({project.to_str().unwrap(): "TRUST_FOLDER"}).to_string(),
+    );
+    let out = ok(&sb.run(&["install", "--host", "gemini", "--scope", "project"], b""));
+    assert!(!out.contains("only in a folder you trust"), "{out}");
+    let (_, report) = doctor_json_with(&sb, &["--host", "gemini"], &[]);
+    assert_eq!(check(&report, "folder trust (Gemini CLI)")["status"], "ok");
+    // Folder trust turned off in Gemini CLI's settings: nothing to trust.
+    fs::remove_file(sb.home().join(".gemini/trustedFolders.json")).unwrap();
+    write(&sb.home().join(".gemini/settings.json"), r#"{"security": {"folderTrust": {"enabled": false}}}"#);
+    let (_, report) = doctor_json_with(&sb, &["--host", "gemini"], &[]);
+    assert_eq!(check(&report, "folder trust (Gemini CLI)")["status"], "ok");
+}

@@ -114,6 +114,58 @@ pub fn compression_threshold(project: Option<&Path>) -> f64 {
     project.or_else(user).unwrap_or(DEFAULT_COMPRESSION_THRESHOLD)
 }
 
+/// Whether Gemini CLI trusts the folder `location` by the rules of its
+/// `trustedFolders.json` (pure): the longest matching rule wins; `TRUST_FOLDER` covers the
+/// folder and everything below it, `TRUST_PARENT` its parent's, `DO_NOT_TRUST` distrusts.
+/// `None` when no rule matches (untrusted while folder trust is on).
+pub fn folder_trusted(rules: &Value, location: &Path) -> Option<bool> {
+    let rules = rules.as_object()?;
+    let mut best: Option<(usize, &str)> = None;
+    for (rule_path, level) in rules {
+        let Some(level) = level.as_str() else { continue };
+        let rule = Path::new(rule_path);
+        let effective = if level == "TRUST_PARENT" { rule.parent().unwrap_or(rule) } else { rule };
+        if location.starts_with(effective) && best.is_none_or(|(len, _)| rule_path.len() > len) {
+            best = Some((rule_path.len(), level));
+        }
+    }
+    match best?.1 {
+        "DO_NOT_TRUST" => Some(false),
+        "TRUST_FOLDER" | "TRUST_PARENT" => Some(true),
+        _ => None,
+    }
+}
+
+/// What `install --scope project` and `doctor` say when Gemini CLI will not run the
+/// project's hooks: folder trust is on (`security.folderTrust.enabled`, on by default) and
+/// `project` is not a trusted folder. `None` when the hooks will run.
+pub fn untrusted_project_note(project: &Path, places: &Places) -> Option<String> {
+    let read = |path: &Path| {
+        fsx::read_through_symlink(path, SETTINGS_LIMIT)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+    };
+    let gemini_home = home(places)?;
+    let enabled = read(&gemini_home.join(settings_file(Scope::User)))
+        .and_then(|s| s.pointer("/security/folderTrust/enabled").and_then(Value::as_bool))
+        .unwrap_or(true);
+    if !enabled {
+        return None;
+    }
+    let rules_path = std::env::var_os("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| gemini_home.join("trustedFolders.json"));
+    let location = project.canonicalize().unwrap_or_else(|_| project.to_path_buf());
+    let trusted = read(&rules_path).and_then(|rules| folder_trusted(&rules, &location));
+    (trusted != Some(true)).then(|| {
+        format!(
+            "Gemini CLI runs a project's hooks (.gemini/settings.json) only in a folder you trust, and {} is not trusted: start `gemini` there and trust the folder when it asks (or later with /permissions), or install in user scope (`baton install --host gemini`).",
+            location.display()
+        )
+    })
+}
+
 /// The token count where Gemini CLI compresses a `window`-token conversation.
 pub fn compression_point(window: u64, threshold: f64) -> u64 {
     (window as f64 * threshold).round() as u64
@@ -129,6 +181,20 @@ pub fn is_real_compression(trigger: Option<&str>, tokens: Option<u64>, point: u6
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folder_trust_follows_gemini_clis_longest_rule() {
+        let rules = serde_json::json!({
+            "/work": "TRUST_FOLDER",
+            "/work/secret": "DO_NOT_TRUST",
+            "/home/u/repos/app": "TRUST_PARENT",
+        });
+        assert_eq!(folder_trusted(&rules, Path::new("/work/app")), Some(true));
+        assert_eq!(folder_trusted(&rules, Path::new("/work/secret/x")), Some(false));
+        assert_eq!(folder_trusted(&rules, Path::new("/home/u/repos/other")), Some(true), "the parent's");
+        assert_eq!(folder_trusted(&rules, Path::new("/home/u")), None);
+        assert_eq!(folder_trusted(&rules, Path::new("/workbench")), None, "a path, not a prefix");
+    }
 
     const RECORDING: &[u8] = include_bytes!("../../tests/fixtures/real/gemini/chat-at-AfterTool-1.jsonl");
 

@@ -601,6 +601,17 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
             if files.iter().any(|(host, _)| *host == Host::Qwen) {
                 let _ = writeln!(run.out, "{}.", crate::host::qwen::TRUST_NOTE);
             }
+            let gemini_project =
+                options.scope == Scope::Project && files.iter().any(|(host, _)| *host == Host::Gemini);
+            if let Some(note) = run
+                .places
+                .project
+                .as_deref()
+                .filter(|_| gemini_project)
+                .and_then(|project| crate::host::gemini::untrusted_project_note(project, &run.places))
+            {
+                let _ = writeln!(run.out, "! {note}");
+            }
         }
         let _ = writeln!(
             run.out,
