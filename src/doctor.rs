@@ -713,6 +713,8 @@ fn windows_check(project: Option<&Path>) -> Check {
         &crate::metrics::windows::remembered_windows(),
         &config.configured_windows(),
     );
+    let limits = crate::metrics::Limits::from_settings(config.settings());
+    let known = crate::metrics::with_compaction_points(known, &limits, project);
     Check::new(
         Status::Ok,
         "windows",

@@ -147,3 +147,41 @@ fn a_config_toml_beside_config_json_is_reported_as_not_read() {
     assert_eq!(check["status"], "warn", "{check}");
     assert!(check["message"].as_str().unwrap().contains("is not read"), "{check}");
 }
+
+#[test]
+fn config_and_doctor_show_each_seen_models_window_source_and_compaction_point() {
+    let sandbox = Sandbox::new();
+    common::write(
+        &sandbox.state_dir().join("windows.json"),
+        r#"{"version": 1, "models": {"claude-opus-4-7": 1000000, "claude-sonnet-4-6": 200000}}"#,
+    );
+    let (json, _) = config_json(&sandbox, &[]);
+    let known = json["windows"]["known"].as_array().unwrap();
+    let point = |id: &str| known.iter().find(|k| k["model"] == id).map(|k| k["compacts_at"].clone());
+    // Claude Code's formula: window − 20,000 reserved for the reply − 13,000.
+    assert_eq!(point("claude-opus-4-7"), Some(serde_json::json!(967_000)), "{json}");
+    assert_eq!(point("claude-sonnet-4-6"), Some(serde_json::json!(167_000)), "{json}");
+    let text = String::from_utf8_lossy(&sandbox.run(&["config"], b"").stdout).into_owned();
+    assert!(text.contains("compacts at 967000"), "{text}");
+    // Claude Code's own variable moves it as it moves the compaction.
+    let (moved, _) = config_json(&sandbox, &[("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "150000")]);
+    let sonnet = moved["windows"]["known"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["model"] == "claude-sonnet-4-6")
+        .unwrap()
+        .clone();
+    assert_eq!(sonnet["compacts_at"], 117_000, "{moved}");
+    let output = sandbox.run(&["doctor", "--json"], b"");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let windows =
+        report["checks"].as_array().unwrap().iter().find(|c| c["check"] == "windows").unwrap().clone();
+    assert!(
+        windows["message"]
+            .as_str()
+            .unwrap()
+            .contains("claude-opus-4-7 1.0M (remembered from the status line, compacts at 967k)"),
+        "{windows}"
+    );
+}

@@ -23,7 +23,9 @@ pub(super) fn run(args: ConfigArgs) -> ExitStatus {
     let project = folder(args.cwd);
     let config = Config::load(project.as_deref());
     let known = windows::known_windows(&windows::remembered_windows(), &config.configured_windows());
-    let default_window = crate::metrics::Limits::from_settings(config.settings()).default_window;
+    let limits = crate::metrics::Limits::from_settings(config.settings());
+    let known = crate::metrics::with_compaction_points(known, &limits, project.as_deref());
+    let default_window = limits.default_window;
     let unread = config::unread_files(project.as_deref());
     if args.json {
         let mut value = config.to_json();

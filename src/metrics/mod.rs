@@ -227,6 +227,21 @@ pub fn assess(figure: &Figure, basis: &Basis, want: Want) -> Assessment {
     assess_with(figure, &limits, basis.model, pace)
 }
 
+/// The compaction point of each known Claude model's window, by Claude Code's formula with
+/// its settings and environment as they are now (`baton config`, `baton doctor`). Reads
+/// Claude Code's settings files once per model.
+pub fn with_compaction_points(
+    mut known: Vec<windows::KnownWindow>,
+    limits: &Limits,
+    project: Option<&Path>,
+) -> Vec<windows::KnownWindow> {
+    for k in known.iter_mut().filter(|k| k.model.starts_with("claude")) {
+        let rule = claude_rule(limits.rule, Some(&k.model), project);
+        k.compacts_at = compaction_point(k.tokens, &rule);
+    }
+    known
+}
+
 /// Claude Code's compaction rule completed for a model: its row (reactive or not, its
 /// output reserve) and what Claude Code's settings files and environment set. Reads the
 /// settings files: call it only where the compaction point is needed.

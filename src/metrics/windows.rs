@@ -418,6 +418,10 @@ pub struct KnownWindow {
     pub model: String,
     pub tokens: u64,
     pub source: WindowSource,
+    /// Where the host compacts in this window (Claude Code's formula for a Claude model;
+    /// see [`crate::metrics::with_compaction_points`]), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compacts_at: Option<u64>,
 }
 
 /// The windows known for model ids, in the order they are consulted: remembered from the
@@ -432,12 +436,14 @@ pub fn known_windows(
             model: model.clone(),
             tokens: *tokens,
             source: WindowSource::Remembered,
+            compacts_at: None,
         })
         .collect();
     known.extend(configured.iter().map(|(model, tokens)| KnownWindow {
         model: model.clone(),
         tokens: *tokens,
         source: WindowSource::Config,
+        compacts_at: None,
     }));
     known
 }
@@ -449,7 +455,8 @@ pub fn describe_known(known: &[KnownWindow], default: u64) -> String {
     );
     let width = known.iter().map(|k| k.model.len()).max().unwrap_or(0);
     for k in known {
-        out.push_str(&format!("  {:<width$}  {:>9}  {}\n", k.model, k.tokens, k.source.describe()));
+        let compacts = k.compacts_at.map(|p| format!(", compacts at {p}")).unwrap_or_default();
+        out.push_str(&format!("  {:<width$}  {:>9}  {}{compacts}\n", k.model, k.tokens, k.source.describe()));
     }
     let mut table: Vec<String> =
         CLAUDE_TABLE.iter().map(|r| format!("{} {}", r.id, super::short_tokens(r.window))).collect();
@@ -477,7 +484,13 @@ pub fn table_len() -> usize {
 pub fn doctor_line(known: &[KnownWindow], default: u64) -> String {
     let listed: Vec<String> = known
         .iter()
-        .map(|k| format!("{} {} ({})", k.model, super::short_tokens(k.tokens), k.source.describe()))
+        .map(|k| {
+            let compacts = k
+                .compacts_at
+                .map(|p| format!(", compacts at {}", super::short_tokens(p)))
+                .unwrap_or_default();
+            format!("{} {} ({}{compacts})", k.model, super::short_tokens(k.tokens), k.source.describe())
+        })
         .collect();
     let listed =
         if listed.is_empty() { "none remembered or configured".to_string() } else { listed.join(", ") };
