@@ -53,18 +53,6 @@ pub fn project_config_path(project: &Path) -> PathBuf {
     project.join(".claude").join("baton.json")
 }
 
-/// The environment variables some key reads (`BATON_…`, and Claude Code's own that baton
-/// follows), in one pass; values that are not UTF-8 are left out, as `env::var` would.
-fn keys_environment() -> Vec<(String, String)> {
-    std::env::vars_os()
-        .filter_map(|(name, value)| {
-            let name = name.into_string().ok()?;
-            let wanted = name.starts_with("BATON_") || KEYS.iter().any(|spec| spec.env == Some(name.as_str()));
-            wanted.then_some(()).and_then(|()| Some((name, value.into_string().ok()?)))
-        })
-        .collect()
-}
-
 /// Files beside baton's configuration files that look like configuration baton does not
 /// read (`config.toml` next to `config.json`, `.claude/baton.yaml` …): said by `baton
 /// config` and `doctor` (never looked for on the hook's path).
@@ -115,9 +103,7 @@ impl Config {
             let path = project_config_path(project);
             read_layer(path.clone(), Source::ProjectFile(path), parse_file);
         }
-        // One pass over the environment instead of a `getenv` (a scan of it) per key.
-        let environment = keys_environment();
-        layers.push(env_layer(|name| environment.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())));
+        layers.push(env_layer(|name| std::env::var(name).ok()));
         let mut resolved = resolve_all(&layers);
         errors.append(&mut resolved.errors);
         let (model_windows, mut window_errors) = resolve_model_windows(&layers);
