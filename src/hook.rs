@@ -221,7 +221,7 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
                     HostKind::Codex => {
                         audit::leave_turn_brief(session, &start.text);
                     }
-                    HostKind::Gemini | HostKind::Qwen | HostKind::Droid => {}
+                    HostKind::Gemini | HostKind::Qwen | HostKind::Droid | HostKind::Copilot => {}
                 }
             }
             let text = resume::with_relay_leg(start.text, env.run.as_ref().map(|(_, leg)| *leg));

@@ -217,6 +217,9 @@ pub fn message(
             (HostKind::Droid, _) => {
                 " (This figure was read from Factory Droid's session record: its last model call.)"
             }
+            (HostKind::Copilot, _) => {
+                " (This figure was read from GitHub Copilot CLI's session events: its last model call.)"
+            }
         });
     }
     if let Some(why) = &context.unkept_state {

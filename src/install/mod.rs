@@ -38,7 +38,10 @@ pub enum HostArg {
     Qwen,
     /// Factory Droid.
     Droid,
-    /// Claude Code, plus Gemini CLI, Codex, Qwen Code and Factory Droid where their folders exist.
+    /// GitHub Copilot CLI.
+    Copilot,
+    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid and GitHub Copilot CLI
+    /// where their folders exist.
     All,
 }
 
@@ -88,12 +91,14 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
             HostArg::Codex => &[(Host::Codex, true)],
             HostArg::Qwen => &[(Host::Qwen, true)],
             HostArg::Droid => &[(Host::Droid, true)],
+            HostArg::Copilot => &[(Host::Copilot, true)],
             HostArg::All => &[
                 (Host::Claude, true),
                 (Host::Gemini, false),
                 (Host::Codex, false),
                 (Host::Qwen, false),
                 (Host::Droid, false),
+                (Host::Copilot, false),
             ],
         };
         for (host, explicit) in picks {
@@ -600,6 +605,9 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
             }
             if files.iter().any(|(host, _)| *host == Host::Qwen) {
                 let _ = writeln!(run.out, "{}.", crate::host::qwen::TRUST_NOTE);
+            }
+            if files.iter().any(|(host, _)| *host == Host::Copilot) {
+                let _ = writeln!(run.out, "{}.", crate::host::copilot::TRUST_NOTE);
             }
         }
         let _ = writeln!(

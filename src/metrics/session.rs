@@ -18,7 +18,7 @@ use super::windows::{self, WindowFacts, WindowSource, choose_window};
 use super::{
     Bridge, CompactionAt, Figure, HeadroomEnd, Origin, figure_from_tokens, is_fresh, read_any_bridge,
 };
-use crate::host::{HostKind, claude, codex, droid, gemini, qwen};
+use crate::host::{HostKind, claude, codex, copilot, droid, gemini, qwen};
 
 /// What the caller knows about the session.
 #[derive(Debug, Clone)]
@@ -69,6 +69,7 @@ pub fn session_figure(query: &FigureQuery) -> Option<SessionFigure> {
         HostKind::Gemini => gemini_figure(query),
         HostKind::Qwen => qwen_figure(query),
         HostKind::Droid => droid_figure(query),
+        HostKind::Copilot => copilot_figure(query),
     }
 }
 
@@ -300,6 +301,22 @@ fn droid_figure(query: &FigureQuery) -> Option<SessionFigure> {
     newest(recorded, query)
 }
 
+/// Copilot CLI names no transcript on PostToolUse: its event log is found by session id.
+fn copilot_figure(query: &FigureQuery) -> Option<SessionFigure> {
+    let path = query.transcript.map(Path::to_path_buf).or_else(|| copilot::events_path(query.session_id));
+    let reading =
+        path.and_then(|p| crate::transcript::copilot::read(&p, copilot::EVENTS_BUDGET).ok().flatten());
+    let recorded = reading.map(|reading| {
+        let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
+        let mut facts = facts(query, model.as_deref());
+        facts.host = reading.window;
+        let window = choose_window(&facts, Some(reading.tokens));
+        let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
+        SessionFigure { figure, model }
+    });
+    newest(recorded, query)
+}
+
 /// The host's record, or a fresh bridge (a GSD-style setup may write one) when that is
 /// newer: whichever was written last.
 fn newest(recorded: Option<SessionFigure>, query: &FigureQuery) -> Option<SessionFigure> {
@@ -337,6 +354,12 @@ pub fn compaction_for(host: HostKind, figure: &Figure, project: Option<&Path>) -
         // Its window is its compaction limit, when known: headroom runs to the window's end.
         HostKind::Droid => match droid::compaction_limit(None) {
             Some(limit) => CompactionAt::Tokens(limit, HeadroomEnd::AutoCompaction),
+            None => CompactionAt::Unknown,
+        },
+        HostKind::Copilot => match figure.window_tokens {
+            Some(window) => {
+                CompactionAt::Tokens(copilot::compaction_point(window), HeadroomEnd::AutoCompaction)
+            }
             None => CompactionAt::Unknown,
         },
         HostKind::Qwen => match figure.window_tokens {
