@@ -135,7 +135,8 @@ impl<'a> Call<'a> {
     }
 
     fn envelope(&self, text: &str) -> Envelope {
-        Envelope::new(&self.input.envelope_event_name(self.env.gemini_key_set), text)
+        let envelope = Envelope::new(&self.input.envelope_event_name(self.env.gemini_key_set), text);
+        if self.host == HostKind::Copilot { envelope.with_top_level_context() } else { envelope }
     }
 }
 
