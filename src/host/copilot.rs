@@ -62,6 +62,10 @@ pub const COMPACTION_FRACTION: f64 = 0.8;
 /// Most bytes of a session's event log read from its end.
 pub const EVENTS_BUDGET: u64 = 8 * 1024 * 1024;
 
+/// How long the hook waits for the newest call's record to be flushed, and how often it looks.
+pub const WAIT_MAX: std::time::Duration = std::time::Duration::from_millis(1500);
+pub const WAIT_STEP: std::time::Duration = std::time::Duration::from_millis(25);
+
 /// Nothing in the event itself is Copilot CLI's own: see [`detect_env`].
 pub fn detect(_input: &HookInput, _gemini_key_set: bool) -> u8 {
     0

@@ -304,8 +304,25 @@ fn droid_figure(query: &FigureQuery) -> Option<SessionFigure> {
 /// Copilot CLI names no transcript on PostToolUse: its event log is found by session id.
 fn copilot_figure(query: &FigureQuery) -> Option<SessionFigure> {
     let path = query.transcript.map(Path::to_path_buf).or_else(|| copilot::events_path(query.session_id));
-    let reading =
-        path.and_then(|p| crate::transcript::copilot::read(&p, copilot::EVENTS_BUDGET).ok().flatten());
+    let read = |p: &Path| crate::transcript::copilot::read(p, copilot::EVENTS_BUDGET).ok().flatten();
+    let mut reading = path.as_deref().and_then(read);
+    // The newest call's record is often flushed after the hook starts: near or past a
+    // threshold, it is waited for (bounded).
+    if let (Some(path), Some(stale)) = (path.as_deref(), reading.as_ref().filter(|r| !r.current)) {
+        let window = stale.window.unwrap_or(query.default_window).max(1);
+        let used_pct = stale.tokens as f64 * 100.0 / window as f64;
+        if claude::worth_waiting(used_pct, &query.thresholds_used) {
+            let started = std::time::Instant::now();
+            while started.elapsed() < copilot::WAIT_MAX {
+                std::thread::sleep(copilot::WAIT_STEP);
+                let again = read(path);
+                if again.as_ref().is_some_and(|r| r.current) {
+                    reading = again;
+                    break;
+                }
+            }
+        }
+    }
     let recorded = reading.map(|reading| {
         let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
         let mut facts = facts(query, model.as_deref());

@@ -4,6 +4,11 @@
 //! Copilot CLI sees it) and `model`; a `session.compaction_complete` with `success: true`
 //! marks a finished compaction, after which no call's figure is known until the next one.
 //!
+//! The log is flushed after the hook starts: at a PostToolUse, the call's own
+//! `session.usage_record` is often not on disk yet (1.0.102). A reading is `current` when
+//! no finished call (`tool.execution_complete`, `assistant.turn_end`) follows the newest
+//! record, i.e. the record is the one of the call in flight.
+//!
 //! Read from the end, within a budget; a line that does not parse is skipped.
 
 use std::io;
@@ -21,6 +26,8 @@ pub struct CopilotReading {
     pub window: Option<u64>,
     pub model: Option<String>,
     pub written_at: Option<i64>,
+    /// No finished call follows the record: it is the newest call's.
+    pub current: bool,
 }
 
 /// What one line says (pure).
@@ -28,10 +35,18 @@ pub struct CopilotReading {
 pub enum LineFact {
     Usage(CopilotReading),
     Compacted,
+    /// A call or a turn ended (`tool.execution_complete`, `assistant.turn_end`).
+    Finished,
 }
 
 /// The fact one line gives, if any (pure).
 pub fn fact_from_line(line: &[u8]) -> Option<LineFact> {
+    // Copilot CLI writes `type` first; these lines are not parsed (a tool's whole output).
+    if line.starts_with(br#"{"type":"tool.execution_complete""#)
+        || line.starts_with(br#"{"type":"assistant.turn_end""#)
+    {
+        return Some(LineFact::Finished);
+    }
     let usage = memchr::memmem::find(line, b"session.usage_record").is_some();
     let compaction = memchr::memmem::find(line, b"session.compaction_complete").is_some();
     if !usage && !compaction {
@@ -50,7 +65,7 @@ pub fn fact_from_line(line: &[u8]) -> Option<LineFact> {
             let window = usage.get("maxPromptTokens").and_then(Value::as_u64).filter(|w| *w > 0);
             let model = usage.get("model").and_then(Value::as_str).map(|m| clip(m, 200));
             let written_at = value.get("timestamp").and_then(Value::as_str).and_then(unix_seconds);
-            Some(LineFact::Usage(CopilotReading { tokens, window, model, written_at }))
+            Some(LineFact::Usage(CopilotReading { tokens, window, model, written_at, current: true }))
         }
         Some("session.compaction_complete") => (value.pointer("/data/success").and_then(Value::as_bool)
             == Some(true))
@@ -64,10 +79,14 @@ pub fn fact_from_line(line: &[u8]) -> Option<LineFact> {
 pub fn read(path: &Path, budget: u64) -> io::Result<Option<CopilotReading>> {
     let file = open_transcript(path)?;
     let mut tail = TailReader::new(&file, budget)?;
+    let mut finished = false;
     while let Some(line) = tail.next_line()? {
         match fact_from_line(&line) {
-            Some(LineFact::Usage(reading)) => return Ok(Some(reading)),
+            Some(LineFact::Usage(reading)) => {
+                return Ok(Some(CopilotReading { current: !finished, ..reading }));
+            }
             Some(LineFact::Compacted) => return Ok(None),
+            Some(LineFact::Finished) => finished = true,
             None => {}
         }
     }
@@ -90,6 +109,12 @@ mod tests {
         assert_eq!(reading.window, Some(168_000));
         assert_eq!(reading.model.as_deref(), Some("claude-sonnet-4.5"));
         assert!(reading.written_at.is_some());
+        // The session ended: its last call finished after the record.
+        assert!(!reading.current);
+        let cut = memchr::memmem::find(LOG, b"\"inputTokens\":121000").unwrap();
+        let end = cut + LOG[cut..].iter().position(|b| *b == b'\n').unwrap();
+        std::fs::write(&path, &LOG[..=end]).unwrap();
+        assert!(read(&path, 1 << 20).unwrap().unwrap().current);
     }
 
     #[test]
