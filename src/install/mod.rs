@@ -663,7 +663,7 @@ mod tests {
         let Targets { files, skipped } = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
         let hosts: Vec<Host> = files.iter().map(|(h, _)| *h).collect();
         assert_eq!(hosts, [Host::Claude, Host::Codex]);
-        assert_eq!(skipped.len(), 3, "{skipped:?}");
+        assert_eq!(skipped.len(), 4, "{skipped:?}");
         // Qwen Code's folder makes it one of them.
         fs::create_dir_all(dir.path().join("h/.qwen")).unwrap();
         let found = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
@@ -671,11 +671,17 @@ mod tests {
         assert_eq!(hosts, [Host::Claude, Host::Codex, Host::Qwen]);
         // Asked for by name, a host is set up even without its folder.
         let found = targets(&options(vec![HostArg::Gemini, HostArg::All], Scope::User), &p).unwrap();
-        assert_eq!(found.files.len(), 4, "Factory Droid is not set up here");
+        assert_eq!(found.files.len(), 4, "Factory Droid and Copilot CLI are not set up here");
+        // Copilot CLI's folder makes it one of them.
+        fs::create_dir_all(dir.path().join("h/.copilot")).unwrap();
+        let found = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
+        let hosts: Vec<Host> = found.files.iter().map(|(h, _)| *h).collect();
+        assert_eq!(hosts, [Host::Claude, Host::Codex, Host::Qwen, Host::Copilot]);
+        assert!(found.files[3].1.ends_with(".copilot/hooks/baton.json"));
         // Local scope: only Claude Code has one.
         let found = targets(&options(vec![HostArg::All], Scope::Local), &p).unwrap();
         assert_eq!(found.files.len(), 1);
-        assert_eq!(found.skipped.len(), 4);
+        assert_eq!(found.skipped.len(), 5);
         assert!(targets(&options(vec![HostArg::Codex], Scope::Local), &p).is_err());
     }
 
