@@ -113,6 +113,7 @@ impl<'a> Call<'a> {
             model: self.input.model.as_deref(),
             tool_use_id: self.input.tool_use_id.as_deref(),
             in_subagent: self.input.agent_id.is_some(),
+            after_tool_call: self.input.tool_name.is_some(),
             agent: self.input.agent_id.as_deref(),
             project: self.project.as_deref(),
             moment: Moment {

@@ -33,6 +33,8 @@ pub struct FigureQuery<'a> {
     pub tool_use_id: Option<&'a str>,
     /// The event came from a subagent: its replies are not in the main transcript.
     pub in_subagent: bool,
+    /// The event follows a tool call: the reply that issued it may not be recorded yet.
+    pub after_tool_call: bool,
     /// The subagent's id (Claude Code's `agent_id`): its figure is read from its own
     /// transcript beside the parent's, never from the parent's bridge or transcript.
     pub agent: Option<&'a str>,
@@ -306,9 +308,10 @@ fn copilot_figure(query: &FigureQuery) -> Option<SessionFigure> {
     let path = query.transcript.map(Path::to_path_buf).or_else(|| copilot::events_path(query.session_id));
     let read = |p: &Path| crate::transcript::copilot::read(p, copilot::EVENTS_BUDGET).ok().flatten();
     let mut reading = path.as_deref().and_then(read);
-    // The newest call's record is often flushed after the hook starts: near or past a
-    // threshold, it is waited for (bounded).
-    if let (Some(path), Some(stale)) = (path.as_deref(), reading.as_ref().filter(|r| !r.current)) {
+    // The newest call's record is often flushed after PostToolUse starts: near or past a
+    // threshold, it is waited for (bounded). Other events follow no new call.
+    let stale = reading.as_ref().filter(|r| !r.current && query.after_tool_call);
+    if let (Some(path), Some(stale)) = (path.as_deref(), stale) {
         let window = stale.window.unwrap_or(query.default_window).max(1);
         let used_pct = stale.tokens as f64 * 100.0 / window as f64;
         if claude::worth_waiting(used_pct, &query.thresholds_used) {
