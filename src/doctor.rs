@@ -121,6 +121,7 @@ pub enum HostChoice {
     Gemini,
     Qwen,
     Droid,
+    Copilot,
     /// Every host, installed or not.
     All,
 }
@@ -160,6 +161,7 @@ pub fn hosts_to_check(asked: &[HostChoice], files: &[SettingsFile], recorded: &[
                 HostChoice::Gemini => Host::Gemini,
                 HostChoice::Qwen => Host::Qwen,
                 HostChoice::Droid => Host::Droid,
+                HostChoice::Copilot => Host::Copilot,
                 HostChoice::Claude | HostChoice::All => Host::Claude,
             })
             .collect()
@@ -1093,6 +1095,30 @@ pub fn qwen_trust_check(files: &[SettingsFile]) -> Check {
     )
 }
 
+/// GitHub Copilot CLI's approval step: user hooks run everywhere; project hooks
+/// (`.github/hooks`) only in a folder the user trusted (pure over what was read).
+pub fn copilot_trust_check(files: &[SettingsFile]) -> Check {
+    let project_hooks = files.iter().any(|f| {
+        f.host == Host::Copilot
+            && f.scope == Scope::Project
+            && matches!(&f.state, FileState::Parsed(v) if has_baton(Host::Copilot, v))
+    });
+    if project_hooks {
+        return Check::new(
+            Status::Warn,
+            "trust (GitHub Copilot CLI)",
+            "the project's hooks (.github/hooks/baton.json) run only once this folder is trusted",
+            Some("start `copilot` here once and trust the folder, or install with --scope user".to_string()),
+        );
+    }
+    Check::new(
+        Status::Ok,
+        "trust (GitHub Copilot CLI)",
+        format!("{}; nothing to do", crate::host::copilot::TRUST_NOTE),
+        None,
+    )
+}
+
 /// Every check, in order, for `hosts` (empty: those baton is installed for); and the
 /// hosts checked.
 pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
@@ -1138,6 +1164,9 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
     }
     if hosts.contains(&Host::Gemini) {
         checks.extend(gemini_trust(&files, &places));
+    }
+    if hosts.contains(&Host::Copilot) {
+        checks.push(copilot_trust_check(&files));
     }
     let project = places.project.clone();
     let config = Config::load(project.as_deref());

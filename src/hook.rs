@@ -113,6 +113,7 @@ impl<'a> Call<'a> {
             model: self.input.model.as_deref(),
             tool_use_id: self.input.tool_use_id.as_deref(),
             in_subagent: self.input.agent_id.is_some(),
+            after_tool_call: self.input.tool_name.is_some(),
             agent: self.input.agent_id.as_deref(),
             project: self.project.as_deref(),
             moment: Moment {
@@ -135,7 +136,8 @@ impl<'a> Call<'a> {
     }
 
     fn envelope(&self, text: &str) -> Envelope {
-        Envelope::new(&self.input.envelope_event_name(self.env.gemini_key_set), text)
+        let envelope = Envelope::new(&self.input.envelope_event_name(self.env.gemini_key_set), text);
+        if self.host == HostKind::Copilot { envelope.with_top_level_context() } else { envelope }
     }
 }
 
@@ -221,7 +223,7 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
                     HostKind::Codex => {
                         audit::leave_turn_brief(session, &start.text);
                     }
-                    HostKind::Gemini | HostKind::Qwen | HostKind::Droid => {}
+                    HostKind::Gemini | HostKind::Qwen | HostKind::Droid | HostKind::Copilot => {}
                 }
             }
             let text = resume::with_relay_leg(start.text, env.run.as_ref().map(|(_, leg)| *leg));

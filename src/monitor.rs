@@ -217,6 +217,9 @@ pub fn message(
             (HostKind::Droid, _) => {
                 " (This figure was read from Factory Droid's session record: its last model call.)"
             }
+            (HostKind::Copilot, _) => {
+                " (This figure was read from GitHub Copilot CLI's session events: its last model call.)"
+            }
         });
     }
     if let Some(why) = &context.unkept_state {
@@ -401,6 +404,9 @@ pub struct SessionRef<'a> {
     pub model: Option<&'a str>,
     pub tool_use_id: Option<&'a str>,
     pub in_subagent: bool,
+    /// The event follows a tool call (it names a tool): the reply that issued the call
+    /// may still be on its way to the host's record.
+    pub after_tool_call: bool,
     /// The subagent the event came from (Claude Code's `agent_id`): its own context.
     pub agent: Option<&'a str>,
     /// The project folder (resolved once by the caller).
@@ -419,6 +425,7 @@ impl<'a> SessionRef<'a> {
             model: None,
             tool_use_id: None,
             in_subagent: false,
+            after_tool_call: false,
             agent: None,
             project: None,
             moment: Moment::default(),
@@ -442,6 +449,7 @@ pub fn current_figure(
         model: session.model,
         tool_use_id: session.tool_use_id,
         in_subagent: session.in_subagent,
+        after_tool_call: session.after_tool_call,
         agent: session.agent,
         stale_seconds,
         default_window: crate::metrics::Limits::from_settings(config.settings()).default_window,

@@ -212,7 +212,7 @@ fn takes_value(host: HostKind, flag: &str) -> bool {
             "--allowed-mcp-server-names",
         ],
         // Not relayed yet ([`headless`] refuses them).
-        HostKind::Qwen | HostKind::Droid => &[],
+        HostKind::Qwen | HostKind::Droid | HostKind::Copilot => &[],
     };
     common.contains(&flag) || own.contains(&flag)
 }
@@ -230,7 +230,7 @@ pub fn headless(args: &[String]) -> Result<HeadlessCommand, String> {
         HostKind::Claude => rest.iter().any(|a| a == "-p" || a == "--print"),
         HostKind::Codex => rest.first().is_some_and(|a| a == "exec" || a == "e"),
         HostKind::Gemini => rest.iter().any(|a| a == "-p" || a == "--prompt"),
-        HostKind::Qwen | HostKind::Droid => {
+        HostKind::Qwen | HostKind::Droid | HostKind::Copilot => {
             return Err(format!(
                 "`baton run` does not relay {} yet: claude, codex and gemini only",
                 host.name()

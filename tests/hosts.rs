@@ -507,3 +507,119 @@ fn qwen_code_gets_the_brief_with_its_first_prompt_only() {
     // The same session's next prompt does not get it again.
     assert_eq!(told(&qwen_hook(&sandbox, &prompt)), None);
 }
+
+/// GitHub Copilot CLI's event log for the session of the real fixtures, with the newest
+/// call at `tokens` (the real 1.0.102 lines; claude-sonnet-4.5, `maxPromptTokens` 168,000).
+fn copilot_log(sandbox: &Sandbox, tokens: u64) {
+    let session = fixture_json("real/copilot/post-tool-use.json")["session_id"].as_str().unwrap().to_string();
+    let dir = sandbox.home().join(".copilot").join("session-state").join(session);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = String::from_utf8(fixture("real/copilot/events.jsonl")).unwrap();
+    // Cut after that call's record: the log as a PostToolUse of the call in flight sees it.
+    let at = text.find("\"inputTokens\":121000").unwrap();
+    let end = at + text[at..].find('\n').unwrap() + 1;
+    let log = text[..end].replace("\"inputTokens\":121000", &format!("\"inputTokens\":{tokens}"));
+    std::fs::write(dir.join("events.jsonl"), log).unwrap();
+}
+
+/// What Copilot CLI's envelope tells the model: `additionalContext` at the top level (the
+/// only place Copilot CLI reads it), the same text as in `hookSpecificOutput`.
+fn copilot_told(output: &std::process::Output) -> Option<String> {
+    assert!(output.status.success(), "hook exited {:?}", output.status);
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    if stdout.is_empty() {
+        return None;
+    }
+    let value: Value = serde_json::from_str(&stdout).expect("one JSON value");
+    for key in value.as_object().expect("an object").keys() {
+        assert!(
+            ["hookSpecificOutput", "systemMessage", "additionalContext"].contains(&key.as_str()),
+            "{stdout}"
+        );
+    }
+    let top = value["additionalContext"].as_str().expect("top-level additionalContext");
+    assert_eq!(value["hookSpecificOutput"]["additionalContext"].as_str(), Some(top), "{stdout}");
+    Some(top.to_string())
+}
+
+/// The environment Copilot CLI gives its hooks: its own marks, and Claude Code's variable too.
+fn copilot_hook(sandbox: &Sandbox, name: &str) -> std::process::Output {
+    let mut event = fixture_json(&format!("real/copilot/{name}"));
+    event["cwd"] = json!(sandbox.project());
+    let project = sandbox.project().display().to_string();
+    let hooks = sandbox.home().join(".copilot").join("hooks").display().to_string();
+    sandbox.run_with(
+        &["hook"],
+        event.to_string().as_bytes(),
+        &[
+            ("COPILOT_PROJECT_DIR", project.as_str()),
+            ("COPILOT_HOOK_DIR", hooks.as_str()),
+            ("CLAUDE_PROJECT_DIR", project.as_str()),
+        ],
+    )
+}
+
+#[test]
+fn copilot_cli_is_read_from_its_event_log_with_its_window() {
+    let sandbox = Sandbox::new();
+    // 121,000 tokens: 72 % of a 168k window would warn; 60.5 % of 200k would not. Below
+    // WARNING on neither: 100,000 is 59.5 % of 168,000.
+    copilot_log(&sandbox, 100_000);
+    assert_eq!(copilot_told(&copilot_hook(&sandbox, "post-tool-use.json")), None);
+    // 113,400 of 168,000 is 67.5 %: past WARNING on Copilot CLI's window, not on 200k.
+    copilot_log(&sandbox, 113_400);
+    let output = copilot_hook(&sandbox, "post-tool-use.json");
+    let text = copilot_told(&output).expect("113,400 of 168,000 warns");
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 68%."), "{text}");
+    assert!(text.contains("GitHub Copilot CLI's session events"), "{text}");
+    assert_eq!(envelope_event(&output).as_deref(), Some("PostToolUse"));
+    // Without Copilot CLI's marks the same event is read as Claude Code's (no figure there).
+    let mut event = fixture_json("real/copilot/post-tool-use.json");
+    event["cwd"] = json!(sandbox.project());
+    assert_eq!(copilot_told(&sandbox.hook(&event)), None);
+}
+
+#[test]
+fn copilot_cli_session_start_carries_the_brief() {
+    let sandbox = Sandbox::new();
+    let repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a")]);
+    drop(repo);
+    let paused = sandbox.run(&["pause", "--checkpoint", "off"], b"");
+    assert!(paused.status.success(), "{}", common::stderr(&paused));
+    copilot_log(&sandbox, 20_000);
+    let output = copilot_hook(&sandbox, "session-start.json");
+    let text = copilot_told(&output).expect("SessionStart carries the brief");
+    assert!(text.contains("baton resume brief"), "{text}");
+    assert_eq!(envelope_event(&output).as_deref(), Some("SessionStart"));
+}
+
+#[test]
+fn copilot_cli_waits_for_the_record_it_flushes_after_the_hook_starts() {
+    let sandbox = Sandbox::new();
+    let session = fixture_json("real/copilot/post-tool-use.json")["session_id"].as_str().unwrap().to_string();
+    let dir = sandbox.home().join(".copilot").join("session-state").join(session);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = String::from_utf8(fixture("real/copilot/events.jsonl")).unwrap();
+    let at = text.find("\"inputTokens\":121000").unwrap();
+    let start = text[..at].rfind('\n').unwrap() + 1;
+    let end = at + text[at..].find('\n').unwrap() + 1;
+    let record = &text[start..end];
+    // The previous call's record at 100,800 (60 % of 168k), then that call finished: the
+    // record of the call in flight is not on disk yet.
+    let stale = format!(
+        "{}{}{{\"type\":\"tool.execution_complete\",\"data\":{{}}}}\n{{\"type\":\"assistant.turn_end\",\"data\":{{}}}}\n",
+        &text[..start],
+        record.replace("\"inputTokens\":121000", "\"inputTokens\":100800")
+    );
+    let path = dir.join("events.jsonl");
+    std::fs::write(&path, stale).unwrap();
+    let late = record.replace("\"inputTokens\":121000", "\"inputTokens\":113400");
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        append(&path, late.trim_end());
+    });
+    let output = copilot_hook(&sandbox, "post-tool-use.json");
+    writer.join().unwrap();
+    let text = copilot_told(&output).expect("the record flushed during the wait warns");
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 68%."), "{text}");
+}

@@ -17,6 +17,8 @@ enum HostFlag {
     Qwen,
     /// Factory Droid.
     Droid,
+    /// GitHub Copilot CLI.
+    Copilot,
     /// Every host, installed or not.
     All,
 }
@@ -45,6 +47,7 @@ pub(super) fn run(args: &DoctorArgs) -> ExitStatus {
             HostFlag::Gemini => HostChoice::Gemini,
             HostFlag::Qwen => HostChoice::Qwen,
             HostFlag::Droid => HostChoice::Droid,
+            HostFlag::Copilot => HostChoice::Copilot,
             HostFlag::All => HostChoice::All,
         })
         .collect();

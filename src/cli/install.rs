@@ -19,17 +19,21 @@ enum HostFlag {
     Qwen,
     /// Factory Droid.
     Droid,
-    /// Claude Code, plus Gemini CLI, Codex, Qwen Code and Factory Droid where their folders exist.
+    /// GitHub Copilot CLI.
+    Copilot,
+    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid and GitHub Copilot CLI
+    /// where their folders exist.
     All,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ScopeFlag {
     /// Yours, for every project: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR),
-    /// ~/.gemini/settings.json, ~/.codex/hooks.json ($CODEX_HOME), ~/.qwen/settings.json, ~/.factory/settings.json.
+    /// ~/.gemini/settings.json, ~/.codex/hooks.json ($CODEX_HOME), ~/.qwen/settings.json, ~/.factory/settings.json,
+    /// ~/.copilot/hooks/baton.json ($COPILOT_HOME).
     User,
     /// The current folder's, shared with the project: .claude/settings.json,
-    /// .gemini/settings.json, .codex/hooks.json, .qwen/settings.json, .factory/settings.json.
+    /// .gemini/settings.json, .codex/hooks.json, .qwen/settings.json, .factory/settings.json, .github/hooks/baton.json.
     Project,
     /// The current folder's, private: .claude/settings.local.json (Claude Code only).
     Local,
@@ -107,6 +111,7 @@ fn options(target: &TargetArgs) -> Options {
                 HostFlag::Codex => HostArg::Codex,
                 HostFlag::Qwen => HostArg::Qwen,
                 HostFlag::Droid => HostArg::Droid,
+                HostFlag::Copilot => HostArg::Copilot,
                 HostFlag::All => HostArg::All,
             })
             .collect(),

@@ -18,6 +18,9 @@ pub enum Envelope {
         system_message: Option<String>,
         #[serde(rename = "terminalSequence", skip_serializing_if = "Option::is_none")]
         terminal_sequence: Option<String>,
+        /// The same context at the top level: GitHub Copilot CLI reads it only there.
+        #[serde(rename = "additionalContext", skip_serializing_if = "Option::is_none")]
+        top_level_context: Option<String>,
     },
     /// `{"decision": "block", "reason": …}`: Claude Code's PreCompact holds the compaction.
     Block { decision: &'static str, reason: String },
@@ -55,7 +58,17 @@ impl Envelope {
             output: HookSpecificOutput { hook_event_name: event.to_string(), additional_context },
             system_message: None,
             terminal_sequence: None,
+            top_level_context: None,
         }
+    }
+
+    /// The envelope with its context also at the top level (GitHub Copilot CLI only:
+    /// Codex's schema rejects the field).
+    pub fn with_top_level_context(mut self) -> Envelope {
+        if let Envelope::Context { output, top_level_context, .. } = &mut self {
+            *top_level_context = Some(output.additional_context.clone());
+        }
+        self
     }
 
     /// The envelope with a line for the user (`systemMessage`; a block or a stop already

@@ -13,6 +13,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod droid;
 mod envelope;
 pub mod gemini;
@@ -36,6 +37,7 @@ pub enum HostKind {
     Codex,
     Qwen,
     Droid,
+    Copilot,
 }
 
 /// One event baton registers for.
@@ -57,8 +59,14 @@ impl EventSpec {
 }
 
 impl HostKind {
-    pub const ALL: [HostKind; 5] =
-        [HostKind::Claude, HostKind::Gemini, HostKind::Codex, HostKind::Qwen, HostKind::Droid];
+    pub const ALL: [HostKind; 6] = [
+        HostKind::Claude,
+        HostKind::Gemini,
+        HostKind::Codex,
+        HostKind::Qwen,
+        HostKind::Droid,
+        HostKind::Copilot,
+    ];
 
     /// Which host sent a hook event. Each host says how sure its own signs make it
     /// ([`claude::detect`] …); the surest wins, Claude Code when none claims it.
@@ -69,6 +77,7 @@ impl HostKind {
             (HostKind::Codex, codex::detect(input, gemini_key_set)),
             (HostKind::Qwen, qwen::detect(input, gemini_key_set)),
             (HostKind::Droid, droid::detect(input, gemini_key_set)),
+            (HostKind::Copilot, copilot::detect(input, gemini_key_set)),
         ];
         claims
             .into_iter()
@@ -84,6 +93,8 @@ impl HostKind {
             Some(HostKind::Qwen)
         } else if droid::detect_env(var) {
             Some(HostKind::Droid)
+        } else if copilot::detect_env(var) {
+            Some(HostKind::Copilot)
         } else {
             None
         }
@@ -100,6 +111,8 @@ impl HostKind {
             HostKind::Qwen => crate::transcript::Format::ClaudeCode,
             // Droid's transcript is Claude-like in part; its facts are not read yet.
             HostKind::Droid => crate::transcript::Format::ClaudeCode,
+            // Copilot CLI names no transcript on PostToolUse; its facts are not read yet.
+            HostKind::Copilot => crate::transcript::Format::ClaudeCode,
         }
     }
 
@@ -111,6 +124,7 @@ impl HostKind {
             HostKind::Codex => codex::NAME,
             HostKind::Qwen => qwen::NAME,
             HostKind::Droid => droid::NAME,
+            HostKind::Copilot => copilot::NAME,
         }
     }
 
@@ -122,6 +136,7 @@ impl HostKind {
             HostKind::Codex => codex::ID,
             HostKind::Qwen => qwen::ID,
             HostKind::Droid => droid::ID,
+            HostKind::Copilot => copilot::ID,
         }
     }
 
@@ -137,6 +152,7 @@ impl HostKind {
             HostKind::Codex => codex::EVENTS,
             HostKind::Qwen => qwen::EVENTS,
             HostKind::Droid => droid::EVENTS,
+            HostKind::Copilot => copilot::EVENTS,
         }
     }
 
@@ -150,6 +166,7 @@ impl HostKind {
             HostKind::Codex => codex::HOOK_TIMEOUT,
             HostKind::Qwen => qwen::HOOK_TIMEOUT,
             HostKind::Droid => droid::HOOK_TIMEOUT,
+            HostKind::Copilot => copilot::HOOK_TIMEOUT,
         }
     }
 
@@ -172,6 +189,7 @@ impl HostKind {
             HostKind::Codex => codex::HAS_STATUSLINE,
             HostKind::Qwen => qwen::HAS_STATUSLINE,
             HostKind::Droid => droid::HAS_STATUSLINE,
+            HostKind::Copilot => copilot::HAS_STATUSLINE,
         }
     }
 
@@ -183,6 +201,7 @@ impl HostKind {
             HostKind::Codex => codex::SHOWS_SYSTEM_MESSAGE,
             HostKind::Qwen => qwen::SHOWS_SYSTEM_MESSAGE,
             HostKind::Droid => droid::SHOWS_SYSTEM_MESSAGE,
+            HostKind::Copilot => copilot::SHOWS_SYSTEM_MESSAGE,
         }
     }
 
@@ -194,6 +213,7 @@ impl HostKind {
             HostKind::Codex => codex::EMITS_TERMINAL_SEQUENCE,
             HostKind::Qwen => qwen::EMITS_TERMINAL_SEQUENCE,
             HostKind::Droid => droid::EMITS_TERMINAL_SEQUENCE,
+            HostKind::Copilot => copilot::EMITS_TERMINAL_SEQUENCE,
         }
     }
 
@@ -205,6 +225,7 @@ impl HostKind {
             HostKind::Codex => codex::SCOPES,
             HostKind::Qwen => qwen::SCOPES,
             HostKind::Droid => droid::SCOPES,
+            HostKind::Copilot => copilot::SCOPES,
         }
     }
 
@@ -217,6 +238,7 @@ impl HostKind {
             HostKind::Codex => codex::WINDOWS,
             HostKind::Qwen => qwen::WINDOWS,
             HostKind::Droid => droid::WINDOWS,
+            HostKind::Copilot => copilot::WINDOWS,
         }
     }
 }
@@ -288,6 +310,7 @@ impl Places {
             HostKind::Codex => codex::home(self),
             HostKind::Qwen => qwen::home(self),
             HostKind::Droid => droid::home(self),
+            HostKind::Copilot => copilot::home(self),
         }
     }
 
@@ -316,6 +339,7 @@ impl Places {
             HostKind::Codex => codex::settings_file(scope),
             HostKind::Qwen => qwen::settings_file(scope),
             HostKind::Droid => droid::settings_file(scope),
+            HostKind::Copilot => copilot::settings_file(scope),
         };
         Ok(dir.join(name))
     }
@@ -329,6 +353,7 @@ fn project_folder(host: HostKind) -> &'static str {
         HostKind::Codex => codex::PROJECT_FOLDER,
         HostKind::Qwen => qwen::PROJECT_FOLDER,
         HostKind::Droid => droid::PROJECT_FOLDER,
+        HostKind::Copilot => copilot::PROJECT_FOLDER,
     }
 }
 

@@ -38,7 +38,10 @@ pub enum HostArg {
     Qwen,
     /// Factory Droid.
     Droid,
-    /// Claude Code, plus Gemini CLI, Codex, Qwen Code and Factory Droid where their folders exist.
+    /// GitHub Copilot CLI.
+    Copilot,
+    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid and GitHub Copilot CLI
+    /// where their folders exist.
     All,
 }
 
@@ -88,12 +91,14 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
             HostArg::Codex => &[(Host::Codex, true)],
             HostArg::Qwen => &[(Host::Qwen, true)],
             HostArg::Droid => &[(Host::Droid, true)],
+            HostArg::Copilot => &[(Host::Copilot, true)],
             HostArg::All => &[
                 (Host::Claude, true),
                 (Host::Gemini, false),
                 (Host::Codex, false),
                 (Host::Qwen, false),
                 (Host::Droid, false),
+                (Host::Copilot, false),
             ],
         };
         for (host, explicit) in picks {
@@ -612,6 +617,9 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
             {
                 let _ = writeln!(run.out, "! {note}");
             }
+            if files.iter().any(|(host, _)| *host == Host::Copilot) {
+                let _ = writeln!(run.out, "{}.", crate::host::copilot::TRUST_NOTE);
+            }
         }
         let _ = writeln!(
             run.out,
@@ -666,7 +674,7 @@ mod tests {
         let Targets { files, skipped } = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
         let hosts: Vec<Host> = files.iter().map(|(h, _)| *h).collect();
         assert_eq!(hosts, [Host::Claude, Host::Codex]);
-        assert_eq!(skipped.len(), 3, "{skipped:?}");
+        assert_eq!(skipped.len(), 4, "{skipped:?}");
         // Qwen Code's folder makes it one of them.
         fs::create_dir_all(dir.path().join("h/.qwen")).unwrap();
         let found = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
@@ -674,11 +682,17 @@ mod tests {
         assert_eq!(hosts, [Host::Claude, Host::Codex, Host::Qwen]);
         // Asked for by name, a host is set up even without its folder.
         let found = targets(&options(vec![HostArg::Gemini, HostArg::All], Scope::User), &p).unwrap();
-        assert_eq!(found.files.len(), 4, "Factory Droid is not set up here");
+        assert_eq!(found.files.len(), 4, "Factory Droid and Copilot CLI are not set up here");
+        // Copilot CLI's folder makes it one of them.
+        fs::create_dir_all(dir.path().join("h/.copilot")).unwrap();
+        let found = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
+        let hosts: Vec<Host> = found.files.iter().map(|(h, _)| *h).collect();
+        assert_eq!(hosts, [Host::Claude, Host::Codex, Host::Qwen, Host::Copilot]);
+        assert!(found.files[3].1.ends_with(".copilot/hooks/baton.json"));
         // Local scope: only Claude Code has one.
         let found = targets(&options(vec![HostArg::All], Scope::Local), &p).unwrap();
         assert_eq!(found.files.len(), 1);
-        assert_eq!(found.skipped.len(), 4);
+        assert_eq!(found.skipped.len(), 5);
         assert!(targets(&options(vec![HostArg::Codex], Scope::Local), &p).is_err());
     }
 

@@ -18,7 +18,7 @@ use super::windows::{self, WindowFacts, WindowSource, choose_window};
 use super::{
     Bridge, CompactionAt, Figure, HeadroomEnd, Origin, figure_from_tokens, is_fresh, read_any_bridge,
 };
-use crate::host::{HostKind, claude, codex, droid, gemini, qwen};
+use crate::host::{HostKind, claude, codex, copilot, droid, gemini, qwen};
 
 /// What the caller knows about the session.
 #[derive(Debug, Clone)]
@@ -33,6 +33,8 @@ pub struct FigureQuery<'a> {
     pub tool_use_id: Option<&'a str>,
     /// The event came from a subagent: its replies are not in the main transcript.
     pub in_subagent: bool,
+    /// The event follows a tool call: the reply that issued it may not be recorded yet.
+    pub after_tool_call: bool,
     /// The subagent's id (Claude Code's `agent_id`): its figure is read from its own
     /// transcript beside the parent's, never from the parent's bridge or transcript.
     pub agent: Option<&'a str>,
@@ -69,6 +71,7 @@ pub fn session_figure(query: &FigureQuery) -> Option<SessionFigure> {
         HostKind::Gemini => gemini_figure(query),
         HostKind::Qwen => qwen_figure(query),
         HostKind::Droid => droid_figure(query),
+        HostKind::Copilot => copilot_figure(query),
     }
 }
 
@@ -300,6 +303,40 @@ fn droid_figure(query: &FigureQuery) -> Option<SessionFigure> {
     newest(recorded, query)
 }
 
+/// Copilot CLI names no transcript on PostToolUse: its event log is found by session id.
+fn copilot_figure(query: &FigureQuery) -> Option<SessionFigure> {
+    let path = query.transcript.map(Path::to_path_buf).or_else(|| copilot::events_path(query.session_id));
+    let read = |p: &Path| crate::transcript::copilot::read(p, copilot::EVENTS_BUDGET).ok().flatten();
+    let mut reading = path.as_deref().and_then(read);
+    // The newest call's record is often flushed after PostToolUse starts: near or past a
+    // threshold, it is waited for (bounded). Other events follow no new call.
+    let stale = reading.as_ref().filter(|r| !r.current && query.after_tool_call);
+    if let (Some(path), Some(stale)) = (path.as_deref(), stale) {
+        let window = stale.window.unwrap_or(query.default_window).max(1);
+        let used_pct = stale.tokens as f64 * 100.0 / window as f64;
+        if claude::worth_waiting(used_pct, &query.thresholds_used) {
+            let started = std::time::Instant::now();
+            while started.elapsed() < copilot::WAIT_MAX {
+                std::thread::sleep(copilot::WAIT_STEP);
+                let again = read(path);
+                if again.as_ref().is_some_and(|r| r.current) {
+                    reading = again;
+                    break;
+                }
+            }
+        }
+    }
+    let recorded = reading.map(|reading| {
+        let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
+        let mut facts = facts(query, model.as_deref());
+        facts.host = reading.window;
+        let window = choose_window(&facts, Some(reading.tokens));
+        let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
+        SessionFigure { figure, model }
+    });
+    newest(recorded, query)
+}
+
 /// The host's record, or a fresh bridge (a GSD-style setup may write one) when that is
 /// newer: whichever was written last.
 fn newest(recorded: Option<SessionFigure>, query: &FigureQuery) -> Option<SessionFigure> {
@@ -337,6 +374,12 @@ pub fn compaction_for(host: HostKind, figure: &Figure, project: Option<&Path>) -
         // Its window is its compaction limit, when known: headroom runs to the window's end.
         HostKind::Droid => match droid::compaction_limit(None) {
             Some(limit) => CompactionAt::Tokens(limit, HeadroomEnd::AutoCompaction),
+            None => CompactionAt::Unknown,
+        },
+        HostKind::Copilot => match figure.window_tokens {
+            Some(window) => {
+                CompactionAt::Tokens(copilot::compaction_point(window), HeadroomEnd::AutoCompaction)
+            }
             None => CompactionAt::Unknown,
         },
         HostKind::Qwen => match figure.window_tokens {

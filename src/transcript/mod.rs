@@ -20,6 +20,7 @@
 
 pub mod codex;
 mod context;
+pub mod copilot;
 pub mod droid;
 mod facts;
 mod forward;

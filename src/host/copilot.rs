@@ -1,0 +1,130 @@
+//! GitHub Copilot CLI (tested: 1.0.102, offline against a chat-completions provider).
+//!
+//! - Hooks: baton owns one hook file per scope, `~/.copilot/hooks/baton.json` (user;
+//!   `$COPILOT_HOME/hooks` when set) and `<project>/.github/hooks/baton.json` (project).
+//!   Copilot CLI loads every `*.json` there. Written with Claude Code's event names and
+//!   groups (`{"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command",
+//!   "command": …, "timeout": 10}]}]}}`): for those, Copilot CLI sends Claude-style
+//!   payloads (`hook_event_name`, `session_id`, `cwd`, `tool_name`, an ISO `timestamp`; no
+//!   `transcript_path` on PostToolUse). Its own camelCase events (`postToolUse` …) get
+//!   camelCase payloads instead; baton does not register those.
+//! - Detection: the hook's environment has `COPILOT_PROJECT_DIR` (and `COPILOT_HOOK_DIR`).
+//! - Envelope: `additionalContext` (top level or in `hookSpecificOutput`) is appended to
+//!   the tool result (PostToolUse); SessionStart's goes before the first prompt, also in
+//!   `copilot -p`.
+//! - Figure: the session's event log `~/.copilot/session-state/<session>/events.jsonl`
+//!   ([`crate::transcript::copilot`]): each `session.usage_record` holds the call's
+//!   `inputTokens` and the model's `maxPromptTokens`, the window Copilot CLI works with.
+//! - Windows: its own model table (e.g. claude-sonnet-4.5: 168,000 prompt tokens;
+//!   gpt-4.1: 64,000); `COPILOT_PROVIDER_MAX_PROMPT_TOKENS` overrides it.
+//! - Compaction: in the background once the context reaches 80 % of `maxPromptTokens`
+//!   (`session.compaction_start`, trigger `threshold`), firing PreCompact.
+//! - Trust: user hooks run everywhere; a project's `.github/hooks` run only in a folder
+//!   the user trusted (or with `--trust-folder` / `COPILOT_ALLOW_ALL=true`).
+
+use std::path::PathBuf;
+
+use super::{EventSpec, HookInput, Places, Scope};
+
+pub const NAME: &str = "GitHub Copilot CLI";
+pub const ID: &str = "copilot";
+/// The hook timeout, in seconds.
+pub const HOOK_TIMEOUT: u64 = 10;
+/// Its `statusLine.command` is experimental; baton does not register it yet.
+pub const HAS_STATUSLINE: bool = false;
+
+/// Whether Copilot CLI shows a hook's `systemMessage` was not checked: no notice is sent.
+pub const SHOWS_SYSTEM_MESSAGE: bool = false;
+
+/// Copilot CLI is not known to emit a hook's `terminalSequence`.
+pub const EMITS_TERMINAL_SEQUENCE: bool = false;
+pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
+/// The user's folder under the home.
+pub const USER_FOLDER: &str = ".copilot";
+/// The project's folder holding `hooks/`.
+pub const PROJECT_FOLDER: &str = ".github";
+/// The file baton owns in each `hooks/` folder.
+pub const HOOK_FILE: &str = "hooks/baton.json";
+/// The environment variables Copilot CLI sets for its hooks.
+pub const ENV_MARKS: &[&str] = &["COPILOT_PROJECT_DIR", "COPILOT_HOOK_DIR"];
+
+pub const EVENTS: &[EventSpec] = &[
+    EventSpec::new("PostToolUse", Some("*")),
+    EventSpec::new("SessionStart", None),
+    EventSpec::new("PreCompact", None),
+    EventSpec::new("SessionEnd", None),
+];
+
+/// Prompt windows of Copilot CLI's models, smallest first.
+pub const WINDOWS: &[u64] = &[64_000, 128_000, 136_000, 168_000];
+/// Copilot CLI compacts at this fraction of `maxPromptTokens`.
+pub const COMPACTION_FRACTION: f64 = 0.8;
+/// Most bytes of a session's event log read from its end.
+pub const EVENTS_BUDGET: u64 = 8 * 1024 * 1024;
+
+/// How long the hook waits for the newest call's record to be flushed, and how often it looks.
+pub const WAIT_MAX: std::time::Duration = std::time::Duration::from_millis(1500);
+pub const WAIT_STEP: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// Nothing in the event itself is Copilot CLI's own: see [`detect_env`].
+pub fn detect(_input: &HookInput, _gemini_key_set: bool) -> u8 {
+    0
+}
+
+/// Whether the hook's environment is Copilot CLI's.
+pub fn detect_env(var: &dyn Fn(&str) -> bool) -> bool {
+    ENV_MARKS.iter().any(|name| var(name))
+}
+
+/// `$COPILOT_HOME`, else `~/.copilot`.
+pub fn home(places: &Places) -> Option<PathBuf> {
+    copilot_home_var().or_else(|| places.home.as_ref().map(|h| h.join(USER_FOLDER)))
+}
+
+fn copilot_home_var() -> Option<PathBuf> {
+    std::env::var_os("COPILOT_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).filter(|p| p.is_absolute())
+}
+
+/// The hook file of a scope, inside the scope's folder.
+pub fn settings_file(_scope: Scope) -> &'static str {
+    HOOK_FILE
+}
+
+/// Whether `id` can name a session folder (letters, digits, `-`, `_`; no path).
+pub fn valid_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The event log of session `id`.
+pub fn events_path(id: &str) -> Option<PathBuf> {
+    if !valid_session_id(id) {
+        return None;
+    }
+    let places = Places { home: crate::places::home_dir(), ..Places::default() };
+    Some(home(&places)?.join("session-state").join(id).join("events.jsonl"))
+}
+
+/// The token count where Copilot CLI compacts a `window`-token prompt.
+pub fn compaction_point(window: u64) -> u64 {
+    (window as f64 * COMPACTION_FRACTION).round() as u64
+}
+
+/// What install and doctor say about the host's approval step.
+pub const TRUST_NOTE: &str = "Copilot CLI runs user hooks (~/.copilot/hooks) everywhere; project hooks \
+(.github/hooks) run only in a folder you trusted";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_ids_name_no_path() {
+        assert!(valid_session_id("76d27542-4fb9-4a6e-8c26-3c9d80df2a07"));
+        assert!(!valid_session_id("../x"));
+        assert!(!valid_session_id(""));
+        assert!(!valid_session_id("a/b"));
+        assert_eq!(compaction_point(168_000), 134_400);
+    }
+}
