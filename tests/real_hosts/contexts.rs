@@ -317,3 +317,100 @@ fn claude_code_subagent_contexts() {
         checks.finish();
     });
 }
+
+/// The requests of `server` whose newest user message is `needle`'s turn: its first
+/// request (the prompt itself is the newest user message).
+fn first_of_turn<'a>(requests: &'a [crate::real_hosts_support::server::Recorded], needle: &str) -> Option<&'a crate::real_hosts_support::server::Recorded> {
+    requests.iter().find(|r| scripted::last_user_text(&r.body).contains(needle))
+}
+
+/// Issue 18: the turn's start and a parallel batch are context points, under one debounce.
+#[test]
+fn claude_code_turn_start_and_parallel_batch() {
+    with_hosts("claude -p turn start, batch", |hosts| {
+        let mut checks = Checks::new("claude -p turn start, batch");
+        let window = 200_000;
+
+        // 1. A session that reached 70 % while its hooks were off (`disableAllHooks`, or
+        //    baton installed mid-session) goes on with `--continue`: its next turn starts
+        //    past 65 %, and that turn's first request, before any tool call, is warned.
+        let world = World::new(hosts);
+        world.claude_setup();
+        let server = Scripted::start(SERVER_LIFETIME, move |body| {
+            let last = scripted::last_user_text(body);
+            if last.contains("FIRST-PROMPT") {
+                Reply::text(at(window, 70.0), "Here is the long answer.")
+            } else if last.contains("SECOND-PROMPT") {
+                Reply::bash(at(window, 70.5), "echo turn 2")
+            } else {
+                Reply::text(at(window, 71.0), "Turn done.")
+            }
+        });
+        let hooks_off = json!({"disableAllHooks": true}).to_string();
+        let first = claude_p(
+            &world,
+            &server,
+            &["--model", CLAUDE_200K_MODEL, "--settings", &hooks_off],
+            "FIRST-PROMPT: explain at length.",
+        );
+        let before = server.main_requests().len();
+        let second =
+            claude_p(&world, &server, &["--model", CLAUDE_200K_MODEL, "--continue"], "SECOND-PROMPT: run one command.");
+        server.save(&logs(&world), "01-turn-start");
+        let requests = server.main_requests();
+        let summary = || format!("{}\n{}\n{}", first.describe(), second.describe(), server.summary());
+        checks.check("turn start: the first leg ran unwarned (hooks off)", before >= 1 && warnings_of(&requests[..before].iter().map(|r| r.text()).collect::<Vec<_>>()).is_empty(), summary);
+        let opening = first_of_turn(&requests, "SECOND-PROMPT");
+        let said = opening.map(|r| new_warnings(requests.get(before.wrapping_sub(1)).map(|p| p.text()).as_deref(), &r.text())).unwrap_or_default();
+        checks.check(
+            "turn start: the turn's first request (no tool call yet) carries the warning at 70 %",
+            opening.is_some_and(|r| r.turn == 0)
+                && said.len() == 1
+                && said[0].starts_with(WARNING)
+                && said[0].contains("Usage at 70%"),
+            || format!("new warnings {said:#?}\n{}", summary()),
+        );
+        let prompt_context = opening.map(|r| scripted::last_user_text(&r.body)).unwrap_or_default();
+        checks.check(
+            "turn start: it rides UserPromptSubmit's context, next to the prompt",
+            prompt_context.contains("UserPromptSubmit") && prompt_context.contains(WARNING),
+            || prompt_context.chars().take(800).collect(),
+        );
+        let all = warnings_of(&requests.iter().map(|r| r.text()).collect::<Vec<_>>());
+        checks.check("turn start: warned once in the whole turn (no repeat at the tool call or Stop)", all.len() == 1, || {
+            format!("{all:#?}")
+        });
+        drop(server);
+        drop(world);
+
+        // 2. One reply with three parallel tool calls crosses 65 %: one warning, not three.
+        let world = World::new(hosts);
+        world.claude_setup();
+        let server = Scripted::start(SERVER_LIFETIME, move |body| match scripted::tool_results(body) {
+            0 => Reply::bash(at(window, 60.0), "echo step 0"),
+            1 => Reply::tools(
+                at(window, 67.5),
+                &[
+                    ("Bash", json!({"command": "echo batch a", "description": "batch a"})),
+                    ("Bash", json!({"command": "echo batch b", "description": "batch b"})),
+                    ("Bash", json!({"command": "echo batch c", "description": "batch c"})),
+                ],
+            ),
+            4 => Reply::bash(at(window, 68.0), "echo after the batch"),
+            _ => Reply::text(at(window, 68.5), crate::real_hosts_support::server::FINAL_TEXT),
+        });
+        let run = claude_p(&world, &server, &["--model", CLAUDE_200K_MODEL], PROMPT);
+        server.save(&logs(&world), "02-batch");
+        let requests: Vec<String> = first_per_turn(server.main_requests()).iter().map(|r| r.text()).collect();
+        let turns: Vec<usize> = first_per_turn(server.main_requests()).iter().map(|r| r.turn).collect();
+        let summary = || format!("{}\n{}", run.describe(), server.summary());
+        checks.check("batch: the three calls ran in one reply", turns.contains(&4) && turns.contains(&5), summary);
+        let said = warnings_of(&requests);
+        checks.check(
+            "batch: exactly one warning, in the request right after the batch",
+            said.len() == 1 && said[0].0 == turns.iter().position(|t| *t == 4).unwrap_or(usize::MAX) && said[0].1.starts_with(WARNING),
+            || format!("turns {turns:?}, warnings {said:#?}\n{}", summary()),
+        );
+        checks.finish();
+    });
+}
