@@ -81,14 +81,17 @@ fn claude_code_windows_of_new_and_unknown_models() {
         });
         let models: Vec<String> =
             requests.iter().filter_map(|r| r.body["model"].as_str().map(str::to_string)).collect();
-        checks.check("opus 4.7: the host asked for claude-opus-4-7", models.iter().all(|m| m == "claude-opus-4-7"), || {
-            format!("{models:?}")
-        });
+        checks.check(
+            "opus 4.7: the host asked for claude-opus-4-7",
+            models.iter().all(|m| m == "claude-opus-4-7"),
+            || format!("{models:?}"),
+        );
         let warned = turns_with(&requests, "CONTEXT ");
         checks.check("opus 4.7: not warned at 150k (15 % of 1M)", warned.is_empty(), || {
             format!("warned in turns {warned:?}\n{}", server.summary())
         });
-        checks.check("opus 4.7: no handoff", !world.handoff_path().exists(), || "HANDOFF.json written".into());
+        checks
+            .check("opus 4.7: no handoff", !world.handoff_path().exists(), || "HANDOFF.json written".into());
         checks.check("opus 4.7: no checkpoint ref", world.baton_refs().is_empty(), || {
             format!("{:?}", world.baton_refs())
         });
@@ -118,9 +121,11 @@ fn claude_code_windows_of_new_and_unknown_models() {
         checks.check("unknown id: the host asked for it", models.iter().all(|m| m == unknown), || {
             format!("{models:?}")
         });
-        checks.check("unknown id: no handoff at 170k of an assumed window", !world.handoff_path().exists(), || {
-            std::fs::read_to_string(world.handoff_path()).unwrap_or_default()
-        });
+        checks.check(
+            "unknown id: no handoff at 170k of an assumed window",
+            !world.handoff_path().exists(),
+            || std::fs::read_to_string(world.handoff_path()).unwrap_or_default(),
+        );
         checks.check("unknown id: no checkpoint ref", world.baton_refs().is_empty(), || {
             format!("{:?}", world.baton_refs())
         });
@@ -273,7 +278,8 @@ fn claude_code_subagent_contexts() {
             .unwrap_or_default();
         checks.check(
             "low subagent: the parent's CRITICAL wrote its handoff",
-            handoff["baton"]["trigger"] == "critical-context" && handoff["baton"]["figures"]["used_pct"] == 80,
+            handoff["baton"]["trigger"] == "critical-context"
+                && handoff["baton"]["figures"]["used_pct"] == 80,
             || format!("{handoff:#}"),
         );
         drop(server);
@@ -320,7 +326,10 @@ fn claude_code_subagent_contexts() {
 
 /// The requests of `server` whose newest user message is `needle`'s turn: its first
 /// request (the prompt itself is the newest user message).
-fn first_of_turn<'a>(requests: &'a [crate::real_hosts_support::server::Recorded], needle: &str) -> Option<&'a crate::real_hosts_support::server::Recorded> {
+fn first_of_turn<'a>(
+    requests: &'a [crate::real_hosts_support::server::Recorded],
+    needle: &str,
+) -> Option<&'a crate::real_hosts_support::server::Recorded> {
     requests.iter().find(|r| scripted::last_user_text(&r.body).contains(needle))
 }
 
@@ -354,14 +363,27 @@ fn claude_code_turn_start_and_parallel_batch() {
             "FIRST-PROMPT: explain at length.",
         );
         let before = server.main_requests().len();
-        let second =
-            claude_p(&world, &server, &["--model", CLAUDE_200K_MODEL, "--continue"], "SECOND-PROMPT: run one command.");
+        let second = claude_p(
+            &world,
+            &server,
+            &["--model", CLAUDE_200K_MODEL, "--continue"],
+            "SECOND-PROMPT: run one command.",
+        );
         server.save(&logs(&world), "01-turn-start");
         let requests = server.main_requests();
         let summary = || format!("{}\n{}\n{}", first.describe(), second.describe(), server.summary());
-        checks.check("turn start: the first leg ran unwarned (hooks off)", before >= 1 && warnings_of(&requests[..before].iter().map(|r| r.text()).collect::<Vec<_>>()).is_empty(), summary);
+        checks.check(
+            "turn start: the first leg ran unwarned (hooks off)",
+            before >= 1
+                && warnings_of(&requests[..before].iter().map(|r| r.text()).collect::<Vec<_>>()).is_empty(),
+            summary,
+        );
         let opening = first_of_turn(&requests, "SECOND-PROMPT");
-        let said = opening.map(|r| new_warnings(requests.get(before.wrapping_sub(1)).map(|p| p.text()).as_deref(), &r.text())).unwrap_or_default();
+        let said = opening
+            .map(|r| {
+                new_warnings(requests.get(before.wrapping_sub(1)).map(|p| p.text()).as_deref(), &r.text())
+            })
+            .unwrap_or_default();
         checks.check(
             "turn start: the turn's first request (no tool call yet) carries the warning at 70 %",
             opening.is_some_and(|r| r.turn == 0)
@@ -377,9 +399,11 @@ fn claude_code_turn_start_and_parallel_batch() {
             || prompt_context.chars().take(800).collect(),
         );
         let all = warnings_of(&requests.iter().map(|r| r.text()).collect::<Vec<_>>());
-        checks.check("turn start: warned once in the whole turn (no repeat at the tool call or Stop)", all.len() == 1, || {
-            format!("{all:#?}")
-        });
+        checks.check(
+            "turn start: warned once in the whole turn (no repeat at the tool call or Stop)",
+            all.len() == 1,
+            || format!("{all:#?}"),
+        );
         drop(server);
         drop(world);
 
@@ -404,13 +428,230 @@ fn claude_code_turn_start_and_parallel_batch() {
         let requests: Vec<String> = first_per_turn(server.main_requests()).iter().map(|r| r.text()).collect();
         let turns: Vec<usize> = first_per_turn(server.main_requests()).iter().map(|r| r.turn).collect();
         let summary = || format!("{}\n{}", run.describe(), server.summary());
-        checks.check("batch: the three calls ran in one reply", turns.contains(&4) && turns.contains(&5), summary);
+        checks.check(
+            "batch: the three calls ran in one reply",
+            turns.contains(&4) && turns.contains(&5),
+            summary,
+        );
         let said = warnings_of(&requests);
         checks.check(
             "batch: exactly one warning, in the request right after the batch",
-            said.len() == 1 && said[0].0 == turns.iter().position(|t| *t == 4).unwrap_or(usize::MAX) && said[0].1.starts_with(WARNING),
+            said.len() == 1
+                && said[0].0 == turns.iter().position(|t| *t == 4).unwrap_or(usize::MAX)
+                && said[0].1.starts_with(WARNING),
             || format!("turns {turns:?}, warnings {said:#?}\n{}", summary()),
         );
+        checks.finish();
+    });
+}
+
+const COMPACT_ASK: &str = "Your task is to create a detailed summary of the conversation so far";
+const TASK: &str = "Add refund rounding to the billing service. Never touch the legacy invoices module; amounts stay in cents.";
+/// The stand-in's summary: it keeps the new file and the failing test, and says nothing
+/// of the user's constraint (nor of the request it came with).
+const SUMMARY: &str = "<analysis>stand-in</analysis>\n<summary>1. Primary Request: rounding work.\n\
+    2. Files: created src/billing/rounding.py.\n\
+    3. Errors: FAILED tests/test_refunds.py::test_rounding - AssertionError.\n\
+    4. Next Step: fix it.</summary>";
+
+/// The stand-in's side of the compaction and resume sessions.
+fn work_reply(body: &Value) -> Reply {
+    let window = 200_000;
+    let last = scripted::last_user_text(body);
+    if last.contains(COMPACT_ASK) {
+        return Reply::text(2_000, SUMMARY);
+    }
+    if last.contains("RESUMED-PROMPT") {
+        return Reply::text(at(window, 82.0), "Resumed.");
+    }
+    if last.contains("CRITICAL-PROMPT") {
+        return Reply::bash(at(window, 80.0), "echo past critical");
+    }
+    if last.contains("past critical") {
+        // Within the same percent: the handoff may be refreshed at the turn's end.
+        return Reply::text(at(window, 80.0) + 200, "Stopping here.");
+    }
+    match scripted::tool_results(body) {
+        0 => Reply::bash(
+            at(window, 30.0),
+            "mkdir -p src/billing && echo 'def r(): pass' > src/billing/rounding.py",
+        ),
+        1 => Reply::bash(
+            at(window, 31.0),
+            "echo 'FAILED tests/test_refunds.py::test_rounding - AssertionError: 10.005 != 10.01'; exit 1",
+        ),
+        _ => Reply::text(at(window, 32.0), "The test fails; next I fix the rounding."),
+    }
+}
+
+/// Issue 18: after `/compact`, the next request carries exactly what the summary dropped.
+#[test]
+fn claude_code_compaction_audit() {
+    with_hosts("claude -p compaction", |hosts| {
+        let mut checks = Checks::new("claude -p compaction");
+        let world = World::new(hosts);
+        world.claude_setup();
+        let server = Scripted::start(SERVER_LIFETIME, work_reply);
+        let model = ["--model", CLAUDE_200K_MODEL];
+        let again = ["--model", CLAUDE_200K_MODEL, "--continue"];
+
+        // 1. Work, `/compact` (the stand-in writes the summary), then the next prompt.
+        let work = claude_p(&world, &server, &model, TASK);
+        let compact = claude_p(&world, &server, &again, "/compact");
+        let asked = server
+            .recorded()
+            .iter()
+            .filter(|r| scripted::last_user_text(&r.body).contains(COMPACT_ASK))
+            .count();
+        let before = server.main_requests().len();
+        let next = claude_p(&world, &server, &again, "Carry on.");
+        server.save(&logs(&world), "01-compact");
+        let summary = || {
+            format!("{}\n{}\n{}\n{}", work.describe(), compact.describe(), next.describe(), server.summary())
+        };
+        checks.check("compact: Claude Code asked the stand-in for the summary", asked >= 1, summary);
+        let requests = server.main_requests();
+        let after = requests.get(before).map(|r| r.text()).unwrap_or_default();
+        checks.check(
+            "compact: the request after it holds the stand-in's summary",
+            after.contains("src/billing/rounding.py") && after.contains("Next Step: fix it."),
+            summary,
+        );
+        let note = after
+            .find("baton compaction audit")
+            .map(|at| after[at..].split("</system-reminder>").next().unwrap_or_default().to_string())
+            .unwrap_or_default();
+        checks.check(
+            "compact: the audit note says the summary kept 2 of 4 facts",
+            note.contains("kept 2 of 4 facts"),
+            || format!("note: {note:?}\n{}", summary()),
+        );
+        checks.check(
+            "compact: it carries the facts the summary left out (the user's constraint, the next action)",
+            note.contains("legacy invoices module")
+                && note.contains("The user's words")
+                && note.contains("Next action noted"),
+            || format!("note: {note:?}"),
+        );
+        checks.check(
+            "compact: and none it kept (the new file, the failing test)",
+            !note.contains("rounding.py")
+                && !note.contains("test_rounding")
+                && !note.contains("Uncommitted file")
+                && !note.contains("Failing"),
+            || format!("note: {note:?}"),
+        );
+        let handoff: Value = std::fs::read(world.handoff_path())
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let recorded = &handoff["baton"]["compaction_audit"];
+        checks.check(
+            "compact: the handoff records the audit (kept 2 of 4, manual)",
+            recorded["kept"] == 2 && recorded["total"] == 4 && recorded["trigger"] == "manual",
+            || format!("{handoff:#}"),
+        );
+        // The resumed session after the compaction is told the truth about that too.
+        checks.check(
+            "compact, then --continue: not told its context is as full as at the snapshot",
+            after.contains("baton resume brief: this session was compacted")
+                && !after.contains("paused itself"),
+            || {
+                after
+                    .find("baton resume brief")
+                    .map(|at| after[at..].chars().take(700).collect())
+                    .unwrap_or_else(|| "no brief".into())
+            },
+        );
+        let notes_later = requests[before + 1..]
+            .iter()
+            .filter(|r| r.text().matches("baton compaction audit").count() > 1)
+            .count();
+        checks.check("compact: the note is given once", notes_later == 0, summary);
+
+        checks.finish();
+    });
+}
+
+/// Issue 17: a session resumed with its own history (`--continue`, `--resume <id>`: the
+/// same session id, SessionStart `source: "resume"`) is told the short truth about itself.
+/// Each flag gets its own world: Claude Code 2.1.332 did not pass on a second resume's
+/// SessionStart context identical to the one already in the restored history (baton's hook
+/// ran and answered; the transcript records no second attachment).
+#[test]
+fn claude_code_resumed_session_is_told_about_itself() {
+    with_hosts("claude -p resume", |hosts| {
+        let mut checks = Checks::new("claude -p resume");
+        for flag in ["--continue", "--resume"] {
+            let world = World::new(hosts);
+            world.claude_setup();
+            let server = Scripted::start(SERVER_LIFETIME, work_reply);
+            let model = ["--model", CLAUDE_200K_MODEL];
+            let critical = claude_p(&world, &server, &model, "CRITICAL-PROMPT: run one command.");
+            let sid = session_id(&critical).unwrap_or_default();
+            let handoff: Value = std::fs::read(world.handoff_path())
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
+            checks.check(
+                &format!("{flag}: the CRITICAL handoff of this session is written first"),
+                handoff["baton"]["trigger"] == "critical-context"
+                    && handoff["baton"]["session_id"] == sid.as_str(),
+                || format!("{}\n{handoff:#}", critical.describe()),
+            );
+            let label = if flag == "--continue" { "--continue" } else { "--resume <id>" };
+            let args: Vec<&str> = if flag == "--continue" {
+                vec!["--model", CLAUDE_200K_MODEL, "--continue"]
+            } else {
+                vec!["--model", CLAUDE_200K_MODEL, "--resume", sid.as_str()]
+            };
+            let before = server.main_requests().len();
+            let run = claude_p(&world, &server, &args, "RESUMED-PROMPT: where were we?");
+            let requests = server.main_requests();
+            let first = requests.get(before).map(|r| r.text()).unwrap_or_default();
+            // The newest brief (the history holds the earlier ones).
+            let brief = first
+                .rfind("baton resume brief")
+                .map(|at| first[at..].split("</system-reminder>").next().unwrap_or_default().to_string())
+                .unwrap_or_default();
+            let previous =
+                before.checked_sub(1).and_then(|p| requests.get(p)).map(|r| r.text()).unwrap_or_default();
+            let count = |t: &str| t.matches("baton resume brief").count();
+            checks.check(
+                &format!("{label}: briefed anew in its first request"),
+                count(&first) > count(&previous),
+                || {
+                    format!(
+                        "briefs: {} before, {} now\n{}",
+                        count(&previous),
+                        count(&first),
+                        server.summary()
+                    )
+                },
+            );
+            checks.check(
+                &format!("{label}: same session id"),
+                session_id(&run).as_deref() == Some(sid.as_str()),
+                || run.describe(),
+            );
+            checks.check(
+                &format!("{label}: the self-aware brief (paused itself at 80 %, history restored, where the handoff is)"),
+                brief.starts_with("baton resume brief: this session paused itself at 80% of its context used")
+                    && brief.contains("when its context ran critically low")
+                    && brief.contains("Its history is restored")
+                    && brief.contains(".planning/HANDOFF.json"),
+                || format!("brief: {brief:?}\n{}", server.summary()),
+            );
+            let short = &sid[..8.min(sid.len())];
+            checks.check(
+                &format!("{label}: not told about itself as a stranger, no stale next action"),
+                !brief.contains(&format!("from session {short}"))
+                    && !brief.contains("written by that session")
+                    && !brief.contains("Next action noted"),
+                || format!("brief: {brief:?}"),
+            );
+            server.save(&logs(&world), "01-resume");
+        }
         checks.finish();
     });
 }

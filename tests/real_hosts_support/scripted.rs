@@ -120,7 +120,10 @@ impl Scripted {
         let lines: Vec<String> = self
             .recorded()
             .iter()
-            .map(|r| json!({"path": r.path, "main": r.main, "results": r.turn, "millis": r.millis, "body": r.body}).to_string())
+            .map(|r| {
+                json!({"path": r.path, "main": r.main, "results": r.turn, "millis": r.millis, "body": r.body})
+                    .to_string()
+            })
             .collect();
         let _ = std::fs::write(dir.join(format!("{name}-requests.jsonl")), lines.join("\n"));
     }
@@ -148,7 +151,8 @@ pub fn system_text(body: &Value) -> String {
 
 /// The text of the newest user message (text blocks and tool results' text).
 pub fn last_user_text(body: &Value) -> String {
-    let Some(message) = body["messages"].as_array().and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+    let Some(message) =
+        body["messages"].as_array().and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
     else {
         return String::new();
     };
@@ -230,7 +234,11 @@ fn accept_loop(
     }
 }
 
-fn serve(stream: TcpStream, recorded: &Mutex<(Instant, Vec<Recorded>)>, respond: &Responder) -> std::io::Result<()> {
+fn serve(
+    stream: TcpStream,
+    recorded: &Mutex<(Instant, Vec<Recorded>)>,
+    respond: &Responder,
+) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
@@ -247,7 +255,14 @@ fn serve(stream: TcpStream, recorded: &Mutex<(Instant, Vec<Recorded>)>, respond:
         if let Ok(mut r) = recorded.lock() {
             let millis = r.0.elapsed().as_millis();
             let turn = tool_results(&parsed);
-            r.1.push(Recorded { api: Some(Api::Anthropic), path: path.clone(), body: parsed.clone(), main, turn, millis });
+            r.1.push(Recorded {
+                api: Some(Api::Anthropic),
+                path: path.clone(),
+                body: parsed.clone(),
+                main,
+                turn,
+                millis,
+            });
         }
         let (content_type, payload) = if path.ends_with("/count_tokens") {
             ("application/json", json!({"input_tokens": 1000}).to_string())
