@@ -50,6 +50,12 @@ fn session_id(run: &Run) -> Option<String> {
     value["session_id"].as_str().map(str::to_string)
 }
 
+/// The window `claude -p --output-format json` says it used for `model`.
+fn context_window(run: &Run, model: &str) -> Option<u64> {
+    let value: Value = serde_json::from_str(run.stdout.trim()).ok()?;
+    value["modelUsage"][model]["contextWindow"].as_u64()
+}
+
 fn at(window: u64, pct: f64) -> u64 {
     (window as f64 * pct / 100.0) as u64
 }
@@ -90,6 +96,11 @@ fn claude_code_windows_of_new_and_unknown_models() {
         checks.check("opus 4.7: not warned at 150k (15 % of 1M)", warned.is_empty(), || {
             format!("warned in turns {warned:?}\n{}", server.summary())
         });
+        checks.check(
+            "opus 4.7: Claude Code itself gives it a 1M window (its result's modelUsage)",
+            context_window(&run, "claude-opus-4-7") == Some(1_000_000),
+            || run.describe(),
+        );
         checks
             .check("opus 4.7: no handoff", !world.handoff_path().exists(), || "HANDOFF.json written".into());
         checks.check("opus 4.7: no checkpoint ref", world.baton_refs().is_empty(), || {
@@ -129,19 +140,25 @@ fn claude_code_windows_of_new_and_unknown_models() {
         checks.check("unknown id: no checkpoint ref", world.baton_refs().is_empty(), || {
             format!("{:?}", world.baton_refs())
         });
-        let said: Vec<String> = requests
-            .iter()
-            .filter_map(|r| {
-                let text = r.text();
-                text.find("CONTEXT ").map(|at| text[at..].chars().take(600).collect())
-            })
-            .collect();
+        let said = warnings_of(&requests.iter().map(|r| r.text()).collect::<Vec<_>>());
         checks.check(
-            "unknown id: whatever is said names the window as not known",
-            said.iter().all(|s| s.contains("does not know this model")),
+            "unknown id: CRITICAL is said at 80 % of the assumed window, with no handoff written",
+            said.iter().any(|(_, w)| {
+                w.starts_with(CRITICAL)
+                    && w.contains("has not written a handoff, since the window is not known")
+            }),
             || format!("{said:#?}"),
         );
-        eprintln!("real hosts: unknown id: said {said:#?}");
+        checks.check(
+            "unknown id: every warning names the window as assumed",
+            said.iter().all(|(_, w)| w.contains("does not know this model")),
+            || format!("{said:#?}"),
+        );
+        // What Claude Code itself takes the unknown id's window to be (its result's modelUsage).
+        eprintln!(
+            "real hosts: unknown id: Claude Code's own window for it: {:?}",
+            context_window(&run, unknown)
+        );
         checks.finish();
     });
 }
