@@ -478,6 +478,9 @@ fn work_reply(body: &Value) -> Reply {
     if last.contains(COMPACT_ASK) {
         return Reply::text(2_000, SUMMARY);
     }
+    if last.contains("B-PROMPT") || last.contains("B-NEXT") {
+        return Reply::text(at(window, 10.0), "Session B here.");
+    }
     if last.contains("RESUMED-PROMPT") {
         return Reply::text(at(window, 82.0), "Resumed.");
     }
@@ -669,6 +672,89 @@ fn claude_code_resumed_session_is_told_about_itself() {
             );
             server.save(&logs(&world), "01-resume");
         }
+        checks.finish();
+    });
+}
+
+/// Issue 17: a later session's `/compact` does not bury an earlier session's pending
+/// handoff, and the later session's brief names it.
+#[test]
+fn claude_code_later_compaction_keeps_an_earlier_handoff() {
+    with_hosts("claude -p two sessions", |hosts| {
+        let mut checks = Checks::new("claude -p two sessions");
+        let world = World::new(hosts);
+        world.claude_setup();
+        let server = Scripted::start(SERVER_LIFETIME, work_reply);
+        let model = ["--model", CLAUDE_200K_MODEL];
+        let again = ["--model", CLAUDE_200K_MODEL, "--continue"];
+        let read = |path: &std::path::Path| -> Value {
+            std::fs::read(path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+        };
+
+        // A pauses at CRITICAL; B starts next in the same project, at 10 %, and compacts.
+        let a_run = claude_p(&world, &server, &model, "CRITICAL-PROMPT: run one command.");
+        let a = session_id(&a_run).unwrap_or_default();
+        let a_handoff = read(&world.handoff_path());
+        checks.check(
+            "A's CRITICAL handoff is written",
+            a_handoff["baton"]["session_id"] == a.as_str(),
+            || format!("{}\n{a_handoff:#}", a_run.describe()),
+        );
+        let b_run = claude_p(&world, &server, &model, "B-PROMPT: hello again.");
+        let b = session_id(&b_run).unwrap_or_default();
+        checks.check("B is another session", !b.is_empty() && b != a, || b_run.describe());
+        let compact = claude_p(&world, &server, &again, "/compact");
+        let asked = server
+            .recorded()
+            .iter()
+            .filter(|r| scripted::last_user_text(&r.body).contains(COMPACT_ASK))
+            .count();
+        checks.check("B's /compact ran (the stand-in wrote its summary)", asked >= 1, || {
+            format!("{}\n{}", compact.describe(), server.summary())
+        });
+        let after = read(&world.handoff_path());
+        checks.check(
+            "A's handoff is still .planning/HANDOFF.json, unchanged",
+            after["baton"]["session_id"] == a.as_str() && after["baton"]["id"] == a_handoff["baton"]["id"],
+            || format!("{after:#}"),
+        );
+        let planning = world.project().join(".planning");
+        let beside = planning.join("handoffs").join("pending").join(&b).join("HANDOFF.json");
+        let snapshot = read(&beside);
+        checks.check(
+            "B's compaction snapshot sits beside it, under B's name (handoffs/pending/<B>/)",
+            snapshot["baton"]["session_id"] == b.as_str() && snapshot["baton"]["trigger"] == "pre-compact",
+            || format!("{}: {snapshot:#}", beside.display()),
+        );
+        // The archive is the files directly in `.planning/handoffs/` (`pending/` is a folder).
+        let archive = planning.join("handoffs");
+        let archived: Vec<String> = std::fs::read_dir(&archive)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        checks.check("nothing was archived", archived.is_empty(), || {
+            format!("{archived:?} in {}", archive.display())
+        });
+
+        // B's next prompt: its brief names A's pending handoff.
+        let before = server.main_requests().len();
+        let next = claude_p(&world, &server, &again, "B-NEXT: go on.");
+        server.save(&logs(&world), "01-two-sessions");
+        let requests = server.main_requests();
+        let first = requests.get(before).map(|r| r.text()).unwrap_or_default();
+        let short = &a[..8.min(a.len())];
+        let brief = first
+            .rfind("baton resume brief")
+            .map(|at| first[at..].split("</system-reminder>").next().unwrap_or_default().to_string())
+            .unwrap_or_default();
+        checks.check(
+            "B's brief after its compaction names A's pending handoff (session, how full)",
+            brief.contains(&format!("session {short}")) && brief.contains("80% used"),
+            || format!("brief: {brief:?}\n{}\n{}", next.describe(), server.summary()),
+        );
         checks.finish();
     });
 }
