@@ -758,3 +758,57 @@ fn claude_code_later_compaction_keeps_an_earlier_handoff() {
         checks.finish();
     });
 }
+
+/// Issue 17: a project without GSD (no `.planning/` tracked) stays clean after CRITICAL:
+/// baton's files are kept out of `git status` by `.git/info/exclude`, never `.gitignore`.
+#[test]
+fn claude_code_project_without_gsd_stays_clean() {
+    with_hosts("claude -p without GSD", |hosts| {
+        let mut checks = Checks::new("claude -p without GSD");
+        let world = World::new(hosts);
+        world.claude_setup();
+        let project = world.project();
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(&project)
+                .envs(world.env())
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default()
+        };
+        git(&["rm", "-r", "-q", ".planning"]);
+        git(&["commit", "-q", "-m", "no GSD here"]);
+        let clean_before = git(&["status", "--porcelain"]);
+        checks.check("the project starts clean, without .planning/", clean_before.trim().is_empty(), || {
+            clean_before.clone()
+        });
+        let server = Scripted::start(SERVER_LIFETIME, work_reply);
+        let run =
+            claude_p(&world, &server, &["--model", CLAUDE_200K_MODEL], "CRITICAL-PROMPT: run one command.");
+        server.save(&logs(&world), "01-no-gsd");
+        let said = warnings_of(&server.main_requests().iter().map(|r| r.text()).collect::<Vec<_>>());
+        checks.check("CRITICAL was said", said.iter().any(|(_, w)| w.starts_with(CRITICAL)), || {
+            format!("{said:#?}\n{}\n{}", run.describe(), server.summary())
+        });
+        let handoff: Value = std::fs::read(world.handoff_path())
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        checks.check("the handoff is written", handoff["baton"]["trigger"] == "critical-context", || {
+            format!("{handoff:#}")
+        });
+        let status = git(&["status", "--porcelain"]);
+        checks.check("git status is clean after CRITICAL", status.trim().is_empty(), || status.clone());
+        checks.check("the user's .gitignore is untouched", !project.join(".gitignore").exists(), || {
+            std::fs::read_to_string(project.join(".gitignore")).unwrap_or_default()
+        });
+        let text = serde_json::to_string(&handoff).unwrap_or_default();
+        checks.check(
+            "the handoff is worded for a project without GSD",
+            !text.contains("/gsd:") && !text.contains("phase: default"),
+            || format!("{handoff:#}"),
+        );
+        checks.finish();
+    });
+}
