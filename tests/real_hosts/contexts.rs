@@ -163,22 +163,24 @@ fn claude_code_windows_of_new_and_unknown_models() {
     });
 }
 
-const SUBAGENT_TASK: &str = "SUBAGENT-TASK: run two shell commands and report back.";
+const SUBAGENT_TASK: &str = "SUBAGENT-TASK: run three shell commands and report back.";
 /// The subagent's second command: what baton has written by then (after the subagent's
 /// first tool call went through the hooks).
 const PROBE: &str = "test -e .planning/HANDOFF.json && echo HANDOFF-PRESENT || echo HANDOFF-ABSENT; \
                      echo REFS-$(git for-each-ref refs/baton | wc -l)";
 
 /// A parent that hands one task to a subagent (the `Agent` tool, in the foreground) at
-/// `parent` tokens, then calls a shell command of its own; the subagent reports `sub`
-/// tokens, runs a shell command and the probe, and reports back.
-fn subagent_server(parent: u64, sub: u64) -> Scripted {
+/// `parent` tokens, then calls a shell command of its own; the subagent's replies report
+/// `sub[i]` tokens, one shell command each, then it runs the probe and reports back.
+fn subagent_server(parent: u64, sub: Vec<u64>) -> Scripted {
     Scripted::start(SERVER_LIFETIME, move |body| {
         if is_subagent(body) {
-            match scripted::tool_results(body) {
-                0 => Reply::bash(sub, "echo subagent step 0"),
-                1 => Reply::bash(sub + 500, PROBE),
-                _ => Reply::text(sub + 1000, "Subagent done: both commands ran."),
+            let step = scripted::tool_results(body);
+            let last = sub.last().copied().unwrap_or_default();
+            match sub.get(step) {
+                Some(tokens) => Reply::bash(*tokens, &format!("echo subagent step {step}")),
+                None if step == sub.len() => Reply::bash(last + 300, PROBE),
+                None => Reply::text(last + 600, "Subagent done: all commands ran."),
             }
         } else {
             match scripted::tool_results(body) {
@@ -258,14 +260,14 @@ fn claude_code_subagent_contexts() {
         // 1. The parent at 80 %, its subagent at 10 %.
         let world = World::new(hosts);
         world.claude_setup();
-        let server = subagent_server(at(window, 80.0), at(window, 10.0));
+        let server = subagent_server(at(window, 80.0), vec![at(window, 9.0), at(window, 10.0)]);
         let run = claude_p(&world, &server, &["--model", CLAUDE_200K_MODEL], PROMPT);
         server.save(&logs(&world), "01-subagent-low");
         let seen = split(&server);
         let summary = || format!("{}\n{}", run.describe(), server.summary());
         checks.check(
-            "low subagent: the subagent ran its two commands, the parent its own after",
-            seen.subagent.len() >= 3 && seen.parent.len() >= 3,
+            "low subagent: the subagent ran its commands, the parent its own after",
+            seen.subagent.len() >= 4 && seen.parent.len() >= 3,
             summary,
         );
         let sub_warnings = warnings_of(&seen.subagent);
@@ -305,21 +307,28 @@ fn claude_code_subagent_contexts() {
         // 2. The parent at 20 %, its subagent at 80 %.
         let world = World::new(hosts);
         world.claude_setup();
-        let server = subagent_server(at(window, 20.0), at(window, 80.0));
+        let server = subagent_server(
+            at(window, 20.0),
+            // From 70 % (within 10 points of CRITICAL) to 80 %: the crossing call's own reply is waited for.
+            vec![at(window, 10.0), at(window, 70.0), at(window, 80.0)],
+        );
         let run = claude_p(&world, &server, &["--model", CLAUDE_200K_MODEL], PROMPT);
         server.save(&logs(&world), "02-subagent-high");
         let seen = split(&server);
         let summary = || format!("{}\n{}", run.describe(), server.summary());
         checks.check(
-            "high subagent: the subagent ran its two commands, the parent its own after",
-            seen.subagent.len() >= 3 && seen.parent.len() >= 3,
+            "high subagent: the subagent ran its commands, the parent its own after",
+            seen.subagent.len() >= 4 && seen.parent.len() >= 3,
             summary,
         );
         let sub_warnings = warnings_of(&seen.subagent);
         checks.check(
-            "high subagent: the subagent at 80 % is warned on its first call, in a subagent's words",
-            sub_warnings.first().is_some_and(|(i, w)| *i == 1 && w.starts_with(CRITICAL))
-                && sub_warnings.iter().all(|(_, w)| w.contains(SUBAGENT_WORDS) && w.contains("Usage at 80%")),
+            "high subagent: CRITICAL on the very call that took it to 80 %, in a subagent's words",
+            sub_warnings
+                .iter()
+                .find(|(_, w)| w.starts_with(CRITICAL))
+                .is_some_and(|(i, w)| *i == 3 && w.contains("Usage at 80%"))
+                && sub_warnings.iter().all(|(_, w)| w.contains(SUBAGENT_WORDS)),
             || format!("{sub_warnings:#?}\n{}", summary()),
         );
         let probe = seen.subagent.iter().find(|t| t.contains("REFS-")).cloned().unwrap_or_default();
