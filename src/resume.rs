@@ -723,10 +723,19 @@ pub fn self_brief(found: &Found, handoff: &HandoffDoc, others: Option<String>, n
         written.map(|w| age((now - w.with_timezone(&Utc)).num_seconds())).unwrap_or_else(|| "earlier".into());
     let at = baton.used_pct().map(|u| format!(" at {u}% of its context used")).unwrap_or_default();
     let full = baton.used_pct().map(|u| format!(" (about {u}% used)")).unwrap_or_default();
-    let mut lines = vec![format!(
-        "baton resume brief: this session paused itself{at}, {when}, {}. Its history is restored, so its context is as full as it was then{full}: the handoff it wrote is there if it needs to hand over again.",
-        why_words(baton.trigger())
-    )];
+    // A compaction snapshot is not a pause: the compaction went ahead after it, so the
+    // restored history is the compacted one, not the context the snapshot measured.
+    let first = if baton.trigger() == Some("pre-compact") {
+        format!(
+            "baton resume brief: this session was compacted {when}; baton took a snapshot just before{at}. Its history is restored as the compaction left it (a summary), so its context is not as full as it was then: the snapshot is there for anything the summary left out."
+        )
+    } else {
+        format!(
+            "baton resume brief: this session paused itself{at}, {when}, {}. Its history is restored, so its context is as full as it was then{full}: the handoff it wrote is there if it needs to hand over again.",
+            why_words(baton.trigger())
+        )
+    };
+    let mut lines = vec![first];
     lines.extend(others);
     let md = found.markdown_rel.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default();
     lines.push(format!(

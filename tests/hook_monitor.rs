@@ -287,6 +287,26 @@ fn a_subagent_at_80_under_a_parent_at_20_is_warned_as_a_subagent() {
     assert!(states.is_empty(), "{states:?}");
 }
 
+/// Found on Claude Code 2.1.332: a subagent's reply is often not in its transcript yet when
+/// its PostToolUse runs. Near a threshold, the subagent's own transcript is waited on.
+#[test]
+fn a_subagent_near_a_threshold_waits_for_its_own_late_reply() {
+    let sandbox = Sandbox::new();
+    let parent = parent_and_subagent(&sandbox, 40_000, 140_000);
+    let path = parent.parent().unwrap().join(SESSION).join("subagents").join("agent-def456.jsonl");
+    let mut sub = subagent_call(&sandbox, &parent);
+    sub["tool_use_id"] = json!("toolu_s2");
+    let late = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(80));
+        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut file, reply("s2", 160_000, &["toolu_s2"], true).as_bytes()).unwrap();
+    });
+    let told = sandbox.hook_told(&sub).expect("the subagent is warned");
+    late.join().unwrap();
+    assert!(told.starts_with("CONTEXT CRITICAL: Usage at 80%"), "the late reply's figure: {told}");
+    assert!(told.contains("as a subagent") && !told.contains("(estimated)"), "{told}");
+}
+
 #[test]
 fn a_subagent_without_its_transcript_is_silent() {
     let sandbox = Sandbox::new();

@@ -854,4 +854,5 @@ fn factory_droid_exec() {
         checks.finish();
     });
 }
+mod contexts;
 mod copilot;

@@ -498,6 +498,30 @@ fn a_session_resumed_with_its_own_history_is_told_about_itself() {
     assert!(other.contains("a paused handoff from session 7f3c2a10"), "{other}");
 }
 
+/// Found on Claude Code 2.1.332: `/compact`, then `claude --continue`. The compaction
+/// snapshot is no pause, and the restored history is the compacted one.
+#[test]
+fn a_session_resumed_after_its_compaction_is_not_told_its_context_is_as_full() {
+    let sandbox = Sandbox::new();
+    let repo = TestRepo::init(&sandbox.project(), &[("src/app.ts", "app\n")]);
+    gsd_planning(&sandbox.project());
+    repo.commit_all("plan");
+    let transcript = transcript_for(&sandbox.project(), &sandbox.home().join("t.jsonl"));
+    sandbox.write_bridge(SESSION, 68.0, 0);
+    let pre = sandbox.hook(&json!({
+        "session_id": SESSION, "transcript_path": transcript, "cwd": sandbox.project(),
+        "hook_event_name": "PreCompact", "trigger": "manual", "custom_instructions": "",
+    }));
+    assert!(pre.status.success());
+    assert_eq!(read_json(&handoff_path(&sandbox))["baton"]["trigger"], "pre-compact");
+    let text = told(&session_start(&sandbox, SESSION, "resume")).expect("a brief");
+    assert!(text.starts_with("baton resume brief: this session was compacted"), "{text}");
+    assert!(text.contains("not as full as it was then"), "{text}");
+    for wrong in ["paused itself", "as full as it was then (", "Next action noted"] {
+        assert!(!text.contains(wrong), "{wrong}: {text}");
+    }
+}
+
 #[test]
 fn a_monorepo_package_with_gsd_gets_its_handoff_in_its_own_planning() {
     let sandbox = Sandbox::new();

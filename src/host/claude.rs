@@ -413,7 +413,24 @@ pub fn project_tokens(last_tokens: u64, bytes_after_figure: u64) -> u64 {
 
 /// Waits (at most [`WAIT_MAX`]) for `tool_use_id` to be written after `from`, looking
 /// again only when the file grew. Returns the tail that holds it, if it came in time.
-pub fn wait_for_tool_use(path: &Path, from: u64, tool_use_id: &str, mut len: u64) -> Option<TranscriptTail> {
+pub fn wait_for_tool_use(path: &Path, from: u64, tool_use_id: &str, len: u64) -> Option<TranscriptTail> {
+    wait_reading(path, tool_use_id, len, || read_since(path, from, Some(tool_use_id)).ok())
+}
+
+/// [`wait_for_tool_use`] on a subagent's own transcript (its sidechain replies).
+pub fn wait_for_subagent_tool_use(path: &Path, tool_use_id: &str, len: u64) -> Option<TranscriptTail> {
+    wait_reading(path, tool_use_id, len, || read_subagent(path, Some(tool_use_id)).ok())
+}
+
+fn wait_reading(
+    path: &Path,
+    tool_use_id: &str,
+    mut len: u64,
+    read: impl Fn() -> Option<TranscriptTail>,
+) -> Option<TranscriptTail> {
+    if tool_use_id.is_empty() {
+        return None;
+    }
     let start = Instant::now();
     while start.elapsed() + WAIT_STEP <= WAIT_MAX {
         std::thread::sleep(WAIT_STEP);
@@ -422,7 +439,7 @@ pub fn wait_for_tool_use(path: &Path, from: u64, tool_use_id: &str, mut len: u64
             continue;
         }
         len = now_len;
-        let tail = read_since(path, from, Some(tool_use_id)).ok()?;
+        let tail = read()?;
         if tail.tool_use_seen {
             return Some(tail);
         }

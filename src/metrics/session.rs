@@ -88,16 +88,55 @@ fn facts<'a>(query: &'a FigureQuery, model: Option<&'a str>) -> WindowFacts<'a> 
 
 /// A Claude Code subagent's own figure: its transcript's newest sidechain reply, its
 /// own model's window (the parent's status line says nothing about it).
+/// A subagent's figure, from its own transcript, under the same wait contract as the
+/// session's: its tool calls' ids are written there (never in the parent's transcript),
+/// so the reply that issued the call is waited for on that file. Found on Claude Code
+/// 2.1.332: the subagent's reply is often not flushed yet when its PostToolUse runs.
 fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
     let path = claude::subagent_transcript(query.transcript?, query.session_id, agent)?;
-    let tail = claude::read_subagent(&path, query.tool_use_id).ok()?;
+    let mut tail = claude::read_subagent(&path, query.tool_use_id).ok()?;
+    let id = query.tool_use_id.filter(|id| !id.is_empty());
+    if tail.reading.is_none() {
+        // A first call with no figure yet: waited for only where the transcript alone
+        // could be near a threshold (as for a session).
+        let id = id?;
+        if !claude::large_enough_to_wait(tail.len, &query.thresholds_used) {
+            return None;
+        }
+        tail = claude::wait_for_subagent_tool_use(&path, id, tail.len).filter(|t| t.reading.is_some())?;
+    }
     let reading = tail.reading.as_ref()?;
     let model = reading.model.clone();
-    let mut facts = facts(query, model.as_deref());
-    facts.remembered = model.as_deref().and_then(windows::remembered_window);
-    let window = choose_window(&facts, Some(reading.tokens));
+    let window = |tokens: u64| {
+        let mut facts = facts(query, model.as_deref());
+        facts.remembered = model.as_deref().and_then(windows::remembered_window);
+        choose_window(&facts, Some(tokens))
+    };
+    let mut tokens = reading.tokens;
+    let used_pct = tokens as f64 * 100.0 / window(tokens).0.max(1) as f64;
+    let mut estimate = false;
+    if claude::plan_wait(id.is_some(), tail.tool_use_seen, used_pct, &query.thresholds_used)
+        == claude::WaitPlan::Wait
+    {
+        match claude::wait_for_subagent_tool_use(&path, id.unwrap_or_default(), tail.len) {
+            Some(newer) if newer.reading.is_some() => tail = newer,
+            _ => {
+                tokens = claude::project_tokens(tokens, tail.bytes_after_figure);
+                estimate = true;
+            }
+        }
+    }
+    let reading = tail.reading.as_ref()?;
+    if !estimate {
+        tokens = reading.tokens;
+    }
     let taken_at = claude::written_at(reading).unwrap_or(query.now);
-    Some(SessionFigure { figure: figure_from_tokens(reading.tokens, window, taken_at), model })
+    let mut figure = figure_from_tokens(tokens, window(tokens), taken_at);
+    figure.estimate = estimate;
+    if estimate {
+        figure.taken_at = query.now;
+    }
+    Some(SessionFigure { figure, model })
 }
 
 fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {

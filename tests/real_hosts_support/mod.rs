@@ -10,6 +10,7 @@
 #![allow(dead_code)]
 
 pub mod chat_hosts;
+pub mod scripted;
 pub mod server;
 
 use std::io::Read;
@@ -38,7 +39,7 @@ pub const CODEX_WINDOW: u64 = 200_000;
 /// ...and the one Codex works with and reports (`token_count.info.model_context_window`): 95 %.
 pub const CODEX_EFFECTIVE_WINDOW: u64 = 190_000;
 
-const API_KEY: &str = "sk-ant-api03-baton-e2e-stand-in-key-0123456789abcdefghij";
+pub const API_KEY: &str = "sk-ant-api03-baton-e2e-stand-in-key-0123456789abcdefghij";
 const NPM_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// What the environment asks of the suite.

@@ -229,9 +229,9 @@ fn serve_connection(stream: TcpStream, shared: &Mutex<Shared>) -> std::io::Resul
     Ok(())
 }
 
-type Request = (String, String, Vec<(String, String)>, Vec<u8>);
+pub type Request = (String, String, Vec<(String, String)>, Vec<u8>);
 
-fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<Request>> {
+pub fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option<Request>> {
     let mut line = String::new();
     if reader.read_line(&mut line)? == 0 {
         return Ok(None);
