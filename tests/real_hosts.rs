@@ -854,3 +854,4 @@ fn factory_droid_exec() {
         checks.finish();
     });
 }
+mod relay;
