@@ -65,10 +65,10 @@ fn context_starts(requests: &[Recorded]) -> Vec<usize> {
     requests.iter().enumerate().filter(|(_, r)| r.turn == 0).map(|(i, _)| i).collect()
 }
 
-/// Every transcript Claude Code wrote, as one text (for compaction markers).
+/// Every transcript Claude Code and rollout Codex wrote, as one text (for compaction markers).
 fn transcripts(world: &World) -> String {
     let mut text = String::new();
-    let mut stack = vec![world.sandbox.claude_dir().join("projects")];
+    let mut stack = vec![world.sandbox.claude_dir().join("projects"), world.codex_home().join("sessions")];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let path = entry.path();
@@ -82,11 +82,14 @@ fn transcripts(world: &World) -> String {
     text
 }
 
-fn check_no_compaction_and_permissions(checks: &mut Checks, world: &World, agent: &Agent, server: &Server) {
+fn check_no_compaction_and_permissions(checks: &mut Checks, world: &World, server: &Server) {
     let text = transcripts(world);
     checks.check(
         "no auto-compaction (no compact boundary in any transcript)",
-        !text.is_empty() && !text.contains("compact_boundary") && !text.contains("isCompactSummary\":true"),
+        !text.is_empty()
+            && !text.contains("compact_boundary")
+            && !text.contains("isCompactSummary\":true")
+            && !text.contains("\"type\":\"compacted\""),
         || format!("transcripts: {} bytes", text.len()),
     );
     let denied: Vec<String> = server
@@ -102,7 +105,81 @@ fn check_no_compaction_and_permissions(checks: &mut Checks, world: &World, agent
         denied.is_empty(),
         || format!("{denied:?}"),
     );
-    let _ = agent;
+}
+
+/// What every relay must show: the task done across at least 3 contexts, every step run
+/// once in order, every later leg briefed as leg N in its first request, the summary, no
+/// compaction, no refused call; prints the time per hand-over.
+fn check_relay(
+    checks: &mut Checks,
+    world: &World,
+    agent: &Agent,
+    server: &Server,
+    run: &crate::real_hosts_support::Run,
+) {
+    let requests = server.main_requests();
+    let starts = context_starts(&requests);
+    let decisions = agent.decisions();
+    let moves = || decisions.iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect::<Vec<_>>().join(" ");
+    checks.check(
+        "baton run exited 0 (the last leg's status)",
+        run.status.is_some_and(|s| s.success()),
+        || run.describe(),
+    );
+    checks.check(
+        "the task completed",
+        decisions.last().is_some_and(|d| d.made == Move::Finish(format!("All {STEPS} steps done."))),
+        moves,
+    );
+    checks.check("at least 3 contexts", starts.len() >= 3, || {
+        format!("contexts start at {starts:?}; {}", moves())
+    });
+    let expected: Vec<u32> = (1..=STEPS).collect();
+    checks.check(
+        "every step's command was issued exactly once, in order",
+        agent.bash_steps() == expected,
+        || format!("{:?}\n{}", agent.bash_steps(), moves()),
+    );
+    let log = steps_log(world);
+    checks.check("steps.log: every step ran exactly once, in order", log == expected_log(STEPS), || {
+        format!("{log:?}")
+    });
+    for (leg, at) in starts.iter().enumerate().skip(1) {
+        let text = requests[*at].text();
+        let leg = leg + 1;
+        checks.check(
+            &format!("leg {leg} started with the brief in its first request"),
+            text.contains(BRIEF) && text.contains(&format!("This is leg {leg} of a relay")),
+            || {
+                text.find(BRIEF)
+                    .map(|i| text[i..].chars().take(1500).collect())
+                    .unwrap_or_else(|| "no brief".into())
+            },
+        );
+    }
+    let summary = run.stderr.lines().rev().find(|l| l.starts_with("baton run: ") && l.contains(" legs;"));
+    checks.check(
+        "the summary names the legs and ends unpaused",
+        summary.is_some_and(|s| {
+            s.contains(&format!("{} legs", starts.len()))
+                && s.ends_with("the last leg ended without a pause.")
+        }),
+        || run.stderr.clone(),
+    );
+    check_no_compaction_and_permissions(checks, world, server);
+    // Time per hand-over: the last request of a leg to the first of the next.
+    let gaps: Vec<f64> = starts
+        .iter()
+        .skip(1)
+        .map(|at| (requests[*at].millis - requests[at - 1].millis) as f64 / 1000.0)
+        .collect();
+    eprintln!(
+        "real hosts: relay: {} legs, {} main requests in {:.1} s; hand-over (last request of a leg to the first of the next): {:?} s",
+        starts.len(),
+        requests.len(),
+        run.seconds,
+        gaps
+    );
 }
 
 #[test]
@@ -121,70 +198,7 @@ fn baton_run_claude_print_relays_twenty_steps_across_contexts() {
             world.run(Path::new(common::BATON), &args, &world.claude_env(&server), Duration::from_secs(240));
         world.save_requests(&server, "relay-claude-print");
         eprintln!("real hosts: relay: baton run stderr:\n{}", run.stderr.trim_end());
-        let requests = server.main_requests();
-        let starts = context_starts(&requests);
-        let decisions = agent.decisions();
-        let moves =
-            || decisions.iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect::<Vec<_>>().join(" ");
-        checks.check(
-            "baton run exited 0 (the last leg's status)",
-            run.status.is_some_and(|s| s.success()),
-            || run.describe(),
-        );
-        checks.check(
-            "the task completed",
-            decisions.last().is_some_and(|d| d.made == Move::Finish(format!("All {STEPS} steps done."))),
-            moves,
-        );
-        checks.check("at least 3 contexts", starts.len() >= 3, || {
-            format!("contexts start at {starts:?}; {}", moves())
-        });
-        let expected: Vec<u32> = (1..=STEPS).collect();
-        checks.check(
-            "every step's command was issued exactly once, in order",
-            agent.bash_steps() == expected,
-            || format!("{:?}\n{}", agent.bash_steps(), moves()),
-        );
-        let log = steps_log(&world);
-        checks.check("steps.log: every step ran exactly once, in order", log == expected_log(STEPS), || {
-            format!("{log:?}")
-        });
-        for (leg, at) in starts.iter().enumerate().skip(1) {
-            let text = requests[*at].text();
-            let leg = leg + 1;
-            checks.check(
-                &format!("leg {leg} started with the brief in its first request"),
-                text.contains(BRIEF) && text.contains(&format!("This is leg {leg} of a relay")),
-                || {
-                    text.find(BRIEF)
-                        .map(|i| text[i..].chars().take(1500).collect())
-                        .unwrap_or_else(|| "no brief".into())
-                },
-            );
-        }
-        let summary = run.stderr.lines().rev().find(|l| l.starts_with("baton run: ") && l.contains(" legs;"));
-        checks.check(
-            "the summary names the legs and ends unpaused",
-            summary.is_some_and(|s| {
-                s.contains(&format!("{} legs", starts.len()))
-                    && s.ends_with("the last leg ended without a pause.")
-            }),
-            || run.stderr.clone(),
-        );
-        check_no_compaction_and_permissions(&mut checks, &world, &agent, &server);
-        // Time per hand-over: the last request of a leg to the first of the next.
-        let gaps: Vec<f64> = starts
-            .iter()
-            .skip(1)
-            .map(|at| (requests[*at].millis - requests[at - 1].millis) as f64 / 1000.0)
-            .collect();
-        eprintln!(
-            "real hosts: relay: {} legs, {} main requests in {:.1} s; hand-over (last request of a leg to the first of the next): {:?} s",
-            starts.len(),
-            requests.len(),
-            run.seconds,
-            gaps
-        );
+        check_relay(&mut checks, &world, &agent, &server, &run);
         checks.finish();
     });
 }
@@ -287,4 +301,120 @@ fn sessions_paused(dir: &Path) -> bool {
 
 fn common_tail(text: &str) -> String {
     crate::real_hosts_support::tail(text, 400).to_string()
+}
+
+// ---- Codex ----
+
+/// Codex works with 190,000 of the configured 200,000 tokens and compacted at 187k in a
+/// first run (not at 173k): 110k at the start of a context, 7k per shell result: 124k
+/// (warning) after 2 steps, 145k (CRITICAL) after 5; the 3 grace calls reach at most 166k.
+fn codex_agent() -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent {
+        steps: STEPS,
+        base_tokens: 75_000,
+        per_step_tokens: 14_000,
+        obeys_pause: false,
+    }))
+}
+
+/// A `codex` on PATH for `baton run` (it names the host by the program's name): the
+/// pinned CLI through node.
+fn codex_command(world: &World) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = world.root().join("bin").join("codex");
+    let node = world.hosts.node_dir.join("node");
+    common::write(
+        &path,
+        &format!("#!/bin/sh\nexec {} {} \"$@\"\n", node.display(), world.hosts.codex.display()),
+    );
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod codex");
+    path
+}
+
+/// What the user allows Codex: the workspace (its sandbox), hooks trusted (in real use
+/// once by the user; the flag stands in for that here).
+const CODEX_ARGS: [&str; 5] =
+    ["exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "-s", "workspace-write"];
+
+fn codex_env() -> Vec<(&'static str, String)> {
+    vec![("STANDIN_API_KEY", "stand-in".to_string())]
+}
+
+#[test]
+#[ignore = "Codex 0.171.0: `codex exec` logs `hook: PostToolUse Stopped` for `continue: false` but does not end the turn (issue 19); run with --ignored"]
+fn codex_exec_is_stopped_within_the_grace_calls() {
+    with_hosts("relay: codex exec pause", |hosts| {
+        let mut checks = Checks::new("relay: codex exec pause");
+        let world = World::new(hosts);
+        // Far from Codex's compaction: CRITICAL at 35 % used (72k), the grace calls up to 93k.
+        let agent = Arc::new(Agent::new(TaskAgent {
+            steps: STEPS,
+            base_tokens: 30_000,
+            per_step_tokens: 7_000,
+            obeys_pause: false,
+        }));
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        world.codex_setup(&server);
+        common::write(
+            &world.sandbox.user_config(),
+            r#"{"handoff": {"on_critical": "pause"}, "warn_remaining": 75, "critical_remaining": 65}"#,
+        );
+        let codex = codex_command(&world);
+        let mut args: Vec<&str> = CODEX_ARGS.to_vec();
+        args.push(TASK);
+        let run = world.run(&codex, &args, &codex_env(), Duration::from_secs(120));
+        world.save_requests(&server, "pause-codex-exec");
+        let requests = server.main_requests();
+        let decisions = agent.decisions();
+        let moves =
+            || decisions.iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect::<Vec<_>>().join(" ");
+        let critical_at = requests.iter().position(|r| r.text().contains(CRITICAL));
+        checks.check("CRITICAL reached the agent", critical_at.is_some(), moves);
+        let after = critical_at.map(|at| requests.len() - at);
+        checks.check(
+            "stopped within the 3 grace calls after CRITICAL",
+            after.is_some_and(|n| n <= 3),
+            || format!("{after:?} requests from the CRITICAL one on; {}\n{}", moves(), run.describe()),
+        );
+        checks.check(
+            "the agent did not finish (it was stopped)",
+            !decisions.iter().any(|d| matches!(d.made, Move::Finish(_))),
+            moves,
+        );
+        eprintln!(
+            "real hosts: relay: codex exec stopped: exit {:?}; stdout {:?}; stderr {:?}",
+            run.status.map(|s| s.code()),
+            common_tail(&run.stdout),
+            common_tail(&run.stderr)
+        );
+        let done = steps_log(&world).len() as u32;
+        checks.check(
+            "steps.log so far is steps 1..N in order",
+            steps_log(&world) == expected_log(done) && done >= 4,
+            || format!("{:?}", steps_log(&world)),
+        );
+        checks.finish();
+    });
+}
+
+#[test]
+#[ignore = "Codex 0.171.0: `codex exec` logs `hook: PostToolUse Stopped` for `continue: false` but does not end the turn (issue 19); run with --ignored"]
+fn baton_run_codex_exec_relays_twenty_steps_across_contexts() {
+    with_hosts("relay: baton run codex exec", |hosts| {
+        let mut checks = Checks::new("relay: baton run codex exec");
+        let world = World::new(hosts);
+        let agent = codex_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        world.codex_setup(&server);
+        common::write(&world.sandbox.user_config(), r#"{"handoff": {"on_critical": "relay"}}"#);
+        let codex = codex_command(&world).display().to_string();
+        let mut args: Vec<&str> = vec!["run", "--", codex.as_str()];
+        args.extend(CODEX_ARGS);
+        args.push(TASK);
+        let run = world.run(Path::new(common::BATON), &args, &codex_env(), Duration::from_secs(240));
+        world.save_requests(&server, "relay-codex-exec");
+        eprintln!("real hosts: relay: baton run codex stderr (tail):\n{}", common_tail(&run.stderr));
+        check_relay(&mut checks, &world, &agent, &server, &run);
+        checks.finish();
+    });
 }

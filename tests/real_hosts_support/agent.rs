@@ -12,6 +12,9 @@
 //! Claude Code (Anthropic Messages API): the task tools are deferred, so a context starts
 //! with `ToolSearch select:TaskCreate,TaskUpdate`, then one reply creating a task per step
 //! still to do, then per step a `Bash` call and a `TaskUpdate` marking it completed.
+//! Codex (OpenAI Responses API): `codex exec` offers no plan tool, so a step is one call
+//! of the shell tool the request lists, with the agent's statement of progress (its plan
+//! update) said in the same reply.
 
 use std::sync::Mutex;
 
@@ -138,6 +141,38 @@ fn read_anthropic(body: &Value) -> Seen {
     seen
 }
 
+fn read_openai(body: &Value) -> Seen {
+    let mut seen = Seen { calls: vec![], results: vec![], user_text: String::new(), tools: vec![] };
+    seen.tools = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    for item in body["input"].as_array().into_iter().flatten() {
+        match item["type"].as_str() {
+            Some("function_call") | Some("custom_tool_call") => seen.calls.push(Call {
+                id: item["call_id"].as_str().unwrap_or_default().to_string(),
+                name: "Bash".to_string(),
+                input: item["arguments"].clone(),
+            }),
+            Some("function_call_output") | Some("custom_tool_call_output") => seen.results.push((
+                item["call_id"].as_str().unwrap_or_default().to_string(),
+                match &item["output"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                },
+            )),
+            _ if item["role"].as_str().is_some_and(|r| r != "assistant") => {
+                seen.user_text.push_str(&block_text(&item["content"]));
+                seen.user_text.push('\n');
+            }
+            _ => {}
+        }
+    }
+    seen
+}
+
 /// The step numbers `NN` after each `prefix` in `text`.
 fn numbers_after(text: &str, prefix: &str) -> Vec<u32> {
     text.match_indices(prefix)
@@ -218,6 +253,22 @@ impl Agent {
             .collect()
     }
 
+    /// A host with no plan tool (Codex): one shell call per step.
+    fn decide_plainly(&self, seen: &Seen) -> Decision {
+        let s = &self.settings;
+        let done = seen.done();
+        let prompt_tokens = s.base_tokens + s.per_step_tokens * seen.bash_results();
+        let first_of_context = seen.results.is_empty();
+        let made = if s.obeys_pause && seen.asked_to_end_turn() {
+            Move::Finish(format!("Pausing as baton asked: steps 1-{done} are done."))
+        } else if done >= s.steps {
+            Move::Finish(format!("All {} steps done.", s.steps))
+        } else {
+            Move::Bash(done + 1)
+        };
+        Decision { done, first_of_context, prompt_tokens, made }
+    }
+
     fn decide(&self, seen: &Seen) -> Decision {
         let s = &self.settings;
         let done = seen.done();
@@ -246,6 +297,9 @@ impl Agent {
 
     /// The reply to a main request, or `None` for an API the agent does not speak.
     pub fn reply(&self, api: Api, body: &Value) -> Option<(&'static str, &'static str, Vec<u8>)> {
+        if api == Api::OpenAi {
+            return Some(self.reply_openai(body));
+        }
         if api != Api::Anthropic {
             return None;
         }
@@ -307,6 +361,74 @@ impl Agent {
             anthropic_sse(&msg_id, &model, &content, stop, &usage).into_bytes(),
         ))
     }
+}
+
+impl Agent {
+    fn reply_openai(&self, body: &Value) -> (&'static str, &'static str, Vec<u8>) {
+        let seen = read_openai(body);
+        let decision = self.decide_plainly(&seen);
+        let n = self.log.lock().map(|l| l.len()).unwrap_or(0);
+        let tokens = decision.prompt_tokens;
+        let mut items = vec![];
+        let message = |text: &str| {
+            json!({"type": "message", "id": format!("msg_agent_{n:03}"), "role": "assistant", "status": "completed",
+                   "content": [{"type": "output_text", "text": text, "annotations": []}]})
+        };
+        match &decision.made {
+            Move::Bash(step) => {
+                // The plan update: the agent states its progress, then runs the step.
+                items.push(message(&format!(
+                    "Plan: steps 1-{} of {} done; now step {step:02}.",
+                    decision.done, self.settings.steps
+                )));
+                let (name, arguments) = shell_call(body, &step_command(*step));
+                items.push(json!({"type": "function_call", "id": format!("fc_agent_{n:03}"),
+                                  "call_id": format!("call_agent_{n:03}"), "name": name,
+                                  "arguments": arguments, "status": "completed"}));
+            }
+            Move::Finish(text) => items.push(message(text)),
+            _ => items.push(message("…")),
+        }
+        if let Ok(mut log) = self.log.lock() {
+            log.push(decision);
+        }
+        let id = format!("resp_agent_{n:03}");
+        let mut out = sse(
+            "response.created",
+            &json!({"type": "response.created", "response": {"id": id, "object": "response", "status": "in_progress"}}),
+        );
+        for (index, item) in items.iter().enumerate() {
+            out += &sse(
+                "response.output_item.added",
+                &json!({"type": "response.output_item.added", "output_index": index, "item": item}),
+            );
+            out += &sse(
+                "response.output_item.done",
+                &json!({"type": "response.output_item.done", "output_index": index, "item": item}),
+            );
+        }
+        out += &sse(
+            "response.completed",
+            &json!({"type": "response.completed", "response": {
+                "id": id, "object": "response", "status": "completed", "output": items,
+                "usage": {"input_tokens": tokens, "input_tokens_details": {"cached_tokens": 0},
+                          "output_tokens": 40, "output_tokens_details": {"reasoning_tokens": 0},
+                          "total_tokens": tokens + 40}}}),
+        );
+        ("200 OK", "text/event-stream", out.into_bytes())
+    }
+}
+
+/// The shell tool the request lists, and its arguments for `command`.
+fn shell_call(request: &Value, command: &str) -> (String, String) {
+    let named = |name: &str| request["tools"].as_array().into_iter().flatten().any(|t| t["name"] == name);
+    if named("shell_command") {
+        return ("shell_command".into(), json!({"command": command}).to_string());
+    }
+    if named("exec_command") {
+        return ("exec_command".into(), json!({"cmd": command}).to_string());
+    }
+    ("shell".into(), json!({"command": ["bash", "-lc", command]}).to_string())
 }
 
 fn sse(event: &str, data: &Value) -> String {
