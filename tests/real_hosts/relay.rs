@@ -418,3 +418,103 @@ fn baton_run_codex_exec_relays_twenty_steps_across_contexts() {
         checks.finish();
     });
 }
+
+// ---- Gemini CLI ----
+
+/// Gemini CLI's window is baton's table's (1,048,576): the user states it as a fact. Its
+/// compression point is moved to 0.9 of the window (943k) by the world's settings: 520k at
+/// the start, 45k per shell result: 790k (CRITICAL) after 6 steps, at most 925k.
+fn gemini_agent() -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent {
+        steps: STEPS,
+        base_tokens: 520_000,
+        per_step_tokens: 45_000,
+        obeys_pause: false,
+    }))
+}
+
+fn gemini_config(world: &World, on_critical: &str) {
+    let config = json!({"handoff": {"on_critical": on_critical},
+                        "models": {crate::real_hosts_support::GEMINI_MODEL: {"window": crate::real_hosts_support::GEMINI_WINDOW}}});
+    common::write(&world.sandbox.user_config(), &config.to_string());
+}
+
+/// A `gemini` on PATH for `baton run`: the pinned CLI through node.
+fn gemini_command(world: &World) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = world.root().join("bin").join("gemini");
+    let node = world.hosts.node_dir.join("node");
+    common::write(
+        &path,
+        &format!("#!/bin/sh\nexec {} {} \"$@\"\n", node.display(), world.hosts.gemini.display()),
+    );
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod gemini");
+    path
+}
+
+/// The user's permissions: `echo` through the shell tool allowed, no `--yolo`.
+const GEMINI_ARGS: [&str; 5] = [
+    "-m",
+    crate::real_hosts_support::GEMINI_MODEL,
+    "--allowed-tools",
+    "run_shell_command(echo)",
+    "--skip-trust",
+];
+
+fn gemini_env(server: &Server) -> Vec<(&'static str, String)> {
+    vec![
+        ("GOOGLE_GEMINI_BASE_URL", server.base_url()),
+        ("GEMINI_API_KEY", "stand-in".to_string()),
+        ("GEMINI_CLI_TRUST_WORKSPACE", "true".to_string()),
+    ]
+}
+
+#[test]
+#[ignore = "unfinished (issue 19): in this world Gemini CLI 0.61.0 refuses every run_shell_command (\"requires user confirmation\") even with --yolo, so the pause is never reached; run with --ignored"]
+fn gemini_print_is_stopped_within_the_grace_calls() {
+    with_hosts("relay: gemini -p pause", |hosts| {
+        let mut checks = Checks::new("relay: gemini -p pause");
+        let world = World::new(hosts);
+        world.gemini_setup();
+        gemini_config(&world, "pause");
+        let agent = gemini_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        let gemini = gemini_command(&world);
+        let mut args: Vec<&str> = GEMINI_ARGS.to_vec();
+        args.extend(["-p", TASK]);
+        let run = world.run(&gemini, &args, &gemini_env(&server), Duration::from_secs(120));
+        world.save_requests(&server, "pause-gemini-print");
+        let requests = server.main_requests();
+        let decisions = agent.decisions();
+        let moves =
+            || decisions.iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect::<Vec<_>>().join(" ");
+        let critical_at = requests.iter().position(|r| r.text().contains(CRITICAL));
+        checks.check("CRITICAL reached the agent", critical_at.is_some(), || {
+            format!("{}\n{}", moves(), run.describe())
+        });
+        let after = critical_at.map(|at| requests.len() - at);
+        checks.check(
+            "stopped within the 3 grace calls after CRITICAL",
+            after.is_some_and(|n| n <= 3),
+            || format!("{after:?} requests from the CRITICAL one on; {}\n{}", moves(), run.describe()),
+        );
+        checks.check(
+            "the agent did not finish (it was stopped)",
+            !decisions.iter().any(|d| matches!(d.made, Move::Finish(_))),
+            moves,
+        );
+        eprintln!(
+            "real hosts: relay: gemini -p stopped: exit {:?}; stdout {:?}; stderr {:?}",
+            run.status.map(|s| s.code()),
+            common_tail(&run.stdout),
+            common_tail(&run.stderr)
+        );
+        let done = steps_log(&world).len() as u32;
+        checks.check(
+            "steps.log so far is steps 1..N in order",
+            steps_log(&world) == expected_log(done) && done >= 4,
+            || format!("{:?}", steps_log(&world)),
+        );
+        checks.finish();
+    });
+}

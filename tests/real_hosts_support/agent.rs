@@ -192,7 +192,11 @@ impl Seen {
     /// The highest step seen done: a shell result in this conversation, or a command a
     /// brief quotes as run.
     fn done(&self) -> u32 {
-        let in_results = self.results.iter().flat_map(|(_, text)| numbers_after(text, "DONE step-"));
+        // The output's marker, not the command echoed back (an error quotes the command).
+        let in_results = self
+            .results
+            .iter()
+            .flat_map(|(_, text)| numbers_after(&text.replace("echo DONE step-", ""), "DONE step-"));
         let in_brief = numbers_after(&self.user_text, "echo step-")
             .into_iter()
             .filter(|n| self.user_text.contains(&format!("echo step-{n:02} >> steps.log")));
@@ -299,6 +303,9 @@ impl Agent {
     pub fn reply(&self, api: Api, body: &Value) -> Option<(&'static str, &'static str, Vec<u8>)> {
         if api == Api::OpenAi {
             return Some(self.reply_openai(body));
+        }
+        if api == Api::Gemini {
+            return Some(self.reply_gemini(body));
         }
         if api != Api::Anthropic {
             return None;
@@ -416,6 +423,57 @@ impl Agent {
                           "total_tokens": tokens + 40}}}),
         );
         ("200 OK", "text/event-stream", out.into_bytes())
+    }
+}
+
+fn read_gemini(body: &Value) -> Seen {
+    let mut seen = Seen { calls: vec![], results: vec![], user_text: String::new(), tools: vec![] };
+    let mut n = 0;
+    for content in body["contents"].as_array().into_iter().flatten() {
+        for part in content["parts"].as_array().into_iter().flatten() {
+            if let Some(call) = part.get("functionCall") {
+                n += 1;
+                seen.calls.push(Call {
+                    id: format!("g{n}"),
+                    name: "Bash".into(),
+                    input: call["args"].clone(),
+                });
+            } else if let Some(response) = part.get("functionResponse") {
+                let id = format!("g{}", seen.results.len() + 1);
+                seen.results.push((id, response["response"].to_string()));
+            } else if let Some(text) = part["text"].as_str().filter(|_| content["role"] != "model") {
+                seen.user_text.push_str(text);
+                seen.user_text.push('\n');
+            }
+        }
+    }
+    seen
+}
+
+impl Agent {
+    /// Gemini CLI: one `run_shell_command` per step, progress said in the same reply.
+    fn reply_gemini(&self, body: &Value) -> (&'static str, &'static str, Vec<u8>) {
+        let seen = read_gemini(body);
+        let decision = self.decide_plainly(&seen);
+        let tokens = decision.prompt_tokens;
+        let parts = match &decision.made {
+            Move::Bash(step) => vec![
+                json!({"text": format!("Plan: steps 1-{} of {} done; now step {step:02}.", decision.done, self.settings.steps)}),
+                json!({"functionCall": {"name": "run_shell_command",
+                                         "args": {"command": step_command(*step), "description": format!("Run step {step:02}")}}}),
+            ],
+            Move::Finish(text) => vec![json!({"text": text})],
+            _ => vec![json!({"text": "…"})],
+        };
+        if let Ok(mut log) = self.log.lock() {
+            log.push(decision);
+        }
+        let chunk = json!({
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": tokens, "candidatesTokenCount": 40, "totalTokenCount": tokens + 40},
+            "modelVersion": "gemini-2.5-flash"
+        });
+        ("200 OK", "text/event-stream", format!("data: {chunk}\r\n\r\n").into_bytes())
     }
 }
 
