@@ -72,10 +72,12 @@ pub fn decide(state: PauseState, call: &PauseCall) -> (PauseState, PauseStep) {
     }
 }
 
-/// Whether a figure may carry a pause or a relay: never on a window that is only assumed
-/// (TRUST.md, DESIGN.md). The one place to tighten (e.g. table-only windows).
+/// Whether a figure may carry a pause or a relay: only on a window that is a fact about
+/// the session's model (the status line, now or remembered, the host's record or the
+/// user's `models.<id>.window`), never one that is assumed or only from baton's table
+/// (issue 19, DESIGN.md). The one place that says so.
 pub fn may_pause(figure: &Figure, critical_action_allowed: bool) -> bool {
-    critical_action_allowed && !figure.window_source.is_assumed()
+    critical_action_allowed && figure.window_source.is_fact()
 }
 
 /// Whether a relay may follow the pause in this process: only under `baton run` (the
@@ -159,6 +161,10 @@ mod tests {
         assert!(!may_pause(&figure, true));
         figure.window_source = WindowSource::Proven;
         assert!(!may_pause(&figure, true));
+        figure.window_source = WindowSource::Table;
+        assert!(!may_pause(&figure, true), "a table's window is not a fact");
+        figure.window_source = WindowSource::Config;
+        assert!(may_pause(&figure, true));
         figure.window_source = WindowSource::Statusline;
         assert!(may_pause(&figure, true));
         assert!(!may_pause(&figure, false));

@@ -171,12 +171,18 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         }
         Event::ToolBatch => {
             let mut said = monitor_step(&call, Cadence::Batch);
+            if let Some(stop) = said.stop.take() {
+                return Some(stop);
+            }
             let text = said.text.take()?;
             Some(said.envelope(&call, text))
         }
         Event::TurnStart => {
             let note = audit_note(&call, Point::UserPrompt);
             let mut said = monitor_step(&call, Cadence::TurnStart);
+            if let Some(stop) = said.stop.take() {
+                return Some(stop);
+            }
             let text = with_note(said.text.take(), note)?;
             Some(said.envelope(&call, text))
         }
@@ -312,7 +318,7 @@ fn monitor_step(call: &Call, cadence: Cadence) -> Said {
     if cadence != Cadence::ToolCall && saved.is_none() {
         return Said { text, notice, stop: None };
     }
-    match pause(call, session, warning.as_ref(), saved.as_ref()) {
+    match pause(call, session, cadence, warning.as_ref(), saved.as_ref()) {
         PauseOutcome::Stop(reason) => return Said { stop: Some(Envelope::stop(&reason)), ..Said::default() },
         PauseOutcome::Armed(words) => {
             if let Some(text) = text.as_mut() {
@@ -389,9 +395,16 @@ enum PauseOutcome {
 
 /// The pause (`handoff.on_critical`, [`critical_pause::decide`]): reads the session's
 /// state only when a pause may be armed or counting, changes it under the session's lock.
+///
+/// Only a tool call uses a grace call (and so only a tool call is stopped): a CRITICAL
+/// handoff refreshed at another cadence (Claude Code's PostToolBatch, a turn's start) can
+/// arm the pause, but once it is armed it leaves it alone. (On Claude Code 2.1.332 a
+/// refreshed handoff at PostToolBatch used to take the last grace call, and the stop it
+/// decided was never sent: the agent ran on into auto-compaction.)
 fn pause(
     call: &Call,
     session: &str,
+    cadence: Cadence,
     warning: Option<&monitor::Warning>,
     saved: Option<&SavedHandoff>,
 ) -> PauseOutcome {
@@ -400,9 +413,12 @@ fn pause(
         return PauseOutcome::None;
     }
     let may_pause = warning.is_some_and(|w| critical_pause::may_pause(&w.figure, w.critical_action_allowed));
-    let counting =
-        || session_state::load(session).is_some_and(|s| s.pause_armed_at.is_some() && s.paused_at.is_none());
+    let stored = || session_state::load(session);
+    let counting = || stored().is_some_and(|s| s.pause_armed_at.is_some() && s.paused_at.is_none());
     let arming = saved.is_some() && may_pause;
+    if cadence != Cadence::ToolCall && (!arming || stored().is_some_and(|s| s.pause_armed_at.is_some())) {
+        return PauseOutcome::None;
+    }
     if !arming && !counting() {
         return PauseOutcome::None;
     }
@@ -449,14 +465,45 @@ fn pause(
             PauseOutcome::Armed(critical_pause::armed_words(grace_calls, mode, under_run))
         }
         critical_pause::PauseStep::Stop => {
-            let used = used.or_else(|| {
+            let figure = warning.map(|w| w.figure.clone()).or_else(|| {
                 let session_ref = call.session_ref()?;
                 monitor::current_figure(&session_ref, &call.config, call.config.stale_seconds(), now)
-                    .map(|(found, _)| found.figure.used_pct())
+                    .map(|(found, _)| found.figure)
             });
+            let used = used.or_else(|| figure.as_ref().map(metrics::Figure::used_pct));
+            // The grace calls did work the CRITICAL handoff does not hold: the handoff the
+            // next context is briefed from is written again now, as the agent stops.
+            if saved.is_none() {
+                refresh_handoff_at_stop(call, session, figure);
+            }
             PauseOutcome::Stop(critical_pause::stop_reason(used, stored_handoff.as_deref(), under_run))
         }
         critical_pause::PauseStep::Grace | critical_pause::PauseStep::Nothing => PauseOutcome::None,
+    }
+}
+
+/// Rewrites the session's CRITICAL handoff when the pause stops the agent, so it holds
+/// what the grace calls did (the commands they ran, the todos they ticked off); its
+/// checkpoint as configured. Silent on failure: the stop goes out regardless.
+fn refresh_handoff_at_stop(call: &Call, session: &str, figure: Option<metrics::Figure>) {
+    let Some(cwd) = call.cwd.clone().filter(|_| call.config.handoff_auto()) else { return };
+    let checkpoint = match call.config.auto_checkpoint() {
+        Mode::Branch => Mode::Off,
+        mode => mode,
+    };
+    let request = handoff::Request {
+        trigger: Trigger::CriticalContext,
+        session_id: session.to_string(),
+        cwd,
+        transcript_path: call.input.transcript_path.as_deref().map(PathBuf::from),
+        transcript_format: call.transcript_format(),
+        figure,
+        checkpoint,
+        dir: call.config.handoff_dir(),
+        now: chrono::Utc::now(),
+    };
+    if let Ok(outcome) = handoff::write(&request) {
+        push_to_github(&call.config, &outcome.root);
     }
 }
 

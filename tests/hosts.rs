@@ -623,3 +623,30 @@ fn copilot_cli_waits_for_the_record_it_flushes_after_the_hook_starts() {
     let text = copilot_told(&output).expect("the record flushed during the wait warns");
     assert!(text.starts_with("CONTEXT WARNING: Usage at 68%."), "{text}");
 }
+
+#[test]
+fn a_window_only_from_the_table_never_pauses_and_a_configured_one_does() {
+    // issue 19: a pause rests only on a window that is a fact (status line, host record,
+    // `models.<id>.window`), never on baton's table of model ids alone.
+    for (configured, pauses) in [(false, false), (true, true)] {
+        let sandbox = Sandbox::new();
+        let _repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a")]);
+        if configured {
+            common::write(
+                &sandbox.user_config(),
+                r#"{"models": {"claude-sonnet-4-5-20250929": {"window": 200000}}}"#,
+            );
+        }
+        let transcript = sandbox.home().join("t.jsonl");
+        write_lines(
+            &transcript,
+            &[reply("m1", "claude-sonnet-4-5-20250929", 160_000, "toolu_mock_01_33539")],
+        );
+        let text =
+            told(&sandbox.hook(&claude_event(&sandbox, "PostToolUse-Bash.json", &transcript))).unwrap();
+        assert!(text.starts_with("CONTEXT CRITICAL:"), "{text}");
+        assert_eq!(text.contains("end your turn"), pauses, "configured {configured}: {text}");
+        let state: Value = read_json(&sandbox.state_path(CLAUDE_SESSION));
+        assert_eq!(state.get("pauseArmedAt").is_some(), pauses, "configured {configured}: {state}");
+    }
+}

@@ -856,3 +856,4 @@ fn factory_droid_exec() {
 }
 mod contexts;
 mod copilot;
+mod relay;

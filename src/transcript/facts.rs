@@ -444,6 +444,14 @@ impl FactsBuilder {
             }
             _ => {}
         }
+        // A shell command counts as run once it is issued: at PostToolUse time in print
+        // mode its result is often not yet written (a failed result marks it later).
+        if let Some(command) = command.clone().filter(|_| name == "Bash") {
+            push_command(
+                &mut self.facts.commands_run,
+                CommandRun { command, exit_code: None, failed: false },
+            );
+        }
         if let Some(id) = tool_use_id {
             self.tool_calls.insert(id.to_string(), ToolCall { name: clip(name, SHORT_TEXT_MAX), command });
         }
@@ -502,6 +510,13 @@ impl FactsBuilder {
         at: Option<&str>,
     ) {
         let call = self.tool_calls.get(tool_use_id);
+        if let Some(command) =
+            call.filter(|c| is_error && c.name == "Bash").and_then(|c| c.command.as_deref())
+        {
+            if let Some(run) = self.facts.commands_run.iter_mut().rev().find(|r| r.command == command) {
+                run.failed = true;
+            }
+        }
         match call.map(|c| c.name.as_str()) {
             Some("TaskCreate" | "TaskUpdate") => {
                 self.tasks.result(tool_use_id, is_error, content, structured)

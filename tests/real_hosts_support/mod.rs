@@ -9,6 +9,7 @@
 
 #![allow(dead_code)]
 
+pub mod agent;
 pub mod chat_hosts;
 pub mod scripted;
 pub mod server;

@@ -114,17 +114,28 @@ struct Shared {
     started: Instant,
     steps: Vec<Step>,
     recorded: Vec<Recorded>,
+    /// Answers the main requests in place of the script ([`Server::with_agent`]).
+    agent: Option<Arc<super::agent::Agent>>,
 }
 
 impl Server {
     /// Starts a server answering with `steps`; it stops by itself after `lifetime`.
     pub fn start(steps: Vec<Step>, lifetime: Duration) -> Server {
+        Server::start_with(steps, None, lifetime)
+    }
+
+    /// Starts a server whose main requests `agent` answers (side requests as the script's).
+    pub fn with_agent(agent: Arc<super::agent::Agent>, lifetime: Duration) -> Server {
+        Server::start_with(vec![Step::text(1000)], Some(agent), lifetime)
+    }
+
+    fn start_with(steps: Vec<Step>, agent: Option<Arc<super::agent::Agent>>, lifetime: Duration) -> Server {
         assert!(!steps.is_empty(), "a script needs at least the final step");
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener.set_nonblocking(true).expect("nonblocking listener");
         let port = listener.local_addr().expect("local addr").port();
         let stop = Arc::new(AtomicBool::new(false));
-        let shared = Arc::new(Mutex::new(Shared { started: Instant::now(), steps, recorded: vec![] }));
+        let shared = Arc::new(Mutex::new(Shared { started: Instant::now(), steps, recorded: vec![], agent }));
         let thread = {
             let stop = Arc::clone(&stop);
             let shared = Arc::clone(&shared);
@@ -312,15 +323,21 @@ fn respond(
     };
     let main = method == "POST" && is_main(api, &path, &parsed);
     let turn = api.map(|a| tool_results(a, &parsed)).unwrap_or(0);
-    let step = {
+    let (step, agent) = {
         let Ok(mut shared) = shared.lock() else {
             return ("500 Internal Server Error", "text/plain", b"poisoned".to_vec());
         };
         let millis = shared.started.elapsed().as_millis();
         shared.recorded.push(Recorded { api, path: path.clone(), body: parsed.clone(), main, turn, millis });
         let index = turn.min(shared.steps.len() - 1);
-        shared.steps[index].clone()
+        (shared.steps[index].clone(), shared.agent.clone())
     };
+    if let (true, Some(agent), Some(api)) = (main, agent, api) {
+        std::thread::sleep(REPLY_DELAY);
+        if let Some(reply) = agent.reply(api, &parsed) {
+            return reply;
+        }
+    }
     let step = if main {
         std::thread::sleep(REPLY_DELAY);
         step

@@ -1,0 +1,520 @@
+//! The relay on the real hosts (issue 19): the stand-in agent
+//! ([`real_hosts_support::agent`]) works through a 20-step task list, deciding each move
+//! only from the request it is sent, while baton pauses it at CRITICAL; under `baton run`
+//! each paused leg is followed by a fresh, briefed one. Every step must run exactly once,
+//! in order (`steps.log`, which each step's command appends to, and the commands the
+//! agent issued), with the permissions a user gives (`--allowedTools`), and no
+//! auto-compaction.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::{BRIEF, CRITICAL, Checks, SERVER_LIFETIME};
+use crate::common;
+use crate::real_hosts_support::agent::{Agent, Move, TaskAgent};
+use crate::real_hosts_support::server::{Recorded, Server};
+use crate::real_hosts_support::{World, with_hosts};
+
+const STEPS: u32 = 20;
+const TASK: &str =
+    "Work through the 20-step task list: one shell command per step, then mark the step's task completed.";
+/// The tools a user allows for this task (no permission check is skipped).
+const ALLOWED: &str = "Bash,ToolSearch,TaskCreate,TaskUpdate";
+/// The default model of Claude Code 2.1.332, a 1,000,000-token window.
+const CLAUDE_DEFAULT_MODEL: &str = "claude-opus-5-5";
+
+/// 250k at the start of a context, 85k more per shell result: 675k (warning) after 5
+/// steps, 760k (CRITICAL) after 6; the grace calls reach at most 930k, short of Claude
+/// Code's auto-compaction (about 33k short of the window).
+fn new_agent(obeys_pause: bool) -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent {
+        steps: STEPS,
+        base_tokens: 250_000,
+        per_step_tokens: 85_000,
+        obeys_pause,
+    }))
+}
+
+/// The user's configuration: the window of the model as a fact (in `claude -p` there is no
+/// status line to tell it, and a table's window never carries a pause) and `on_critical`.
+fn user_config(world: &World, on_critical: &str) {
+    let config = json!({
+        "handoff": {"on_critical": on_critical},
+        "models": {CLAUDE_DEFAULT_MODEL: {"window": 1_000_000}},
+    });
+    common::write(&world.sandbox.user_config(), &config.to_string());
+}
+
+fn steps_log(world: &World) -> Vec<String> {
+    std::fs::read_to_string(world.project().join("steps.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn expected_log(to: u32) -> Vec<String> {
+    (1..=to).map(|n| format!("step-{n:02}")).collect()
+}
+
+/// The main requests that open a context (no tool result yet), with their index.
+fn context_starts(requests: &[Recorded]) -> Vec<usize> {
+    requests.iter().enumerate().filter(|(_, r)| r.turn == 0).map(|(i, _)| i).collect()
+}
+
+/// Every transcript Claude Code and rollout Codex wrote, as one text (for compaction markers).
+fn transcripts(world: &World) -> String {
+    let mut text = String::new();
+    let mut stack = vec![world.sandbox.claude_dir().join("projects"), world.codex_home().join("sessions")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                text.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+            }
+        }
+    }
+    text
+}
+
+fn check_no_compaction_and_permissions(checks: &mut Checks, world: &World, server: &Server) {
+    let text = transcripts(world);
+    checks.check(
+        "no auto-compaction (no compact boundary in any transcript)",
+        !text.is_empty()
+            && !text.contains("compact_boundary")
+            && !text.contains("isCompactSummary\":true")
+            && !text.contains("\"type\":\"compacted\""),
+        || format!("transcripts: {} bytes", text.len()),
+    );
+    let denied: Vec<String> = server
+        .main_requests()
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result" && b["is_error"] == json!(true))
+        .map(|b| b["content"].to_string())
+        .collect();
+    checks.check(
+        "no tool call was refused or failed (the allowed tools sufficed)",
+        denied.is_empty(),
+        || format!("{denied:?}"),
+    );
+}
+
+/// What every relay must show: the task done across at least 3 contexts, every step run
+/// once in order, every later leg briefed as leg N in its first request, the summary, no
+/// compaction, no refused call; prints the time per hand-over.
+fn check_relay(
+    checks: &mut Checks,
+    world: &World,
+    agent: &Agent,
+    server: &Server,
+    run: &crate::real_hosts_support::Run,
+) {
+    let requests = server.main_requests();
+    let starts = context_starts(&requests);
+    let decisions = agent.decisions();
+    let moves = || decisions.iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect::<Vec<_>>().join(" ");
+    checks.check(
+        "baton run exited 0 (the last leg's status)",
+        run.status.is_some_and(|s| s.success()),
+        || run.describe(),
+    );
+    checks.check(
+        "the task completed",
+        decisions.last().is_some_and(|d| d.made == Move::Finish(format!("All {STEPS} steps done."))),
+        moves,
+    );
+    checks.check("at least 3 contexts", starts.len() >= 3, || {
+        format!("contexts start at {starts:?}; {}", moves())
+    });
+    let expected: Vec<u32> = (1..=STEPS).collect();
+    checks.check(
+        "every step's command was issued exactly once, in order",
+        agent.bash_steps() == expected,
+        || format!("{:?}\n{}", agent.bash_steps(), moves()),
+    );
+    let log = steps_log(world);
+    checks.check("steps.log: every step ran exactly once, in order", log == expected_log(STEPS), || {
+        format!("{log:?}")
+    });
+    for (leg, at) in starts.iter().enumerate().skip(1) {
+        let text = requests[*at].text();
+        let leg = leg + 1;
+        checks.check(
+            &format!("leg {leg} started with the brief in its first request"),
+            text.contains(BRIEF) && text.contains(&format!("This is leg {leg} of a relay")),
+            || {
+                text.find(BRIEF)
+                    .map(|i| text[i..].chars().take(1500).collect())
+                    .unwrap_or_else(|| "no brief".into())
+            },
+        );
+    }
+    let summary = run.stderr.lines().rev().find(|l| l.starts_with("baton run: ") && l.contains(" legs;"));
+    checks.check(
+        "the summary names the legs and ends unpaused",
+        summary.is_some_and(|s| {
+            s.contains(&format!("{} legs", starts.len()))
+                && s.ends_with("the last leg ended without a pause.")
+        }),
+        || run.stderr.clone(),
+    );
+    check_no_compaction_and_permissions(checks, world, server);
+    // Time per hand-over: the last request of a leg to the first of the next.
+    let gaps: Vec<f64> = starts
+        .iter()
+        .skip(1)
+        .map(|at| (requests[*at].millis - requests[at - 1].millis) as f64 / 1000.0)
+        .collect();
+    eprintln!(
+        "real hosts: relay: {} legs, {} main requests in {:.1} s; hand-over (last request of a leg to the first of the next): {:?} s",
+        starts.len(),
+        requests.len(),
+        run.seconds,
+        gaps
+    );
+}
+
+#[test]
+fn baton_run_claude_print_relays_twenty_steps_across_contexts() {
+    with_hosts("relay: baton run claude -p", |hosts| {
+        let mut checks = Checks::new("relay: baton run claude -p");
+        let world = World::new(hosts);
+        world.claude_setup();
+        user_config(&world, "relay");
+        let agent = new_agent(false);
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        let claude = hosts.claude.display().to_string();
+        let args =
+            ["run", "--", claude.as_str(), "-p", "--allowedTools", ALLOWED, "--output-format", "json", TASK];
+        let run =
+            world.run(Path::new(common::BATON), &args, &world.claude_env(&server), Duration::from_secs(240));
+        world.save_requests(&server, "relay-claude-print");
+        eprintln!("real hosts: relay: baton run stderr:\n{}", run.stderr.trim_end());
+        check_relay(&mut checks, &world, &agent, &server, &run);
+        checks.finish();
+    });
+}
+
+#[test]
+fn claude_print_is_stopped_within_the_grace_calls_and_continue_resumes() {
+    with_hosts("relay: claude -p pause", |hosts| {
+        let mut checks = Checks::new("relay: claude -p pause");
+        let world = World::new(hosts);
+        world.claude_setup();
+        user_config(&world, "pause");
+        let agent = new_agent(false);
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        let run = world.run(
+            &hosts.claude,
+            &["-p", "--allowedTools", ALLOWED, "--output-format", "json", TASK],
+            &world.claude_env(&server),
+            Duration::from_secs(120),
+        );
+        world.save_requests(&server, "pause-claude-print");
+        let requests = server.main_requests();
+        let decisions = agent.decisions();
+        let moves =
+            || decisions.iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect::<Vec<_>>().join(" ");
+        let critical_at = requests.iter().position(|r| r.text().contains(CRITICAL));
+        checks.check("CRITICAL reached the agent", critical_at.is_some(), moves);
+        // The request carrying CRITICAL answers the call that armed the pause; each later
+        // request answers one grace call; the call that uses the last one is stopped.
+        let after = critical_at.map(|at| requests.len() - at);
+        checks.check(
+            "stopped within the 3 grace calls after CRITICAL",
+            after.is_some_and(|n| n <= 3),
+            || format!("{after:?} requests from the CRITICAL one on; {}", moves()),
+        );
+        checks.check(
+            "the agent did not finish (it was stopped)",
+            !decisions.iter().any(|d| matches!(d.made, Move::Finish(_))),
+            moves,
+        );
+        let result: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap_or_default();
+        checks.check(
+            "claude -p exited 0, ended by the hook",
+            run.status.is_some_and(|s| s.success()) && result["terminal_reason"] == "hook_stopped",
+            || run.describe(),
+        );
+        eprintln!(
+            "real hosts: relay: claude -p stopped: stdout {:?}, stderr {:?}",
+            common_tail(&run.stdout),
+            common_tail(&run.stderr)
+        );
+        let stopped_after = steps_log(&world).len() as u32;
+        checks.check(
+            "steps.log so far is steps 1..N in order",
+            steps_log(&world) == expected_log(stopped_after) && stopped_after >= 5,
+            || format!("{:?}", steps_log(&world)),
+        );
+        let state_dir = world.sandbox.state_dir();
+        let paused = sessions_paused(&state_dir);
+        checks.check("the session state records the pause", paused, || format!("{}", state_dir.display()));
+        drop(server);
+
+        // "continue" in a fresh session (what `/clear` + continue does): briefed, it carries on.
+        let agent2 = new_agent(false);
+        let server = Server::with_agent(Arc::clone(&agent2), SERVER_LIFETIME);
+        let _run = world.run(
+            &hosts.claude,
+            &["-p", "--allowedTools", ALLOWED, "--output-format", "json", "continue"],
+            &world.claude_env(&server),
+            Duration::from_secs(120),
+        );
+        world.save_requests(&server, "pause-claude-print-continue");
+        let first = server.main_requests().first().map(|r| r.text()).unwrap_or_default();
+        checks.check("the next session's first request has the brief", first.contains(BRIEF), || {
+            first.chars().take(600).collect()
+        });
+        let next = agent2.bash_steps();
+        checks.check(
+            "it carries on from the first step not done",
+            next.first() == Some(&(stopped_after + 1)),
+            || format!("{next:?} after {stopped_after}"),
+        );
+        checks.finish();
+    });
+}
+
+fn sessions_paused(dir: &Path) -> bool {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if std::fs::read_to_string(&p).is_ok_and(|t| t.contains("pausedAt")) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+fn common_tail(text: &str) -> String {
+    crate::real_hosts_support::tail(text, 400).to_string()
+}
+
+// ---- Codex ----
+
+/// Codex works with 190,000 of the configured 200,000 tokens and compacted at 187k in a
+/// first run (not at 173k): 110k at the start of a context, 7k per shell result: 124k
+/// (warning) after 2 steps, 145k (CRITICAL) after 5; the 3 grace calls reach at most 166k.
+fn codex_agent() -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent {
+        steps: STEPS,
+        base_tokens: 75_000,
+        per_step_tokens: 14_000,
+        obeys_pause: false,
+    }))
+}
+
+/// A `codex` on PATH for `baton run` (it names the host by the program's name): the
+/// pinned CLI through node.
+fn codex_command(world: &World) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = world.root().join("bin").join("codex");
+    let node = world.hosts.node_dir.join("node");
+    common::write(
+        &path,
+        &format!("#!/bin/sh\nexec {} {} \"$@\"\n", node.display(), world.hosts.codex.display()),
+    );
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod codex");
+    path
+}
+
+/// What the user allows Codex: the workspace (its sandbox), hooks trusted (in real use
+/// once by the user; the flag stands in for that here).
+const CODEX_ARGS: [&str; 5] =
+    ["exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "-s", "workspace-write"];
+
+fn codex_env() -> Vec<(&'static str, String)> {
+    vec![("STANDIN_API_KEY", "stand-in".to_string())]
+}
+
+#[test]
+#[ignore = "Codex 0.171.0: `codex exec` logs `hook: PostToolUse Stopped` for `continue: false` but does not end the turn (issue 19); run with --ignored"]
+fn codex_exec_is_stopped_within_the_grace_calls() {
+    with_hosts("relay: codex exec pause", |hosts| {
+        let mut checks = Checks::new("relay: codex exec pause");
+        let world = World::new(hosts);
+        // Far from Codex's compaction: CRITICAL at 35 % used (72k), the grace calls up to 93k.
+        let agent = Arc::new(Agent::new(TaskAgent {
+            steps: STEPS,
+            base_tokens: 30_000,
+            per_step_tokens: 7_000,
+            obeys_pause: false,
+        }));
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        world.codex_setup(&server);
+        common::write(
+            &world.sandbox.user_config(),
+            r#"{"handoff": {"on_critical": "pause"}, "warn_remaining": 75, "critical_remaining": 65}"#,
+        );
+        let codex = codex_command(&world);
+        let mut args: Vec<&str> = CODEX_ARGS.to_vec();
+        args.push(TASK);
+        let run = world.run(&codex, &args, &codex_env(), Duration::from_secs(120));
+        world.save_requests(&server, "pause-codex-exec");
+        let requests = server.main_requests();
+        let decisions = agent.decisions();
+        let moves =
+            || decisions.iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect::<Vec<_>>().join(" ");
+        let critical_at = requests.iter().position(|r| r.text().contains(CRITICAL));
+        checks.check("CRITICAL reached the agent", critical_at.is_some(), moves);
+        let after = critical_at.map(|at| requests.len() - at);
+        checks.check(
+            "stopped within the 3 grace calls after CRITICAL",
+            after.is_some_and(|n| n <= 3),
+            || format!("{after:?} requests from the CRITICAL one on; {}\n{}", moves(), run.describe()),
+        );
+        checks.check(
+            "the agent did not finish (it was stopped)",
+            !decisions.iter().any(|d| matches!(d.made, Move::Finish(_))),
+            moves,
+        );
+        eprintln!(
+            "real hosts: relay: codex exec stopped: exit {:?}; stdout {:?}; stderr {:?}",
+            run.status.map(|s| s.code()),
+            common_tail(&run.stdout),
+            common_tail(&run.stderr)
+        );
+        let done = steps_log(&world).len() as u32;
+        checks.check(
+            "steps.log so far is steps 1..N in order",
+            steps_log(&world) == expected_log(done) && done >= 4,
+            || format!("{:?}", steps_log(&world)),
+        );
+        checks.finish();
+    });
+}
+
+#[test]
+#[ignore = "Codex 0.171.0: `codex exec` logs `hook: PostToolUse Stopped` for `continue: false` but does not end the turn (issue 19); run with --ignored"]
+fn baton_run_codex_exec_relays_twenty_steps_across_contexts() {
+    with_hosts("relay: baton run codex exec", |hosts| {
+        let mut checks = Checks::new("relay: baton run codex exec");
+        let world = World::new(hosts);
+        let agent = codex_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        world.codex_setup(&server);
+        common::write(&world.sandbox.user_config(), r#"{"handoff": {"on_critical": "relay"}}"#);
+        let codex = codex_command(&world).display().to_string();
+        let mut args: Vec<&str> = vec!["run", "--", codex.as_str()];
+        args.extend(CODEX_ARGS);
+        args.push(TASK);
+        let run = world.run(Path::new(common::BATON), &args, &codex_env(), Duration::from_secs(240));
+        world.save_requests(&server, "relay-codex-exec");
+        eprintln!("real hosts: relay: baton run codex stderr (tail):\n{}", common_tail(&run.stderr));
+        check_relay(&mut checks, &world, &agent, &server, &run);
+        checks.finish();
+    });
+}
+
+// ---- Gemini CLI ----
+
+/// Gemini CLI's window is baton's table's (1,048,576): the user states it as a fact. Its
+/// compression point is moved to 0.9 of the window (943k) by the world's settings: 520k at
+/// the start, 45k per shell result: 790k (CRITICAL) after 6 steps, at most 925k.
+fn gemini_agent() -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent {
+        steps: STEPS,
+        base_tokens: 520_000,
+        per_step_tokens: 45_000,
+        obeys_pause: false,
+    }))
+}
+
+fn gemini_config(world: &World, on_critical: &str) {
+    let config = json!({"handoff": {"on_critical": on_critical},
+                        "models": {crate::real_hosts_support::GEMINI_MODEL: {"window": crate::real_hosts_support::GEMINI_WINDOW}}});
+    common::write(&world.sandbox.user_config(), &config.to_string());
+}
+
+/// A `gemini` on PATH for `baton run`: the pinned CLI through node.
+fn gemini_command(world: &World) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = world.root().join("bin").join("gemini");
+    let node = world.hosts.node_dir.join("node");
+    common::write(
+        &path,
+        &format!("#!/bin/sh\nexec {} {} \"$@\"\n", node.display(), world.hosts.gemini.display()),
+    );
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod gemini");
+    path
+}
+
+/// The user's permissions: `echo` through the shell tool allowed, no `--yolo`.
+const GEMINI_ARGS: [&str; 5] = [
+    "-m",
+    crate::real_hosts_support::GEMINI_MODEL,
+    "--allowed-tools",
+    "run_shell_command(echo)",
+    "--skip-trust",
+];
+
+fn gemini_env(server: &Server) -> Vec<(&'static str, String)> {
+    vec![
+        ("GOOGLE_GEMINI_BASE_URL", server.base_url()),
+        ("GEMINI_API_KEY", "stand-in".to_string()),
+        ("GEMINI_CLI_TRUST_WORKSPACE", "true".to_string()),
+    ]
+}
+
+#[test]
+#[ignore = "unfinished (issue 19): in this world Gemini CLI 0.61.0 refuses every run_shell_command (\"requires user confirmation\") even with --yolo, so the pause is never reached; run with --ignored"]
+fn gemini_print_is_stopped_within_the_grace_calls() {
+    with_hosts("relay: gemini -p pause", |hosts| {
+        let mut checks = Checks::new("relay: gemini -p pause");
+        let world = World::new(hosts);
+        world.gemini_setup();
+        gemini_config(&world, "pause");
+        let agent = gemini_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        let gemini = gemini_command(&world);
+        let mut args: Vec<&str> = GEMINI_ARGS.to_vec();
+        args.extend(["-p", TASK]);
+        let run = world.run(&gemini, &args, &gemini_env(&server), Duration::from_secs(120));
+        world.save_requests(&server, "pause-gemini-print");
+        let requests = server.main_requests();
+        let decisions = agent.decisions();
+        let moves =
+            || decisions.iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect::<Vec<_>>().join(" ");
+        let critical_at = requests.iter().position(|r| r.text().contains(CRITICAL));
+        checks.check("CRITICAL reached the agent", critical_at.is_some(), || {
+            format!("{}\n{}", moves(), run.describe())
+        });
+        let after = critical_at.map(|at| requests.len() - at);
+        checks.check(
+            "stopped within the 3 grace calls after CRITICAL",
+            after.is_some_and(|n| n <= 3),
+            || format!("{after:?} requests from the CRITICAL one on; {}\n{}", moves(), run.describe()),
+        );
+        checks.check(
+            "the agent did not finish (it was stopped)",
+            !decisions.iter().any(|d| matches!(d.made, Move::Finish(_))),
+            moves,
+        );
+        eprintln!(
+            "real hosts: relay: gemini -p stopped: exit {:?}; stdout {:?}; stderr {:?}",
+            run.status.map(|s| s.code()),
+            common_tail(&run.stdout),
+            common_tail(&run.stderr)
+        );
+        let done = steps_log(&world).len() as u32;
+        checks.check(
+            "steps.log so far is steps 1..N in order",
+            steps_log(&world) == expected_log(done) && done >= 4,
+            || format!("{:?}", steps_log(&world)),
+        );
+        checks.finish();
+    });
+}
