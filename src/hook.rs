@@ -409,7 +409,9 @@ fn pause(
     saved: Option<&SavedHandoff>,
 ) -> PauseOutcome {
     let mode = call.config.on_critical();
-    if mode == OnCritical::Advise {
+    // A host that goes on after `continue: false` cannot be paused: baton only advises
+    // there, and promises no stop it cannot make.
+    if mode == OnCritical::Advise || !call.host.honours_stop() {
         return PauseOutcome::None;
     }
     let may_pause = warning.is_some_and(|w| critical_pause::may_pause(&w.figure, w.critical_action_allowed));

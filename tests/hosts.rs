@@ -650,3 +650,25 @@ fn a_window_only_from_the_table_never_pauses_and_a_configured_one_does() {
         assert_eq!(state.get("pauseArmedAt").is_some(), pauses, "configured {configured}: {state}");
     }
 }
+
+#[test]
+fn codex_is_never_paused_since_it_goes_on_after_a_stop() {
+    // Codex 0.171.0 goes on with the turn after `continue: false` (seen on the real CLI):
+    // the CRITICAL handoff is written, the agent is advised, no stop is promised or sent.
+    let sandbox = Sandbox::new();
+    let _repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a")]);
+    let rollout = sandbox.home().join("rollout.jsonl");
+    std::fs::write(&rollout, fixture("real/codex/rollout-at-PostToolUse-3.jsonl")).unwrap();
+    let env = [("BATON_CRITICAL_REMAINING", "30")];
+    let event = codex_event(&sandbox, &rollout);
+    for call in 0..6 {
+        let output = sandbox.run_with(&["hook"], event.to_string().as_bytes(), &env);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(!stdout.contains("\"continue\""), "call {call}: {stdout}");
+        if call == 0 {
+            let text = told(&output).expect("CRITICAL");
+            assert!(text.starts_with("CONTEXT CRITICAL:") && text.contains("HANDOFF.json"), "{text}");
+            assert!(!text.contains("end your turn"), "{text}");
+        }
+    }
+}

@@ -29,6 +29,9 @@ pub const ID: &str = "claude";
 /// The hook timeout, in seconds.
 pub const HOOK_TIMEOUT: u64 = 10;
 pub const HAS_STATUSLINE: bool = true;
+
+/// Whether a hook's `continue: false` stops the agent (the pause). Claude Code 2.1.332 ends the turn on a PostToolUse `continue: false` (seen on the real CLI).
+pub const HONOURS_STOP: bool = true;
 /// A hook's `systemMessage` is shown as "⎿ <Event> says: …" in the interactive pane (not
 /// in `claude -p`).
 pub const SHOWS_SYSTEM_MESSAGE: bool = true;

@@ -21,6 +21,9 @@ pub const ID: &str = "codex";
 /// The hook timeout, in seconds.
 pub const HOOK_TIMEOUT: u64 = 10;
 pub const HAS_STATUSLINE: bool = false;
+
+/// Whether a hook's `continue: false` stops the agent (the pause). Codex 0.171.0 prints "hook: PostToolUse Stopped" for `continue: false` but goes on with the turn (seen on the real CLI): the pause acts as `advise` there.
+pub const HONOURS_STOP: bool = false;
 /// The output schemas of PostToolUse and SessionStart (0.171.0) accept `systemMessage`.
 pub const SHOWS_SYSTEM_MESSAGE: bool = true;
 /// No `terminalSequence` in its schemas, which reject unknown fields.

@@ -33,6 +33,9 @@ pub const HOOK_TIMEOUT: u64 = 10;
 /// Its `statusLine.command` is experimental; baton does not register it yet.
 pub const HAS_STATUSLINE: bool = false;
 
+/// Whether a hook's `continue: false` stops the agent (the pause). Not checked on the real Copilot CLI: the pause acts as `advise` there.
+pub const HONOURS_STOP: bool = false;
+
 /// Whether Copilot CLI shows a hook's `systemMessage` was not checked: no notice is sent.
 pub const SHOWS_SYSTEM_MESSAGE: bool = false;
 

@@ -193,6 +193,18 @@ impl HostKind {
         }
     }
 
+    /// A hook's `continue: false` ends the agent's turn on this host (the pause's stop).
+    pub fn honours_stop(self) -> bool {
+        match self {
+            HostKind::Claude => claude::HONOURS_STOP,
+            HostKind::Gemini => gemini::HONOURS_STOP,
+            HostKind::Codex => codex::HONOURS_STOP,
+            HostKind::Qwen => qwen::HONOURS_STOP,
+            HostKind::Droid => droid::HONOURS_STOP,
+            HostKind::Copilot => copilot::HONOURS_STOP,
+        }
+    }
+
     /// The host shows a hook's `systemMessage` to the user (one line in its pane).
     pub fn shows_system_message(self) -> bool {
         match self {

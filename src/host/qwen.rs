@@ -32,6 +32,9 @@ pub const ID: &str = "qwen";
 pub const HOOK_TIMEOUT: u64 = 10_000;
 pub const HAS_STATUSLINE: bool = false;
 
+/// Whether a hook's `continue: false` stops the agent (the pause). Not checked on the real Qwen Code: the pause acts as `advise` there.
+pub const HONOURS_STOP: bool = false;
+
 /// Whether Qwen Code shows a hook's `systemMessage` was not checked on its real CLI: baton
 /// does not count on it, so no notice is sent there.
 pub const SHOWS_SYSTEM_MESSAGE: bool = false;
