@@ -8,8 +8,8 @@
 #   install/build-shipped.sh test --locked [cargo args ...]
 #   install/build-shipped.sh --print-target     # the target it builds for
 #
-# It runs the cargo subcommand given with `--target` and, in RUSTFLAGS, what makes the
-# binary start fastest on that target:
+# It runs the cargo subcommand given with `--target`, one codegen unit and fat LTO, and,
+# in RUSTFLAGS, what makes the binary start fastest on that target:
 # - Linux (glibc or musl): statically linked (`+crt-static`) and not position-independent
 #   (`relocation-model=static`): the kernel maps it and jumps to it, with no dynamic
 #   loader, no shared library and no relocation to apply at every start;
@@ -51,4 +51,8 @@ if [ -n "$flags" ]; then
     RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }$flags"
     export RUSTFLAGS
 fi
+# One codegen unit and fat LTO for what is shipped (Cargo.toml keeps the everyday release
+# build quicker to make).
+export CARGO_PROFILE_RELEASE_LTO="${CARGO_PROFILE_RELEASE_LTO:-fat}"
+export CARGO_PROFILE_RELEASE_CODEGEN_UNITS="${CARGO_PROFILE_RELEASE_CODEGEN_UNITS:-1}"
 exec cargo "$sub" --target "$target" "$@"
