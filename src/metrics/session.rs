@@ -112,31 +112,36 @@ fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
         facts.remembered = model.as_deref().and_then(windows::remembered_window);
         choose_window(&facts, Some(tokens))
     };
-    let mut tokens = reading.tokens;
-    let used_pct = tokens as f64 * 100.0 / window(tokens).0.max(1) as f64;
-    let mut estimate = false;
-    if claude::plan_wait(id.is_some(), tail.tool_use_seen, used_pct, &query.thresholds_used)
-        == claude::WaitPlan::Wait
-    {
-        match claude::wait_for_subagent_tool_use(&path, id.unwrap_or_default(), tail.len) {
-            Some(newer) if newer.reading.is_some() => tail = newer,
-            _ => {
-                tokens = claude::project_tokens(tokens, tail.bytes_after_figure);
-                estimate = true;
-            }
-        }
-    }
-    let reading = tail.reading.as_ref()?;
-    if !estimate {
-        tokens = reading.tokens;
-    }
-    let taken_at = claude::written_at(reading).unwrap_or(query.now);
-    let mut figure = figure_from_tokens(tokens, window(tokens), taken_at);
-    figure.estimate = estimate;
-    if estimate {
-        figure.taken_at = query.now;
-    }
+    let used_pct = reading.tokens as f64 * 100.0 / window(reading.tokens).0.max(1) as f64;
+    let wait = claude::plan_wait(id.is_some(), tail.tool_use_seen, used_pct, &query.thresholds_used);
+    let waited = (wait == claude::WaitPlan::Wait)
+        .then(|| claude::wait_for_subagent_tool_use(&path, id.unwrap_or_default(), tail.len));
+    let figure = figure_after_wait(tail, waited, window, query.now)?;
     Some(SessionFigure { figure, model })
+}
+
+/// The figure from a transcript tail once the wait for the tool call's own reply is over
+/// (`waited`: `None` when there was no wait): the newer tail's when the reply came, else
+/// the last figure plus what was written after it, marked as an estimate taken now.
+fn figure_after_wait(
+    tail: claude::TranscriptTail,
+    waited: Option<Option<claude::TranscriptTail>>,
+    window: impl Fn(u64) -> (u64, WindowSource),
+    now: i64,
+) -> Option<Figure> {
+    let newer = waited.as_ref().map(|w| w.as_ref().filter(|t| t.reading.is_some()));
+    let (tail, estimate) = match newer {
+        Some(Some(newer)) => (newer, false),
+        Some(None) => (&tail, true),
+        None => (&tail, false),
+    };
+    let reading = tail.reading.as_ref()?;
+    if estimate {
+        let tokens = claude::project_tokens(reading.tokens, tail.bytes_after_figure);
+        return Some(Figure { estimate: true, ..figure_from_tokens(tokens, window(tokens), now) });
+    }
+    let taken_at = claude::written_at(reading).unwrap_or(now);
+    Some(figure_from_tokens(reading.tokens, window(reading.tokens), taken_at))
 }
 
 fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
@@ -210,35 +215,16 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
         }
         choose_window(&facts, Some(tokens))
     };
-    let mut tokens = reading.tokens;
-    let mut estimate = false;
-    let used_pct = tokens as f64 * 100.0 / window(tokens).0 as f64;
+    let used_pct = reading.tokens as f64 * 100.0 / window(reading.tokens).0 as f64;
     let wait = claude::plan_wait(
         query.tool_use_id.is_some_and(|id| !id.is_empty()) && !query.in_subagent,
         tail.tool_use_seen,
         used_pct,
         &query.thresholds_used,
     );
-    if wait == claude::WaitPlan::Wait {
-        let id = query.tool_use_id.unwrap_or_default();
-        match claude::wait_for_tool_use(transcript, from, id, tail.len) {
-            Some(newer) if newer.reading.is_some() => tail = newer,
-            _ => {
-                tokens = claude::project_tokens(tokens, tail.bytes_after_figure);
-                estimate = true;
-            }
-        }
-    }
-    let reading = tail.reading.as_ref()?;
-    if !estimate {
-        tokens = reading.tokens;
-    }
-    let taken_at = claude::written_at(reading).unwrap_or(query.now);
-    let mut figure = figure_from_tokens(tokens, window(tokens), taken_at);
-    figure.estimate = estimate;
-    if estimate {
-        figure.taken_at = query.now;
-    }
+    let waited = (wait == claude::WaitPlan::Wait)
+        .then(|| claude::wait_for_tool_use(transcript, from, query.tool_use_id.unwrap_or_default(), tail.len));
+    let figure = figure_after_wait(tail, waited, window, query.now)?;
     Some(SessionFigure { figure, model })
 }
 
