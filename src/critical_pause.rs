@@ -2,9 +2,9 @@
 //! handoff the agent is told, once, to finish its step and end its turn; if it is still
 //! making tool calls after `handoff.pause_grace_calls` more, baton stops it through the
 //! host's own stop (`continue: false` with a `stopReason`) and says why and what to do
-//! next. Only on a host that honours it ([`crate::host::HostKind::honours_stop`]: Claude
-//! Code, seen; Gemini CLI's AfterTool, documented): Codex 0.171.0 goes on after it, so
-//! there, and on the hosts not checked, the pause acts as `advise`.
+//! next. Only on a host seen to honour it ([`crate::host::HostKind::honours_stop`]: Claude
+//! Code): Codex 0.171.0 goes on after it, and Gemini CLI's (documented) has not been seen
+//! on the real CLI, so there, and on the hosts not checked, the pause acts as `advise`.
 //!
 //! [`decide`] is the whole rule, a pure function over the pause's part of the session
 //! state; [`may_pause`] is the one place that says which figures may carry a pause;

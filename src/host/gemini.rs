@@ -21,8 +21,10 @@ pub const ID: &str = "gemini";
 pub const HOOK_TIMEOUT: u64 = 10_000;
 pub const HAS_STATUSLINE: bool = false;
 
-/// Whether a hook's `continue: false` stops the agent (the pause). Gemini CLI documents `continue: false` on AfterTool as ending the agent loop (not yet seen on the real CLI).
-pub const HONOURS_STOP: bool = true;
+/// Whether a hook's `continue: false` stops the agent (the pause). Gemini CLI documents it
+/// on AfterTool, but the real-host suite has not seen it stop `gemini -p` yet: until it has,
+/// the pause acts as `advise` here.
+pub const HONOURS_STOP: bool = false;
 /// Every hook's `systemMessage` is shown in the interactive UI (0.61.0).
 pub const SHOWS_SYSTEM_MESSAGE: bool = true;
 pub const EMITS_TERMINAL_SEQUENCE: bool = false;
