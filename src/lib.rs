@@ -5,6 +5,8 @@
 //! (`hook`, `monitor`, `metrics`) reads stdin, the bridge, the config and one state file;
 //! everything heavier (`handoff`, `gitx`, `transcript`, `planning`) sits behind the level
 //! that calls for it.
+// No unwrap/expect outside tests: the hook path must never panic on bad input.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod checkpoint_github;
 pub mod cli;

@@ -2,6 +2,8 @@
 //!
 //! The process starts in [`main`] below, a C entry point (`no_main`): std's own entry
 //! does work before `main` that the hook, run after every tool call, does not need.
+// No unwrap/expect outside tests: the hook path must never panic on bad input.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 // The bin's test harness has its own entry point: the C one is the real binary's only.
 #![cfg_attr(not(test), no_main)]
 #![cfg_attr(test, allow(dead_code, unused_imports))]
