@@ -222,8 +222,9 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
         used_pct,
         &query.thresholds_used,
     );
-    let waited = (wait == claude::WaitPlan::Wait)
-        .then(|| claude::wait_for_tool_use(transcript, from, query.tool_use_id.unwrap_or_default(), tail.len));
+    let waited = (wait == claude::WaitPlan::Wait).then(|| {
+        claude::wait_for_tool_use(transcript, from, query.tool_use_id.unwrap_or_default(), tail.len)
+    });
     let figure = figure_after_wait(tail, waited, window, query.now)?;
     Some(SessionFigure { figure, model })
 }
