@@ -11,7 +11,6 @@
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -405,11 +404,6 @@ pub fn random_hex(bytes: usize) -> String {
         }
     }
     buf.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A path from raw bytes (for paths read out of JSON that may not be UTF-8 clean).
-pub fn path_from_bytes(bytes: Vec<u8>) -> PathBuf {
-    PathBuf::from(OsString::from_vec(bytes))
 }
 
 #[cfg(test)]

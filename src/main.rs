@@ -1,4 +1,4 @@
-//! The `baton` binary: everything is in the library's command line, [`baton::cli`].
+//! The `baton` binary: everything is in the library's command line, [`baton::main_with`].
 //!
 //! The process starts in [`main`] below, a C entry point (`no_main`): std's own entry
 //! does work before `main` that the hook, run after every tool call, does not need.
@@ -30,7 +30,7 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     start_like_std();
     // A panic here is a bug: reported as std reports it (the default hook), exit 101.
     // The hook and the statusline catch their own and exit 0.
-    let code = panic::catch_unwind(move || baton::cli::main_with(args));
+    let code = panic::catch_unwind(move || baton::main_with(args));
     let _ = std::io::stdout().flush();
     match code {
         Ok(code) => (0..=255u8).find(|c| ExitCode::from(*c) == code).map_or(1, c_int::from),

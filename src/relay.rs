@@ -9,7 +9,6 @@
 //! The headless grammar of each host (where the prompt is, how it is replaced by the
 //! continue prompt) is [`HeadlessCommand`].
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -119,11 +118,6 @@ pub fn note(run_id: &str, leg: u32, edit: impl FnOnce(&mut LegNote)) {
             _ => Edit::Keep(()),
         }
     });
-}
-
-/// Where the run's record lives (for the summary).
-pub fn record_path(run_id: &str) -> Option<PathBuf> {
-    record_file(run_id).map(|(file, _)| file.path)
 }
 
 /// What the runner does after a leg.

@@ -64,11 +64,6 @@ impl Found {
     pub fn paused(&self) -> bool {
         self.handoff.as_ref().is_ok_and(HandoffDoc::is_paused)
     }
-
-    /// Paused, readable and trusted: its brief may be injected.
-    pub fn injectable(&self) -> bool {
-        self.trusted && self.handoff.as_ref().is_ok_and(HandoffDoc::is_paused)
-    }
 }
 
 /// The project's handoff: GSD's `<root>/<dir>/HANDOFF.json`, else the newest of the
@@ -587,13 +582,6 @@ pub fn active_resumer(
         (recent || bridge_age(other, unix).is_some())
             .then(|| (other.to_string(), bridge_age(other, unix).unwrap_or(since)))
     })
-}
-
-/// Records that `session_id` was given this handoff (under the project's lock, so two
-/// sessions starting at once both see a consistent file).
-pub fn record_resumption(found: &Found, session_id: &str, source: &str) -> Result<HandoffDoc, String> {
-    let _lock = store::project_lock(&found.root);
-    record_resumption_locked(found, session_id, source)
 }
 
 /// [`record_resumption`] for a caller that holds the project's lock.

@@ -186,20 +186,6 @@ impl<T> Kept<T> {
     }
 }
 
-/// The one locked change of a session's state. `change` gets the previous state (on a
-/// session's first call, GSD's, if GSD's hook ran before) and returns the state to store
-/// with a value, or `None` to store nothing. `None` on any failure, a newer baton's file
-/// included: the hook path is silent rather than wrong.
-pub fn update<T>(
-    session_id: &str,
-    change: impl FnOnce(Option<WarnState>) -> (Option<WarnState>, T),
-) -> Option<T> {
-    match update_kept(session_id, change)? {
-        Kept::Stored(value) => Some(value),
-        Kept::NotStored(..) => None,
-    }
-}
-
 /// [`update`], but a state that cannot be kept (no home, an unwritable or blocked state
 /// folder, a newer baton's file) still gets its decision: `change` runs (from no state
 /// when the stored one cannot be read) and the value comes back as

@@ -47,12 +47,6 @@ impl Loaded {
             _ => None,
         }
     }
-
-    /// Whether a writer may replace the file: it is absent, usable or broken, but not a
-    /// newer baton's.
-    pub fn replaceable(&self) -> bool {
-        !matches!(self, Loaded::Newer { .. })
-    }
 }
 
 /// The `version` of a state file's object: 0 when absent; `None` when present but not

@@ -116,29 +116,6 @@ impl Read for DeadlineReader {
     }
 }
 
-/// A reader over `fd` (a pipe from a child, say) whose reads give up at `deadline` with
-/// `ErrorKind::TimedOut`. The caller keeps `fd` open for as long as the reader lives;
-/// the reader never closes it.
-pub fn deadline_reader(fd: std::os::fd::BorrowedFd<'_>, deadline: Instant) -> impl Read + '_ {
-    use std::os::fd::AsRawFd;
-    let raw = fd.as_raw_fd();
-    // SAFETY: `fd` is borrowed for the reader's lifetime, so it stays open; ManuallyDrop
-    // never closes it.
-    let file = ManuallyDrop::new(unsafe { File::from_raw_fd(raw) });
-    BorrowedReader { inner: DeadlineReader { file, fd: raw, deadline }, _fd: fd }
-}
-
-struct BorrowedReader<'a> {
-    inner: DeadlineReader,
-    _fd: std::os::fd::BorrowedFd<'a>,
-}
-
-impl Read for BorrowedReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf)
-    }
-}
-
 /// How much of a payload is held in memory and parsed in one piece; a payload that is
 /// not complete within it streams through the parser.
 pub const HEAD_LIMIT: usize = 64 * 1024;

@@ -319,7 +319,7 @@ fn hostile_value(rng: &mut Rng, paths: &[String]) -> Value {
 
 fn hostile_handoff(rng: &mut Rng, paths: &[String]) -> Value {
     let mut handoff = json!({"version": rng.pick(&["1.0", "1.7", "2.0", "x", "999.1"]), "status": "paused"});
-    let keys = baton::handoff::doc::GSD_FIELDS;
+    let keys = baton::GSD_FIELDS;
     for _ in 0..6 {
         let key = *rng.pick(keys);
         handoff[key] = hostile_value(rng, paths);

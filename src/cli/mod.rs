@@ -149,11 +149,6 @@ Examples:
     Man(completions::ManArgs),
 }
 
-/// The whole program, with the process's arguments.
-pub fn main() -> ExitCode {
-    main_with(std::env::args_os().collect())
-}
-
 /// The whole program: what the binary's entry returns for `args` (the program name
 /// first). The hook and a bare `baton statusline` start without clap: they run after
 /// every tool call and message, and building clap's command tree costs more than they

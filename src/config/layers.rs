@@ -170,6 +170,7 @@ fn reset_to_defaults(settings: &mut BTreeMap<&'static str, Entry>, keys: &[&str]
 }
 
 /// Resolves every key from `layers` (lowest precedence first). Pure.
+#[cfg(test)]
 pub fn resolve(layers: &[Layer]) -> (BTreeMap<&'static str, Entry>, Vec<String>) {
     let resolved = resolve_all(layers);
     (resolved.settings, resolved.errors)

@@ -17,13 +17,10 @@ use serde_json::{Map, Value};
 
 use crate::{fsx, places};
 
-pub use keys::{
-    CHECKPOINT_MODES, DEFAULT_SEGMENTS, KEYS, KeySpec, Kind, ON_CRITICAL_MODES, OnCritical,
-    REPOSITORY_HANDOFF_DIRS, SEGMENT_NAMES, Settings, Trust,
-};
+pub use keys::{KEYS, KeySpec, OnCritical, Settings};
 pub use layers::{
-    Entry, FileError, Layer, ModelWindow, RawValue, Resolved, Source, env_layer, model_window_key,
-    parse_file, parse_gsd_planning, resolve, resolve_all, resolve_model_windows,
+    Entry, FileError, Layer, ModelWindow, RawValue, Resolved, Source, env_layer, parse_file,
+    parse_gsd_planning, resolve_all, resolve_model_windows,
 };
 
 use layers::show_value;
@@ -113,6 +110,7 @@ impl Config {
     }
 
     /// Defaults only, with no file or environment read (the demo, tests).
+    #[cfg(test)]
     pub fn defaults() -> Config {
         Config::from_resolved(resolve_all(&[]), vec![], BTreeMap::new())
     }
@@ -376,6 +374,8 @@ fn format_pct(pct: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::keys::DEFAULT_SEGMENTS;
+    use crate::config::layers::{model_window_key, resolve};
 
     fn file_layer(source: Source, json: &str) -> Layer {
         Layer { source, values: parse_file(json.as_bytes()).unwrap() }

@@ -761,8 +761,9 @@ fn smudge_racily_clean(
 
 #[cfg(test)]
 mod tests {
+    use super::super::facts::FileState;
     use super::super::testutil::*;
-    use super::super::{FileState, Repo, checkpoint};
+    use super::super::{Repo, checkpoint};
     use super::*;
 
     const HANDOFF: &str = ".planning/HANDOFF.json";

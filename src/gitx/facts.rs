@@ -102,6 +102,7 @@ pub enum FileState {
 }
 
 impl FileState {
+    #[cfg(test)]
     pub fn word(self) -> &'static str {
         match self {
             FileState::Conflicted => "conflicted",

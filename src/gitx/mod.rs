@@ -7,9 +7,9 @@
 //! opened once per hook call and scans the working tree at most once: the facts for the
 //! handoff and the automatic checkpoint share that scan.
 //!
-//! ```no_run
-//! # fn main() -> Result<(), baton::gitx::GitError> {
-//! use baton::gitx::{CheckpointRequest, Mode, Repo};
+//! ```ignore
+//! # fn main() -> Result<(), crate::gitx::GitError> {
+//! use crate::gitx::{CheckpointRequest, Mode, Repo};
 //! let cwd = std::path::Path::new(".");
 //! if let Some(repo) = Repo::discover(cwd)? {
 //!     let facts = repo.facts(None)?;
@@ -45,8 +45,8 @@ use chrono::{DateTime, Utc};
 use git2::{ErrorCode, Oid, Repository};
 
 pub use checkpoint::{Checkpoint, CheckpointRequest, Mode};
-pub use facts::{FileChange, FileState, GitFacts, RepoState, Scan, SessionCommit};
-pub use quick::{Counts, QuickStatus, quick_status};
+pub use facts::{GitFacts, Scan, SessionCommit};
+pub use quick::{Counts, quick_status};
 
 /// An open repository for one hook call, with the working-tree scan cached so it is made
 /// at most once. Not `Sync` (libgit2 handles are not), which suits a one-shot process.
@@ -139,6 +139,7 @@ pub fn nearest_planning(cwd: &Path, top: &Path) -> PathBuf {
 }
 
 /// The facts for the repository containing `cwd`; `Ok(None)` outside a repository.
+#[cfg(test)]
 pub fn gather(cwd: &Path, since: Option<DateTime<Utc>>) -> Result<Option<GitFacts>, GitError> {
     match Repo::discover(cwd)? {
         Some(repo) => repo.facts(since).map(Some),
@@ -148,6 +149,7 @@ pub fn gather(cwd: &Path, since: Option<DateTime<Utc>>) -> Result<Option<GitFact
 
 /// A checkpoint of the repository containing `cwd`; `Ok(None)` outside a repository.
 /// To share the status scan with [`gather`], open a [`Repo`] and call both on it.
+#[cfg(test)]
 pub fn checkpoint(cwd: &Path, request: &CheckpointRequest<'_>) -> Result<Option<Checkpoint>, GitError> {
     match Repo::discover(cwd)? {
         Some(repo) => repo.checkpoint(request).map(Some),

@@ -62,11 +62,6 @@ pub const GSD_FIELDS: &[&str] = &[
 /// written; baton regenerates these from the session every time.
 pub const GENERATED_FIELDS: &[&str] =
     &[COMPLETED_TASKS, REMAINING_TASKS, UNCOMMITTED_FILES, TASK, TOTAL_TASKS];
-/// Lists the agent writes, carried over as written by every rewrite.
-pub const AGENT_LISTS: &[&str] = &[BLOCKERS, HUMAN_ACTIONS_PENDING, DECISIONS];
-/// Texts baton drafts that an edit takes over: kept when they differ from what baton
-/// generated last time (`baton.generated_text`).
-pub const EDITABLE_TEXTS: &[&str] = &[NEXT_ACTION, CONTEXT_NOTES];
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -329,10 +324,6 @@ impl HandoffDoc {
         })
     }
 
-    pub fn version(&self) -> &Version {
-        &self.version
-    }
-
     /// Whether baton may rewrite this file (neither its version nor its baton section's
     /// is a newer major).
     pub fn writable(&self) -> bool {
@@ -361,11 +352,6 @@ impl HandoffDoc {
     /// `phase_dir` implies (validated).
     pub fn continue_here(&self) -> Option<PathBuf> {
         self.continue_here.clone().or_else(|| self.phase_dir.as_ref().map(|d| d.join(CONTINUE_HERE)))
-    }
-
-    /// `phase_dir`, when it is a folder inside `.planning/`.
-    pub fn phase_dir(&self) -> Option<&Path> {
-        self.phase_dir.as_deref()
     }
 
     fn text(&self, key: &str) -> Option<&str> {
@@ -645,11 +631,6 @@ impl<'a> BatonSection<'a> {
                 Some((text_in(r.get("session_id"))?.to_string(), text_in(r.get("at"))?.to_string()))
             })
             .collect()
-    }
-
-    /// A field of the section, raw (for modules that own it, e.g. `github_issue`).
-    pub fn raw(&self, key: &str) -> Option<&'a Value> {
-        self.get(key)
     }
 }
 

@@ -22,7 +22,7 @@ use crate::metrics::Figure;
 use crate::planning;
 use crate::transcript::{self, FactsBudget};
 
-pub use model::{Handoff, Snapshot, Sourced, Summary, Trigger};
+pub use model::{Snapshot, Sourced, Summary, Trigger};
 
 /// What to write a handoff for.
 #[derive(Debug, Clone)]
@@ -55,7 +55,6 @@ pub struct Outcome {
     /// What was out of bounds in the HANDOFF.json found there (ignored), and whether it
     /// was of a newer version (archived aside, untouched).
     pub problems: Vec<String>,
-    pub handoff_id: String,
     /// Another session's pending handoff moved from HANDOFF.json to its pending folder
     /// (this one took its place): where it waits now.
     pub displaced: Option<PathBuf>,
@@ -298,7 +297,6 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         checkpoint_note,
         archived,
         problems,
-        handoff_id: id,
         displaced,
         pending: placement == store::Placement::OwnPending,
     })

@@ -151,18 +151,6 @@ pub fn pending_dirs(root: &Path, dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Session `session_id`'s own handoff in the project at `root`, wherever it sits (GSD's
-/// `<dir>/HANDOFF.json`, or its pending folder): the path of its HANDOFF.json. This is
-/// where a PreCompact snapshot of that session is found.
-pub fn session_handoff_path(root: &Path, dir: &Path, session_id: &str) -> Option<PathBuf> {
-    [dir.to_path_buf(), pending_dir(dir, session_id)].into_iter().find_map(|d| {
-        let path = root.join(&d).join("HANDOFF.json");
-        let raw = fsx::read_limited(&path, doc::READ_LIMIT).ok()?;
-        let parsed = HandoffDoc::parse_in(&raw, root, Some(&d)).ok()?;
-        (parsed.baton().session_id() == Some(session_id)).then_some(path)
-    })
-}
-
 /// Where a new handoff of a session goes. Pure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {

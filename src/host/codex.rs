@@ -137,6 +137,7 @@ impl RolloutScan {
 }
 
 /// Reads the newest figure from rollout lines given newest first (pure).
+#[cfg(test)]
 pub fn reading_from_lines<'a>(
     lines_newest_first: impl IntoIterator<Item = &'a [u8]>,
 ) -> Option<RolloutReading> {

@@ -89,14 +89,6 @@ impl Envelope {
         self
     }
 
-    /// The line shown to the user, if any.
-    pub fn system_message(&self) -> Option<&str> {
-        match self {
-            Envelope::Context { system_message, .. } => system_message.as_deref(),
-            _ => None,
-        }
-    }
-
     /// Holds what the event is about (Claude Code's PreCompact: the compaction), saying why.
     pub fn block(reason: &str) -> Envelope {
         Envelope::Block { decision: "block", reason: reason.to_string() }
@@ -108,20 +100,8 @@ impl Envelope {
         Envelope::Stop { continue_: false, stop_reason: reason.to_string() }
     }
 
-    /// Whether this envelope stops the agent.
-    pub fn is_stop(&self) -> bool {
-        matches!(self, Envelope::Stop { .. })
-    }
-
-    /// The event name inside the envelope (empty for a block or a stop).
-    pub fn event(&self) -> &str {
-        match self {
-            Envelope::Context { output, .. } => &output.hook_event_name,
-            Envelope::Block { .. } | Envelope::Stop { .. } => "",
-        }
-    }
-
     /// The text the agent is given (a block's reason; empty for a stop).
+    #[cfg(test)]
     pub fn context(&self) -> &str {
         match self {
             Envelope::Context { output, .. } => &output.additional_context,

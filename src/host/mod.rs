@@ -25,9 +25,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use envelope::Envelope;
-pub use input::{
-    ContextWindow, CurrentUsage, Event, HookInput, PromptCache, RateLimits, RateWindow, StatuslineInput,
-};
+pub use input::{Event, HookInput, RateWindow, StatuslineInput};
 
 /// A host that runs hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

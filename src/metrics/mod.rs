@@ -15,15 +15,15 @@ use crate::config::Settings;
 
 pub use bridge::{Bridge, is_fresh, read_any_bridge, read_bridge, write_bridge};
 pub use headroom::{
-    ClaudeCompaction, CompactionAt, CompactionRule, Footer, FooterKind, Headroom, HeadroomEnd, claude_footer,
-    compaction_point, headroom, headroom_to, short_tokens,
+    CompactionAt, CompactionRule, Headroom, HeadroomEnd, compaction_point, headroom, headroom_to,
+    short_tokens,
 };
 pub use payload::figure_from_statusline;
 pub use session::{
     FigureQuery, SessionFigure, compaction_for, describe_origin, describe_window, session_figure,
 };
-pub use transcript::{DEFAULT_WINDOW, figure_from_tokens, window_for};
-pub use windows::{KNOWN_WINDOWS, WindowFacts, WindowSource, choose_window};
+pub use transcript::{figure_from_tokens, window_for};
+pub use windows::{WindowFacts, WindowSource, choose_window};
 
 use std::path::Path;
 
@@ -308,13 +308,7 @@ pub fn assess_with(
     Assessment { level, headroom, window, window_source: figure.window_source }
 }
 
-impl Assessment {
-    /// The window is a fact (status line, remembered, host record, configuration), not
-    /// the table or an assumption: what pausing a session may rest on.
-    pub fn window_is_fact(&self) -> bool {
-        self.window_source.is_fact()
-    }
-}
+impl Assessment {}
 
 /// Whether a CRITICAL action (handoff, checkpoint, pause) may rest on a figure (pure).
 /// A window that is a fact (or a table row for a family with one size) carries it. A

@@ -6,6 +6,7 @@ use super::windows::{WindowFacts, WindowSource, choose_window};
 use super::{Figure, Origin};
 
 /// The window assumed when nothing says otherwise.
+#[cfg(test)]
 pub const DEFAULT_WINDOW: u64 = 200_000;
 
 /// The window for `tokens` of `model` when only a hint and the table are known (for

@@ -287,6 +287,7 @@ pub fn canonical_id(model: &str) -> String {
 }
 
 /// The window the table gives a model id (no `CLAUDE_CODE_DISABLE_1M_CONTEXT`).
+#[cfg(test)]
 pub fn table_window(model: &str) -> Option<u64> {
     table_entry(model, false).map(|e| e.window)
 }
@@ -315,8 +316,6 @@ pub struct WindowFacts<'a> {
     pub disable_1m: bool,
 }
 
-/// Windows any host is known to use, smallest first.
-pub const KNOWN_WINDOWS: &[u64] = &[200_000, 256_000, 258_400, 353_400, 475_000, 1_000_000, 1_048_576];
 /// Claude Code's windows: what tokens beyond an assumed window prove.
 pub const CLAUDE_WINDOWS: &[u64] = crate::host::claude::WINDOWS;
 
@@ -371,6 +370,7 @@ pub fn remembered_window(model: &str) -> Option<u64> {
 }
 
 /// Parses the file (pure): its windows when it is of a version this build reads.
+#[cfg(test)]
 pub fn parse(bytes: &[u8]) -> BTreeMap<String, u64> {
     let reader = crate::state::VersionedFile::new(FILE, VERSION, LIMIT);
     reader.classify(bytes).object().map(|object| models_of(&object)).unwrap_or_default()

@@ -21,7 +21,7 @@ pub struct Part {
     pub short: Option<String>,
 }
 
-pub use crate::util::text::{char_width, cut, width};
+pub use crate::util::text::{cut, width};
 
 fn line_width(parts: &[Part], kept: &[bool]) -> usize {
     let widths: Vec<usize> =
@@ -80,7 +80,7 @@ mod tests {
     use super::*;
 
     fn part(text: &str, priority: u8, min_width: Option<usize>) -> Part {
-        Part { text: text.into(), style: Style::Plain, priority, min_width, short: None }
+        Part { text: text.into(), style: Style::Dim, priority, min_width, short: None }
     }
 
     fn texts(parts: &[Part]) -> Vec<&str> {

@@ -39,12 +39,12 @@ use crate::metrics::{self, Basis, Figure, Level, Limits, Want};
 pub use branch::{GitPlace, find_git};
 pub use git::GitSettings;
 pub use git_cache::Record as GitRecord;
-pub use layout::{char_width, cut, width};
+pub use layout::cut;
 pub use style::Style;
 
 // The segment names and the default order are declared with the configuration key
 // (`config::keys`); a test below keeps `SEGMENTS` and that list in sync.
-pub use crate::config::keys::{DEFAULT_SEGMENTS, SEGMENT_NAMES};
+pub use crate::config::keys::DEFAULT_SEGMENTS;
 
 type SegmentFn = fn(&Context) -> Option<Segment>;
 
@@ -150,12 +150,6 @@ impl<'a> Context<'a> {
     /// with a status line) of the payload's model.
     fn basis_of(input: &'a StatuslineInput, limits: Limits) -> Basis<'a> {
         Basis { limits, host: HostKind::Claude, model: input.model_id(), project: None }
-    }
-
-    /// Claude Code's compaction rule for this session's model, its settings files read.
-    pub fn claude_rule(&self) -> metrics::CompactionRule {
-        let project = self.input.project_dir().map(std::path::Path::new);
-        metrics::claude_rule(self.limits.rule, self.input.model_id(), project)
     }
 
     /// What this line's figure is assessed on ([`metrics::assess`]).
@@ -336,6 +330,7 @@ pub fn run_parts(input: &StatuslineInput, config: &Config, now: i64) -> (String,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::keys::SEGMENT_NAMES;
 
     fn context(input: &StatuslineInput) -> Context<'_> {
         let mut ctx = Context::new(input, &Config::defaults(), 0, false);

@@ -3,7 +3,6 @@
 /// How a segment is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
-    Plain,
     Dim,
     Bold,
     Branch,
@@ -18,7 +17,6 @@ pub enum Style {
 
 fn code(style: Style) -> Option<&'static str> {
     match style {
-        Style::Plain => None,
         Style::Dim => Some("2"),
         Style::Bold => Some("1"),
         Style::Branch => Some("35"),

@@ -70,6 +70,7 @@ fn finish(running: proc::Running) -> Result<String, Failure> {
 }
 
 /// Runs `command` with `payload` on stdin and returns its output, or why not.
+#[cfg(test)]
 pub fn run_command(command: &str, payload: &[u8], timeout: Duration) -> Result<String, Failure> {
     finish(spawn(command, payload.to_vec(), timeout)?)
 }

@@ -46,6 +46,7 @@ pub fn facts_from_lines<'a, 'b>(
 }
 
 /// The facts of a whole rollout held in memory.
+#[cfg(test)]
 pub fn facts_from_bytes(bytes: &[u8]) -> SessionFacts {
     facts_from_lines(std::iter::empty(), super::forward::complete_lines(bytes, true), true)
 }

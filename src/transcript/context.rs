@@ -2,15 +2,18 @@
 //! when no statusline bridge is there. Cheap enough for every tool call: it reads
 //! backwards until it has the answer, within a fixed budget.
 
-use std::io;
-use std::path::Path;
-
 use serde::Serialize;
 use serde_json::Value;
 
 use super::line::{self, Entry, SHORT_TEXT_MAX, clip, parse_line};
-use super::open_transcript;
-use super::tail::{TailReader, TailStats};
+use super::tail::TailStats;
+// The whole-file readers below are the tests' way in; the hook and the statusline feed
+// a `ContextScanner` from their own tail read.
+#[cfg(test)]
+use {
+    super::{open_transcript, tail::TailReader},
+    std::{io, path::Path},
+};
 
 /// Most bytes read from the end to find the figure. A reply's line can carry a large
 /// tool input (a whole file being written), so this is well above one line's usual size.
@@ -53,11 +56,13 @@ pub struct ContextReading {
 
 /// Limits for [`current_context_with`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg(test)]
 pub struct ContextOptions {
     pub budget: u64,
     pub compaction_lookback: u64,
 }
 
+#[cfg(test)]
 impl Default for ContextOptions {
     fn default() -> Self {
         ContextOptions { budget: CONTEXT_BUDGET, compaction_lookback: COMPACTION_LOOKBACK }
@@ -181,6 +186,7 @@ impl ContextScanner {
 }
 
 /// The current context from lines given newest first (no I/O).
+#[cfg(test)]
 pub fn context_from_lines<'a>(
     lines_newest_first: impl IntoIterator<Item = &'a [u8]>,
     compaction_lookback: u64,
@@ -197,16 +203,19 @@ pub fn context_from_lines<'a>(
 /// The current context of the transcript at `path`, with the default limits.
 /// `Ok(None)`: no figure in the part read (no reply with usage, no compaction). An error
 /// (a missing file, say) means "no transcript".
+#[cfg(test)]
 pub fn current_context(path: &Path) -> io::Result<Option<ContextReading>> {
     current_context_with(path, ContextOptions::default())
 }
 
 /// [`current_context`] with explicit limits.
+#[cfg(test)]
 pub fn current_context_with(path: &Path, options: ContextOptions) -> io::Result<Option<ContextReading>> {
     context_from_source(&open_transcript(path)?, options)
 }
 
 /// [`current_context_with`] over any seekable source (a file, or a test's stand-in).
+#[cfg(test)]
 pub fn context_from_source(
     source: impl io::Read + io::Seek,
     options: ContextOptions,

@@ -187,6 +187,7 @@ pub fn relative_path(file: &str, root: &Path) -> String {
 
 /// Reads the facts of the transcript at `path`: the tail backwards within
 /// `budget.tail`, then, unless the tail reached the start, the first `budget.head` bytes.
+#[cfg(test)]
 pub fn gather_facts(path: &Path, budget: FactsBudget) -> io::Result<SessionFacts> {
     let read = BoundedRead::of(path, budget)?;
     let mut facts = facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start());
@@ -296,6 +297,7 @@ pub fn facts_from_lines<'a, 'b>(
 }
 
 /// The facts of a whole transcript held in memory.
+#[cfg(test)]
 pub fn facts_from_bytes(bytes: &[u8]) -> SessionFacts {
     facts_from_lines(std::iter::empty(), complete_lines(bytes, true), true)
 }

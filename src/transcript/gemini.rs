@@ -48,6 +48,7 @@ pub fn facts_from_lines<'a, 'b>(
 }
 
 /// The facts of a whole chat recording held in memory.
+#[cfg(test)]
 pub fn facts_from_bytes(bytes: &[u8]) -> SessionFacts {
     facts_from_lines(std::iter::empty(), super::forward::complete_lines(bytes, true), true)
 }

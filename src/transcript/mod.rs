@@ -37,23 +37,18 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
-pub use context::{
-    COMPACTION_LOOKBACK, CONTEXT_BUDGET, ContextOptions, ContextReading, ContextScanner, ReadingSource,
-    context_from_lines, current_context, current_context_with,
-};
-pub use facts::{
-    BackgroundProcess, COMMANDS_MAX, CommandRun, FactsBudget, FailedCommand, Format, SessionFacts,
-    facts_from_bytes, facts_from_lines, first_error_line, gather_facts, gather_facts_as, relative_path,
-};
-pub use forward::{ForwardLines, complete_lines};
-pub use line::{Compaction, Usage, clean_line, clip, unix_seconds};
-pub use pace::{PACE_BUDGET, Pace, pace_from_lines, tokens_per_tool_call};
-pub use tail::{CHUNK_SIZE, TailReader, TailStats};
-pub use todo_tail::{TODO_TAIL_BUDGET, TodoTail, current_todos};
-pub use todos::{TodoItem, TodoList, TodoSource, TodoStatus};
-pub use usage::{
-    ContextPoint, ModelUsage, SessionUsage, ToolResultSize, UsageAccumulator, session_usage, usage_from_bytes,
-};
+pub use context::{COMPACTION_LOOKBACK, CONTEXT_BUDGET, ContextReading, ContextScanner};
+pub use facts::{FactsBudget, Format, SessionFacts, gather_facts_as, relative_path};
+pub use line::{Compaction, Usage, clip, unix_seconds};
+pub use pace::tokens_per_tool_call;
+pub use tail::TailReader;
+pub use todo_tail::{TODO_TAIL_BUDGET, current_todos};
+pub use todos::TodoItem;
+#[cfg(test)]
+pub use todos::TodoSource;
+#[cfg(test)]
+pub use usage::usage_from_bytes;
+pub use usage::{SessionUsage, ToolResultSize, session_usage};
 
 /// Opens a transcript for reading. A symlink at the path itself is refused (like every
 /// file baton reads), and so is anything but a regular file: opening a FIFO must not
@@ -64,6 +59,7 @@ pub fn open_transcript(path: &Path) -> io::Result<File> {
 
 #[cfg(test)]
 mod tests {
+    use super::context::current_context;
     use super::*;
 
     #[test]

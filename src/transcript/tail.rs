@@ -71,6 +71,7 @@ impl<R: Read + Seek> TailReader<R> {
     }
 
     /// Lines longer than `max_line` bytes are skipped instead of kept.
+    #[cfg(test)]
     pub fn with_max_line(mut self, max_line: u64) -> Self {
         self.max_line = max_line;
         self

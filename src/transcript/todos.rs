@@ -80,14 +80,6 @@ impl TodoList {
         }
         list
     }
-
-    pub fn len(&self) -> usize {
-        self.completed.len() + self.in_progress.len() + self.pending.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 fn item_text(value: Option<&Value>) -> Option<String> {

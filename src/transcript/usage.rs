@@ -10,7 +10,9 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::forward::{ForwardLines, complete_lines};
+use super::forward::ForwardLines;
+#[cfg(test)]
+use super::forward::complete_lines;
 use super::line::{Compaction, Entry, SHORT_TEXT_MAX, Usage, block_type, clean_line, clip, parse_line, text};
 use super::open_transcript;
 
@@ -312,7 +314,8 @@ pub fn session_usage(path: &Path) -> io::Result<SessionUsage> {
     Ok(usage)
 }
 
-/// [`session_usage`] of a transcript held in memory.
+/// [`session_usage`] of a transcript held in memory (tests).
+#[cfg(test)]
 pub fn usage_from_bytes(bytes: &[u8]) -> SessionUsage {
     let mut accumulator = UsageAccumulator::default();
     for line in complete_lines(bytes, true) {
