@@ -141,14 +141,14 @@ const PLAN: &str = "---\nphase: 03-rate-limiting\nplan: 01\n---\n<objective>Per-
 
 /// The demo project: a repository with one commit, a GSD phase, and uncommitted work
 /// (the files the transcript says the agent wrote).
-fn create_project(demo: &Demo) -> Result<(), String> {
+fn create_project(demo: &Demo) -> io::Result<()> {
     let project = demo.project();
-    let write = |path: &str, text: &str| -> Result<(), String> {
+    let write = |path: &str, text: &str| -> io::Result<()> {
         let full = project.join(path);
         if let Some(parent) = full.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(parent)?;
         }
-        std::fs::write(&full, text).map_err(|e| format!("{}: {e}", full.display()))
+        std::fs::write(&full, text).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", full.display())))
     };
     write("src/app.ts", "import express from 'express';\nexport const app = express();\n")?;
     write(
@@ -162,7 +162,7 @@ fn create_project(demo: &Demo) -> Result<(), String> {
     write(".planning/phases/03-rate-limiting/03-01-PLAN.md", PLAN)?;
     let mut options = git2::RepositoryInitOptions::new();
     options.initial_head("main");
-    let repo = git2::Repository::init_opts(&project, &options).map_err(|e| e.message().to_string())?;
+    let repo = git2::Repository::init_opts(&project, &options).map_err(io::Error::other)?;
     let commit = || -> Result<(), git2::Error> {
         let mut config = repo.config()?;
         config.set_str("user.name", "Demo User")?;
@@ -182,7 +182,7 @@ fn create_project(demo: &Demo) -> Result<(), String> {
         )?;
         Ok(())
     };
-    commit().map_err(|e| e.message().to_string())?;
+    commit().map_err(io::Error::other)?;
     // The agent's work in progress, not committed yet.
     write("src/limiter.ts", "export class TokenBucket {\n  constructor(readonly perMinute: number) {}\n}\n")?;
     write(
@@ -190,7 +190,7 @@ fn create_project(demo: &Demo) -> Result<(), String> {
         "export const router = express.Router();\nrouter.post('/orders', limit, create);\n",
     )?;
     let transcript = TRANSCRIPT.replace(TRANSCRIPT_PROJECT, &project.to_string_lossy());
-    std::fs::write(demo.transcript(), transcript).map_err(|e| e.to_string())
+    std::fs::write(demo.transcript(), transcript)
 }
 
 /// Wraps `text` to `width` columns, each line after the first indented by `indent`.
@@ -238,7 +238,7 @@ pub fn run(out: &mut impl Write) -> io::Result<()> {
     let colour = io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let demo = Demo { sandbox: create_sandbox()?, exe, colour, columns: columns() };
     let width = demo.columns;
-    create_project(&demo).map_err(io::Error::other)?;
+    create_project(&demo)?;
     writeln!(
         out,
         "{}",

@@ -867,9 +867,20 @@ struct HookRun {
     elapsed: Duration,
 }
 
+/// Why the self-test could not see the hook finish.
+#[derive(Debug, thiserror::Error)]
+enum HookRunError {
+    #[error("cannot run the hook ({0})")]
+    Spawn(std::io::Error),
+    #[error("still running after {} s; killed", .0.as_secs())]
+    Killed(Duration),
+    #[error("cannot write the hook's stdin ({0})")]
+    Stdin(std::io::Error),
+}
+
 /// Runs `command`, writing `stdin` and closing it (or, with `None`, leaving it open),
 /// killed past `limit`.
-fn run_hook(command: Command, stdin: Option<&[u8]>, limit: Duration) -> Result<HookRun, String> {
+fn run_hook(command: Command, stdin: Option<&[u8]>, limit: Duration) -> Result<HookRun, HookRunError> {
     let options = proc::Options {
         input: stdin.map_or(proc::Input::HeldOpen, |bytes| proc::Input::Bytes(bytes.to_vec())),
         stderr: false,
@@ -878,13 +889,11 @@ fn run_hook(command: Command, stdin: Option<&[u8]>, limit: Duration) -> Result<H
         kill: proc::Kill::Child,
     };
     let done = proc::run(command, &options).map_err(|e| match e {
-        proc::RunError::Spawn(e) => format!("cannot run the hook ({e})"),
-        proc::RunError::TimedOut | proc::RunError::Wait(_) => {
-            format!("still running after {} s; killed", limit.as_secs())
-        }
+        proc::RunError::Spawn(e) => HookRunError::Spawn(e),
+        proc::RunError::TimedOut | proc::RunError::Wait(_) => HookRunError::Killed(limit),
     })?;
     if let Some(e) = done.stdin_error {
-        return Err(format!("cannot write the hook's stdin ({e})"));
+        return Err(HookRunError::Stdin(e));
     }
     let stdout = String::from_utf8(done.stdout).unwrap_or_default();
     Ok(HookRun { ok: done.status.success(), stdout, elapsed: done.elapsed })
@@ -1126,7 +1135,7 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
     let this = match install::current_binary() {
         Ok(this) => this,
         Err(e) => {
-            checks.push(Check::new(Status::Fail, "binary", e, None));
+            checks.push(Check::new(Status::Fail, "binary", e.to_string(), None));
             return (Vec::new(), checks);
         }
     };

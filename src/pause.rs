@@ -35,9 +35,23 @@ pub struct Paused {
     pub report: Option<PathBuf>,
 }
 
+/// Why `baton pause` wrote nothing (or no report).
+#[derive(Debug, thiserror::Error)]
+pub enum PauseError {
+    #[error("{}: {source}", path.display())]
+    Folder { path: PathBuf, source: std::io::Error },
+    #[error("invalid session id {0:?}: it must not contain `/`, `\\` or `..`")]
+    SessionId(String),
+    #[error(transparent)]
+    Handoff(#[from] handoff::WriteError),
+    #[error(transparent)]
+    Report(#[from] session_report::ReportError),
+}
+
 /// Writes the handoff by hand.
-pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
-    let cwd = std::fs::canonicalize(&options.cwd).map_err(|e| format!("{}: {e}", options.cwd.display()))?;
+pub fn run(options: &Options, config: &Config) -> Result<Paused, PauseError> {
+    let cwd = std::fs::canonicalize(&options.cwd)
+        .map_err(|source| PauseError::Folder { path: options.cwd.clone(), source })?;
     let root = crate::gitx::project_dir(&cwd);
     let transcript = match &options.transcript {
         Some(path) => Some(path.clone()),
@@ -55,7 +69,7 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
         })
         .unwrap_or_else(|| format!("manual-{}", Utc::now().format("%Y%m%dT%H%M%SZ")));
     if !fsx::valid_session_id(&session_id) {
-        return Err(format!("invalid session id {session_id:?}: it must not contain `/`, `\\` or `..`"));
+        return Err(PauseError::SessionId(session_id));
     }
     // A bridge from the last ten minutes, else the transcript: the monitor's own rule.
     let session = crate::monitor::SessionRef::claude(&session_id, transcript.as_deref());
@@ -73,7 +87,7 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, String> {
         dir: config.handoff_dir(),
         now: Utc::now(),
     };
-    let outcome = handoff::write(&request).map_err(|e| e.to_string())?;
+    let outcome = handoff::write(&request)?;
     let report = if options.report {
         Some(session_report::write(&outcome, transcript.as_deref(), &config.handoff_dir())?)
     } else {

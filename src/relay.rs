@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::host::HostKind;
 use crate::places;
 use crate::state::{Edit, Guard, VersionedFile};
+use crate::util::proc::RunError;
 
 /// The environment variable naming the run's record.
 pub const RUN_ID_ENV: &str = "BATON_RUN_ID";
@@ -211,30 +212,51 @@ fn takes_value(host: HostKind, flag: &str) -> bool {
     common.contains(&flag) || own.contains(&flag)
 }
 
+/// Why a command cannot be relayed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    #[error("no host command given")]
+    Empty,
+    #[error("`{0}` is not a host baton knows (claude, codex, gemini)")]
+    UnknownHost(String),
+    #[error("`baton run` does not relay {0} yet: claude, codex and gemini only")]
+    NotRelayed(&'static str),
+    #[error(
+        "`{0}` is not headless here: use `claude -p …`, `codex exec …` or `gemini -p …` (interactive runs are not supported yet)"
+    )]
+    NotHeadless(String),
+    #[error("no prompt found in the host command (give it as the last word)")]
+    NoPrompt,
+}
+
+/// Why a relay stopped before its legs were done.
+#[derive(Debug, thiserror::Error)]
+pub enum RelayError {
+    #[error("could not start `{program}`: {source}")]
+    Spawn { program: String, source: std::io::Error },
+    #[error("`{program}` could not be waited for: {source}")]
+    Wait { program: String, source: std::io::Error },
+}
+
 /// Reads a headless command: `claude -p …`, `codex exec …`, `gemini -p …`. The prompt is
 /// the value of Claude's and Gemini's `-p`/`--print`/`--prompt` when it has one, else the
 /// last word that is not a flag or a flag's value. An error: not headless, or no prompt.
-pub fn headless(args: &[String]) -> Result<HeadlessCommand, String> {
-    let Some(program) = args.first() else { return Err("no host command given".into()) };
+pub fn headless(args: &[String]) -> Result<HeadlessCommand, CommandError> {
+    let Some(program) = args.first() else { return Err(CommandError::Empty) };
     let name = std::path::Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or("");
     let host = HostKind::from_id(name.trim_end_matches(".exe"))
-        .ok_or_else(|| format!("`{name}` is not a host baton knows (claude, codex, gemini)"))?;
+        .ok_or_else(|| CommandError::UnknownHost(name.to_string()))?;
     let rest = &args[1..];
     let headless = match host {
         HostKind::Claude => rest.iter().any(|a| a == "-p" || a == "--print"),
         HostKind::Codex => rest.first().is_some_and(|a| a == "exec" || a == "e"),
         HostKind::Gemini => rest.iter().any(|a| a == "-p" || a == "--prompt"),
         HostKind::Qwen | HostKind::Droid | HostKind::Copilot => {
-            return Err(format!(
-                "`baton run` does not relay {} yet: claude, codex and gemini only",
-                host.name()
-            ));
+            return Err(CommandError::NotRelayed(host.name()));
         }
     };
     if !headless {
-        return Err(format!(
-            "`{name}` is not headless here: use `claude -p …`, `codex exec …` or `gemini -p …` (interactive runs are not supported yet)"
-        ));
+        return Err(CommandError::NotHeadless(name.to_string()));
     }
     let mut prompt_at = None;
     let mut i = usize::from(host == HostKind::Codex);
@@ -259,7 +281,7 @@ pub fn headless(args: &[String]) -> Result<HeadlessCommand, String> {
         prompt_at = Some(i);
         i += 1;
     }
-    let prompt_at = prompt_at.ok_or("no prompt found in the host command (give it as the last word)")?;
+    let prompt_at = prompt_at.ok_or(CommandError::NoPrompt)?;
     Ok(HeadlessCommand { host, program: program.clone(), args: rest.to_vec(), prompt_at })
 }
 
@@ -343,7 +365,7 @@ pub fn run_headless(
     max_legs: u32,
     run_id: &str,
     mut after_leg: impl FnMut(&LegEnd, &RunRecord),
-) -> Result<RunOutcome, String> {
+) -> Result<RunOutcome, RelayError> {
     let max_legs = max_legs.max(1);
     let mut leg = 1;
     let mut elapsed = vec![];
@@ -351,9 +373,14 @@ pub fn run_headless(
         let mut child = std::process::Command::new(&command.program);
         child.args(command.leg_args(leg)).env(RUN_ID_ENV, run_id).env(RUN_LEG_ENV, leg.to_string());
         let started = std::time::Instant::now();
+        let program = || command.program.clone();
         let code = crate::util::proc::run_in_foreground(child).map_err(|e| match e {
-            crate::util::proc::RunError::Spawn(e) => format!("could not start `{}`: {e}", command.program),
-            other => format!("`{}` failed: {other:?}", command.program),
+            RunError::Spawn(source) => RelayError::Spawn { program: program(), source },
+            RunError::Wait(source) => RelayError::Wait { program: program(), source },
+            // A foreground leg has no deadline.
+            RunError::TimedOut => {
+                RelayError::Wait { program: program(), source: std::io::ErrorKind::TimedOut.into() }
+            }
         })?;
         elapsed.push(started.elapsed());
         let record = load(run_id);

@@ -325,23 +325,19 @@ impl Places {
     }
 
     /// The host's own folder for the scope (`~/.claude`, `<project>/.gemini` …).
-    pub fn host_dir(&self, host: HostKind, scope: Scope) -> Result<PathBuf, String> {
+    pub fn host_dir(&self, host: HostKind, scope: Scope) -> Result<PathBuf, PlaceError> {
         match scope {
-            Scope::User => self.home_of(host).ok_or_else(|| "HOME is not set".to_string()),
+            Scope::User => self.home_of(host).ok_or(PlaceError::Home),
             Scope::Project | Scope::Local if host.scopes().contains(&scope) => {
-                let project =
-                    self.project.clone().ok_or_else(|| "the current folder cannot be read".to_string())?;
+                let project = self.project.clone().ok_or(PlaceError::Project)?;
                 Ok(project.join(project_folder(host)))
             }
-            _ => Err(format!(
-                "{} has no {scope} scope (only Claude Code has settings.local.json); use --scope project",
-                host.name()
-            )),
+            _ => Err(PlaceError::Scope { host: host.name(), scope }),
         }
     }
 
     /// The settings file baton edits for the host and scope.
-    pub fn settings_path(&self, host: HostKind, scope: Scope) -> Result<PathBuf, String> {
+    pub fn settings_path(&self, host: HostKind, scope: Scope) -> Result<PathBuf, PlaceError> {
         let dir = self.host_dir(host, scope)?;
         let name = match host {
             HostKind::Claude => claude::settings_file(scope),
@@ -353,6 +349,17 @@ impl Places {
         };
         Ok(dir.join(name))
     }
+}
+
+/// Why a host's folder or settings file has no place for the scope asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlaceError {
+    #[error("HOME is not set")]
+    Home,
+    #[error("the current folder cannot be read")]
+    Project,
+    #[error("{host} has no {scope} scope (only Claude Code has settings.local.json); use --scope project")]
+    Scope { host: &'static str, scope: Scope },
 }
 
 /// The host's folder inside a project (`.claude`, `.gemini`, `.codex`).
@@ -393,7 +400,12 @@ mod tests {
         assert_eq!(path(HostKind::Codex, Scope::Project), PathBuf::from("/p/.codex/hooks.json"));
         assert_eq!(path(HostKind::Qwen, Scope::User), PathBuf::from("/h/.qwen/settings.json"));
         assert_eq!(path(HostKind::Qwen, Scope::Project), PathBuf::from("/p/.qwen/settings.json"));
-        assert!(p.settings_path(HostKind::Gemini, Scope::Local).unwrap_err().contains("--scope project"));
+        assert!(
+            p.settings_path(HostKind::Gemini, Scope::Local)
+                .unwrap_err()
+                .to_string()
+                .contains("--scope project")
+        );
     }
 
     #[test]

@@ -129,7 +129,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
             }
             continue;
         }
-        let dir = places.host_dir(host, options.scope).map_err(|e| (Ended::Failed, e))?;
+        let dir = places.host_dir(host, options.scope).map_err(|e| (Ended::Failed, e.to_string()))?;
         if !explicit && !dir.is_dir() {
             skipped.push(format!(
                 "{host}: {} does not exist (not set up here); skipped",
@@ -137,18 +137,31 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
             ));
             continue;
         }
-        files.push((host, places.settings_path(host, options.scope).map_err(|e| (Ended::Failed, e))?));
+        files.push((
+            host,
+            places.settings_path(host, options.scope).map_err(|e| (Ended::Failed, e.to_string()))?,
+        ));
     }
     Ok(Targets { files, skipped })
 }
 
+/// Why the running binary's path cannot go into a settings file.
+#[derive(Debug, thiserror::Error)]
+pub enum BinaryError {
+    #[error("cannot find the running binary ({0})")]
+    NotFound(std::io::Error),
+    #[error("the binary's path {} is not UTF-8; move it to a plain path", .0.display())]
+    NotUtf8(PathBuf),
+}
+
 /// The absolute, resolved path of the running binary, as text for a settings file.
-pub fn current_binary() -> Result<String, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the running binary ({e})"))?;
+pub fn current_binary() -> Result<String, BinaryError> {
+    let exe = std::env::current_exe().map_err(BinaryError::NotFound)?;
     let exe = fs::canonicalize(&exe).unwrap_or(exe);
-    exe.to_str()
-        .map(str::to_string)
-        .ok_or_else(|| format!("the binary's path {} is not UTF-8; move it to a plain path", exe.display()))
+    match exe.to_str() {
+        Some(text) => Ok(text.to_string()),
+        None => Err(BinaryError::NotUtf8(exe)),
+    }
 }
 
 /// The first indentation found in `text` (a pretty-printed file's unit), if any.

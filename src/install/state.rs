@@ -54,14 +54,22 @@ pub fn lock_path(state_dir: &Path) -> PathBuf {
     state_dir.join("install.lock")
 }
 
+/// Why the install records cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{} is not valid JSON ({source})", path.display())]
+    Invalid { path: PathBuf, source: serde_json::Error },
+    #[error("{} cannot be read ({source})", path.display())]
+    Unreadable { path: PathBuf, source: std::io::Error },
+}
+
 /// Reads the records; a missing file is an empty one.
-pub fn load(path: &Path) -> Result<Installs, String> {
+pub fn load(path: &Path) -> Result<Installs, LoadError> {
     match fsx::read_limited(path, STATE_LIMIT) {
-        Ok(bytes) => {
-            serde_json::from_slice(&bytes).map_err(|e| format!("{} is not valid JSON ({e})", path.display()))
-        }
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map_err(|source| LoadError::Invalid { path: path.to_path_buf(), source }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Installs::default()),
-        Err(e) => Err(format!("{} cannot be read ({e})", path.display())),
+        Err(source) => Err(LoadError::Unreadable { path: path.to_path_buf(), source }),
     }
 }
 
@@ -135,6 +143,6 @@ mod tests {
         let back = load(&file).unwrap();
         assert_eq!(back.installs["/h/.claude/settings.json"].record.created, vec!["/hooks"]);
         fs::write(&file, "{oops").unwrap();
-        assert!(load(&file).unwrap_err().contains("not valid JSON"));
+        assert!(load(&file).unwrap_err().to_string().contains("not valid JSON"));
     }
 }

@@ -145,25 +145,37 @@ pub fn render(handoff: &HandoffDoc, usage: Option<&SessionUsage>, generated_at: 
     out
 }
 
+/// Why the session report was not written.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("the handoff just written cannot be read back")]
+    HandoffUnreadable,
+    #[error("cannot create {}: {source}", path.display())]
+    CreateDir { path: PathBuf, source: std::io::Error },
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
 /// Writes the report beside the handoff and returns its path.
-pub fn write(outcome: &Outcome, transcript: Option<&Path>, dir: &Path) -> Result<PathBuf, String> {
-    let handoff = HandoffDoc::read(&outcome.root, dir)
-        .and_then(Result::ok)
-        .ok_or("the handoff just written cannot be read back")?;
+pub fn write(outcome: &Outcome, transcript: Option<&Path>, dir: &Path) -> Result<PathBuf, ReportError> {
+    let handoff =
+        HandoffDoc::read(&outcome.root, dir).and_then(Result::ok).ok_or(ReportError::HandoffUnreadable)?;
     let usage = transcript.and_then(|t| transcript::session_usage(t).ok());
     let now = chrono::Utc::now();
     let text = render(&handoff, usage.as_ref(), &now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
     let folder = outcome.root.join(dir).join("reports");
-    fsx::ensure_dir(&folder, false).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    fsx::ensure_dir(&folder, false)
+        .map_err(|source| ReportError::CreateDir { path: folder.clone(), source })?;
     let plain = folder.join("SESSION_REPORT.md");
     let path = if plain.exists() {
         folder.join(format!("{}-session-report.md", now.format("%Y%m%d")))
     } else {
         plain
     };
-    fsx::write_atomic(&path, text.as_bytes(), fsx::WriteOptions::USER)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(path)
+    match fsx::write_atomic(&path, text.as_bytes(), fsx::WriteOptions::USER) {
+        Ok(()) => Ok(path),
+        Err(source) => Err(ReportError::Write { path, source }),
+    }
 }
 
 #[cfg(test)]
