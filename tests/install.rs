@@ -430,6 +430,17 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
+fn a_mistyped_command_suggests_the_closest_first() {
+    let sb = Sandbox::plain();
+    let output = sb.run(&["instal"], b"");
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(err.contains("'install', 'uninstall'"), "{err}");
+    let err = stderr(&sb.run(&["stauts"], b""));
+    assert!(err.contains("'status', 'statusline'"), "{err}");
+}
+
+#[test]
 fn help_reads_well() {
     let sb = Sandbox::plain();
     let help = ok(&sb.run(&["install", "--help"], b""));

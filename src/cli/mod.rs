@@ -162,7 +162,11 @@ pub fn main_with(args: Vec<OsString>) -> ExitCode {
     if mode == Some("statusline") && args.len() == 2 {
         return statusline::run_own_line().into();
     }
-    let status = match Cli::parse_from(args).command {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => best_suggestion_first(error).exit(),
+    };
+    let status = match cli.command {
         Command::Hook => hook::run(),
         Command::Statusline(args) => statusline::run(args),
         Command::Install(args) => install::install(&args),
@@ -180,6 +184,17 @@ pub fn main_with(args: Vec<OsString>) -> ExitCode {
         Command::Demo => demo::run(),
     };
     status.into()
+}
+
+/// clap lists the subcommands like a mistyped one from the least to the most alike
+/// ("uninstall, install" for `instal`); the closest goes first.
+fn best_suggestion_first(mut error: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue};
+    if let Some(ContextValue::Strings(names)) = error.get(ContextKind::SuggestedSubcommand) {
+        let closest_first = names.iter().rev().cloned().collect();
+        error.insert(ContextKind::SuggestedSubcommand, ContextValue::Strings(closest_first));
+    }
+    error
 }
 
 /// Runs a host-facing mode with panics silenced and swallowed.
