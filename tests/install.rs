@@ -384,6 +384,28 @@ fn host_all_takes_the_hosts_that_are_set_up() {
 }
 
 #[test]
+fn copilot_is_picked_in_a_project_only_for_a_copilot_user_and_its_hooks_folder_goes_with_it() {
+    let sb = Sandbox::plain();
+    fs::create_dir_all(sb.project().join(".github/workflows")).unwrap();
+    // Every GitHub repository has .github: without ~/.copilot, Copilot CLI is not set up.
+    let out = ok(&sb.run(&["install", "--host", "all", "--scope", "project", "--hooks-only"], b""));
+    assert!(out.contains("Copilot CLI: ~/.copilot does not exist"), "{out}");
+    assert!(!sb.project().join(".github/hooks").exists(), "{out}");
+    fs::create_dir_all(sb.home().join(".copilot")).unwrap();
+    ok(&sb.run(&["install", "--host", "all", "--scope", "project", "--hooks-only"], b""));
+    assert!(sb.project().join(".github/hooks/baton.json").is_file());
+    let out = ok(&sb.run(&["uninstall", "--host", "copilot", "--scope", "project"], b""));
+    assert!(!sb.project().join(".github/hooks").exists(), "the folder install made goes: {out}");
+    assert!(sb.project().join(".github/workflows").is_dir(), "the rest of .github stays");
+    // A hooks folder that was there before install stays, and what else is in it.
+    fs::create_dir_all(sb.home().join(".copilot/hooks")).unwrap();
+    ok(&sb.run(&["install", "--host", "copilot"], b""));
+    ok(&sb.run(&["uninstall", "--host", "copilot"], b""));
+    assert!(sb.home().join(".copilot/hooks").is_dir());
+    assert!(!sb.home().join(".copilot/hooks/baton.json").exists());
+}
+
+#[test]
 fn project_and_local_scopes() {
     let sb = Sandbox::plain();
     ok(&sb.run(&["install", "--scope", "project", "--hooks-only"], b""));

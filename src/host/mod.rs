@@ -336,6 +336,20 @@ impl Places {
         }
     }
 
+    /// The folder whose existence says the host is set up for the scope (what
+    /// `install --host all` looks for): its own folder, except Copilot CLI's project
+    /// folder `.github`, which every GitHub repository has: there the user's Copilot home
+    /// (`~/.copilot`) tells whether they use Copilot CLI at all.
+    pub fn presence_dir(&self, host: HostKind, scope: Scope) -> Result<PathBuf, PlaceError> {
+        match (host, scope) {
+            (HostKind::Copilot, Scope::Project) => {
+                self.host_dir(host, scope)?;
+                self.host_dir(host, Scope::User)
+            }
+            _ => self.host_dir(host, scope),
+        }
+    }
+
     /// The settings file baton edits for the host and scope.
     pub fn settings_path(&self, host: HostKind, scope: Scope) -> Result<PathBuf, PlaceError> {
         let dir = self.host_dir(host, scope)?;

@@ -129,7 +129,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
             }
             continue;
         }
-        let dir = places.host_dir(host, options.scope).map_err(|e| (Ended::Failed, e.to_string()))?;
+        let dir = places.presence_dir(host, options.scope).map_err(|e| (Ended::Failed, e.to_string()))?;
         if !explicit && !dir.is_dir() {
             skipped.push(format!(
                 "{host}: {} does not exist (not set up here); skipped",
@@ -396,7 +396,9 @@ impl Run<'_> {
             .as_ref()
             .and_then(|e| e.written_sha256.as_deref())
             .is_some_and(|sha| existing.as_deref().is_some_and(|b| state::digest(b) == sha));
-        if let Some(bytes) = &existing {
+        // A file install created and uninstall empties holds nothing of the user's: it goes
+        // without a backup (which would keep its folder from going too).
+        if let Some(bytes) = existing.as_ref().filter(|_| !delete) {
             if existing_backup(path).is_none() {
                 match write_backup(path, bytes) {
                     Ok(written) => {
@@ -414,6 +416,9 @@ impl Run<'_> {
                 }
             }
         }
+        let folder = target.parent().filter(|p| !p.as_os_str().is_empty());
+        let created_folder = entry.as_ref().is_some_and(|e| e.created_folder)
+            || (self.mode == Mode::Install && folder.is_some_and(|dir| !dir.exists()));
         let written = if delete {
             fs::remove_file(&target)
         } else {
@@ -429,6 +434,14 @@ impl Run<'_> {
         report(self.out);
         if delete {
             let _ = writeln!(self.out, "  removed the file (install had created it)");
+            // `remove_dir` removes only an empty folder: anything put there stays.
+            if let Some(dir) = folder.filter(|dir| created_folder && fs::remove_dir(dir).is_ok()) {
+                let _ = writeln!(
+                    self.out,
+                    "  removed {} (install had created it; it was empty)",
+                    show_path(dir, self.places.home.as_deref())
+                );
+            }
         }
         if let Some(installs) = self.installs.as_mut() {
             if outcome.record.is_empty() {
@@ -443,6 +456,7 @@ impl Run<'_> {
                         written_sha256: (exact && backup.is_some() && self.mode == Mode::Install)
                             .then(|| state::digest(new_text.as_bytes())),
                         backup,
+                        created_folder,
                         record: outcome.record,
                     },
                 );

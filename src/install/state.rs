@@ -34,6 +34,10 @@ pub struct Entry {
     /// uninstall, the backup is put back byte for byte.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub written_sha256: Option<String>,
+    /// Install made the file's folder (Copilot CLI's `hooks/`): uninstall removes it
+    /// again when it leaves it empty.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub created_folder: bool,
     #[serde(flatten)]
     pub record: Record,
 }
@@ -136,6 +140,7 @@ mod tests {
                 installed_at: "t".into(),
                 backup: None,
                 written_sha256: None,
+                created_folder: false,
                 record,
             },
         );
