@@ -2,9 +2,11 @@
 //! handoff the agent is told, once, to finish its step and end its turn; if it is still
 //! making tool calls after `handoff.pause_grace_calls` more, baton stops it through the
 //! host's own stop (`continue: false` with a `stopReason`) and says why and what to do
-//! next. Only on a host seen to honour it ([`crate::host::HostKind::honours_stop`]: Claude
-//! Code): Codex 0.171.0 goes on after it, and Gemini CLI's (documented) has not been seen
-//! on the real CLI, so there, and on the hosts not checked, the pause acts as `advise`.
+//! next. Only where the stop is sure to end the agent ([`can_stop`]): on a host seen to
+//! honour it ([`crate::host::HostKind::honours_stop`]: Claude Code), and under `baton run`
+//! on any host, since the relay ends a leg whose host goes on after the stop (Codex
+//! 0.171.0 does; Gemini CLI's documented stop has not been seen on the real CLI).
+//! Elsewhere the pause acts as `advise`.
 //!
 //! [`decide`] is the whole rule, a pure function over the pause's part of the session
 //! state; [`may_pause`] is the one place that says which figures may carry a pause;
@@ -47,6 +49,12 @@ pub struct PauseCall {
     /// The figure may carry a pause ([`may_pause`]).
     pub may_pause: bool,
     pub now: i64,
+}
+
+/// Whether a stop will end the agent (pure): the host honours its hooks' stop, or the
+/// session runs under `baton run`, which ends a leg whose host goes on.
+pub fn can_stop(host_honours_stop: bool, under_baton_run: bool) -> bool {
+    host_honours_stop || under_baton_run
 }
 
 /// The rule (pure). The pause is armed by a CRITICAL handoff on a figure that may carry
@@ -119,6 +127,13 @@ pub fn stop_reason(used_pct: Option<u32>, handoff: Option<&str>, under_run: bool
 mod tests {
     use super::*;
     use crate::metrics::WindowSource;
+
+    #[test]
+    fn a_stop_is_promised_only_where_it_ends_the_agent() {
+        assert!(can_stop(true, false), "the host ends its turn");
+        assert!(can_stop(false, true), "baton run ends the leg");
+        assert!(!can_stop(false, false), "nothing would end it: advise");
+    }
 
     fn call(mode: OnCritical, saved: bool) -> PauseCall {
         PauseCall { mode, grace_calls: 3, handoff_saved_now: saved, may_pause: true, now: 100 }

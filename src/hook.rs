@@ -409,9 +409,11 @@ fn pause(
     saved: Option<&SavedHandoff>,
 ) -> PauseOutcome {
     let mode = call.config.on_critical();
-    // A host that goes on after `continue: false` cannot be paused: baton only advises
-    // there, and promises no stop it cannot make.
-    if mode == OnCritical::Advise || !call.host.honours_stop() {
+    // A host that goes on after `continue: false` cannot be paused outside `baton run`:
+    // baton only advises there, and promises no stop it cannot make.
+    if mode == OnCritical::Advise
+        || !critical_pause::can_stop(call.host.honours_stop(), call.env.run.is_some())
+    {
         return PauseOutcome::None;
     }
     let may_pause = warning.is_some_and(|w| critical_pause::may_pause(&w.figure, w.critical_action_allowed));

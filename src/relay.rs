@@ -343,6 +343,9 @@ pub struct LegEnd {
     /// The host's exit status.
     pub code: i32,
     pub next: NextStep,
+    /// baton stopped the pause through the host and the host went on, so `baton run`
+    /// ended the leg itself (SIGINT, as a user's Ctrl-C).
+    pub interrupted: bool,
 }
 
 /// How a run ended.
@@ -354,6 +357,14 @@ pub struct RunOutcome {
     pub end: NextStep,
     pub record: RunRecord,
     pub elapsed: Vec<Duration>,
+}
+
+/// How long a leg whose agent baton stopped may take to exit by itself before the relay
+/// ends it (pure): a host that honours the stop ends the turn and exits (its last reply,
+/// its transcript); one that goes on is ended at once: every further call takes it
+/// toward its compaction.
+pub fn stop_grace(host: HostKind) -> Duration {
+    if host.honours_stop() { Duration::from_secs(20) } else { Duration::ZERO }
 }
 
 /// Runs the legs of a headless relay: each leg in the foreground with the run's id and
@@ -374,7 +385,11 @@ pub fn run_headless(
         child.args(command.leg_args(leg)).env(RUN_ID_ENV, run_id).env(RUN_LEG_ENV, leg.to_string());
         let started = std::time::Instant::now();
         let program = || command.program.clone();
-        let code = crate::util::proc::run_in_foreground(child).map_err(|e| match e {
+        // The pause stopped the agent: a host that ends its turn exits by itself; one that
+        // goes on after a hook's stop (Codex) is ended by the relay.
+        let end_requested =
+            || load(run_id).leg(leg).is_some_and(|note| note.stopped).then(|| stop_grace(command.host));
+        let ended = crate::util::proc::run_in_foreground(child, end_requested).map_err(|e| match e {
             RunError::Spawn(source) => RelayError::Spawn { program: program(), source },
             RunError::Wait(source) => RelayError::Wait { program: program(), source },
             // A foreground leg has no deadline.
@@ -385,7 +400,8 @@ pub fn run_headless(
         elapsed.push(started.elapsed());
         let record = load(run_id);
         let next = next_step(leg_paused(record.leg(leg)), leg, max_legs);
-        after_leg(&LegEnd { leg, code, next }, &record);
+        let code = ended.code;
+        after_leg(&LegEnd { leg, code, next, interrupted: ended.interrupted }, &record);
         if next != NextStep::Continue {
             return Ok(RunOutcome { legs: leg, code, end: next, record, elapsed });
         }

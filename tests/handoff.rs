@@ -6,7 +6,7 @@ use crate::common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{SESSION, Sandbox, TestRepo, gsd_planning, read_json, told, transcript_for};
+use common::{SESSION, Sandbox, TestRepo, fixture, gsd_planning, read_json, told, transcript_for};
 use serde_json::{Value, json};
 
 /// A PostToolUse at CRITICAL for `session` in the sandbox's project.
@@ -686,6 +686,62 @@ fn baton_run_carries_a_paused_leg_into_a_fresh_one_until_a_leg_ends_unpaused() {
     );
     let summary = stderr.lines().last().unwrap();
     assert!(summary.starts_with("baton run: 3 legs; leg 1: peak 81 %, stopped by the pause, handoff .planning/HANDOFF.json, checkpoint refs/baton/"), "{summary}");
+    assert!(summary.ends_with("the last leg ended without a pause."), "{summary}");
+}
+
+/// A stand-in `codex exec` that, like Codex 0.171.0, goes on after a hook's stop: its
+/// first leg's rollout is at CRITICAL, a later leg's is calm and ends after 3 calls.
+const FAKE_CODEX: &str = r#"#!/bin/sh
+leg="$BATON_RUN_LEG"
+sid="01a22d40-1c67-7fa3-8ae4-31b70000000$leg"
+last=""; for a in "$@"; do last="$a"; done
+echo "leg $leg prompt: $last"
+if [ "$leg" -le 1 ]; then rollout="$FAKE_ROLLOUTS/critical.jsonl"; else rollout="$FAKE_ROLLOUTS/calm.jsonl"; fi
+i=0
+while [ $i -lt 100 ]; do
+  i=$((i+1))
+  out=$(printf '{"session_id":"%s","turn_id":"turn-%s","transcript_path":"%s","cwd":"%s","hook_event_name":"PostToolUse","model":"mock-model","tool_name":"Bash","tool_input":{"command":"echo %s"},"tool_response":"ok","tool_use_id":"call_%s"}' "$sid" "$leg" "$rollout" "$PWD" $i $i | "$BATON_BIN" hook)
+  echo "leg $leg call $i"
+  case "$out" in *'"continue":false'*) echo "leg $leg told to stop; going on";; esac
+  if [ "$leg" -gt 1 ] && [ $i -ge 3 ]; then echo "leg $leg done"; exit 0; fi
+  sleep 0.1
+done
+echo "leg $leg ran to its end"
+"#;
+
+#[test]
+fn baton_run_ends_a_leg_whose_host_goes_on_after_the_stop() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    let codex = sandbox.root().join("bin").join("codex");
+    common::write(&codex, FAKE_CODEX);
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rollouts = sandbox.root().join("rollouts");
+    common::write(
+        &rollouts.join("critical.jsonl"),
+        &String::from_utf8(fixture("real/codex/rollout-at-critical.jsonl")).unwrap(),
+    );
+    common::write(
+        &rollouts.join("calm.jsonl"),
+        &String::from_utf8(fixture("real/codex/rollout-at-PostToolUse-3.jsonl")).unwrap(),
+    );
+    let codex = codex.to_str().unwrap();
+    let rollouts = rollouts.to_str().unwrap();
+    let out =
+        baton_run(&sandbox, &["run", "--", codex, "exec", "do the steps"], &[("FAKE_ROLLOUTS", rollouts)]);
+    let stdout = common::stdout(&out);
+    let stderr = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "the last leg's exit status\n{stdout}\n{stderr}");
+    // CRITICAL on call 1, the stop on the 3rd grace call: the host went on, and the relay
+    // ended the leg long before it would have ended by itself.
+    assert!(stdout.contains("leg 1 call 4\nleg 1 told to stop; going on"), "{stdout}");
+    assert!(!stdout.contains("leg 1 ran to its end"), "{stdout}");
+    assert!(stderr.contains("baton run: leg 1 went on after baton's stop (Codex does not end its turn on a hook's stop); ended it with Ctrl-C's signal"), "{stderr}");
+    assert!(stdout.contains("leg 2 prompt: continue") && stdout.contains("leg 2 done"), "{stdout}");
+    let summary = stderr.lines().last().unwrap();
+    assert!(summary.starts_with("baton run: 2 legs; leg 1: peak "), "{summary}");
+    assert!(summary.contains("stopped by the pause"), "{summary}");
     assert!(summary.ends_with("the last leg ended without a pause."), "{summary}");
 }
 

@@ -120,6 +120,7 @@ enum Command {
     /// Run a headless host command (`claude -p …`, `codex exec …`, `gemini -p …`) as a
     /// relay: when baton pauses a leg at critical context, the next leg starts in a fresh
     /// context with the continue prompt and is briefed from the handoff, up to --max-legs.
+    /// A host that goes on after baton's stop (Codex) is ended with Ctrl-C's signal.
     /// Each leg's output goes through as the host prints it (with `--output-format json`,
     /// one result object per leg, one after the other); exit status: the last leg's.
     #[command(after_help = "\

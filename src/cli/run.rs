@@ -35,6 +35,13 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
         let at = note.and_then(|n| n.peak_used_pct).map(|p| format!(" at {p} %")).unwrap_or_default();
         let handoff =
             note.and_then(|n| n.handoff.as_deref()).map(|h| format!(", handoff {h}")).unwrap_or_default();
+        if end.interrupted {
+            eprintln!(
+                "baton run: leg {} went on after baton's stop ({} does not end its turn on a hook's stop); ended it with Ctrl-C's signal",
+                end.leg,
+                command.host.name()
+            );
+        }
         match end.next {
             NextStep::Continue => eprintln!(
                 "baton run: leg {} paused{at}{handoff}; leg {} starts in a fresh context",

@@ -4,7 +4,7 @@
 //! process group when it is a shell whose children must go too (the wrapped statusline).
 //!
 //! Used by `statusline --wrap`, the GitHub ledger's `gh` calls and doctor's hook
-//! self-test.
+//! self-test; [`run_in_foreground`] runs `baton run`'s legs.
 
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
@@ -95,7 +95,14 @@ pub fn run(command: Command, options: &Options) -> Result<Finished, RunError> {
 /// While it runs, baton ignores SIGINT and SIGQUIT, as a shell does for a foreground job:
 /// the terminal sends them to the child too, and the child decides. The child's exit
 /// status comes back; a child killed by a signal gives 128 + the signal, as shells say.
-pub fn run_in_foreground(mut command: Command) -> Result<i32, RunError> {
+///
+/// `end_requested` is asked every [`END_POLL`] while the child runs: once it returns a
+/// grace period, the child gets that long to exit by itself, then SIGINT (what a user's
+/// Ctrl-C sends), then SIGTERM and at last SIGKILL, [`END_ESCALATION`] apart.
+pub fn run_in_foreground(
+    mut command: Command,
+    mut end_requested: impl FnMut() -> Option<Duration>,
+) -> Result<Foreground, RunError> {
     use std::os::unix::process::ExitStatusExt;
     command.stdin(Stdio::inherit()).stdout(Stdio::inherit()).stderr(Stdio::inherit());
     // SAFETY: signal() with SIG_IGN / a previous disposition only swaps dispositions.
@@ -109,15 +116,49 @@ pub fn run_in_foreground(mut command: Command) -> Result<i32, RunError> {
             Ok(())
         });
     }
-    let status =
-        command.spawn().map_err(RunError::Spawn).and_then(|mut child| child.wait().map_err(RunError::Wait));
+    let waited = command.spawn().map_err(RunError::Spawn).and_then(|mut child| {
+        let mut ending: Option<(Instant, Duration)> = None;
+        let mut signals = [libc::SIGINT, libc::SIGTERM, libc::SIGKILL].into_iter().peekable();
+        loop {
+            if let Some(status) = child.try_wait().map_err(RunError::Wait)? {
+                return Ok((status, ending.is_some() && signals.peek() != Some(&libc::SIGINT)));
+            }
+            match ending {
+                None => ending = end_requested().map(|grace| (Instant::now(), grace)),
+                Some((since, grace)) if since.elapsed() >= grace => {
+                    if let Some(signal) = signals.next() {
+                        // SAFETY: kill() on our own child's pid (not yet reaped: try_wait
+                        // above saw it running).
+                        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+                    }
+                    ending = Some((Instant::now(), END_ESCALATION));
+                }
+                Some(_) => {}
+            }
+            std::thread::sleep(END_POLL);
+        }
+    });
     // SAFETY: as above, restoring what was there before.
     unsafe {
         libc::signal(libc::SIGINT, int);
         libc::signal(libc::SIGQUIT, quit);
     }
-    let status = status?;
-    Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+    let (status, interrupted) = waited?;
+    Ok(Foreground { code: status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)), interrupted })
+}
+
+/// How often a foreground child's end is asked about.
+pub const END_POLL: Duration = Duration::from_millis(50);
+/// Between the signals that end a foreground child that was asked to end.
+pub const END_ESCALATION: Duration = Duration::from_secs(10);
+
+/// How a foreground child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Foreground {
+    /// Its exit status (128 + the signal when a signal killed it).
+    pub code: i32,
+    /// baton signalled it (its end was requested and it did not exit in the grace).
+    pub interrupted: bool,
 }
 
 /// Starts `command` as `options` say; the deadline runs from now.

@@ -110,12 +110,23 @@ fn check_no_compaction_and_permissions(checks: &mut Checks, world: &World, serve
 /// What every relay must show: the task done across at least 3 contexts, every step run
 /// once in order, every later leg briefed as leg N in its first request, the summary, no
 /// compaction, no refused call; prints the time per hand-over.
+/// How a leg of the relay ends.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LegEnds {
+    /// The host honours the hook's stop and ends the turn (Claude Code).
+    ByTheHost,
+    /// The host goes on after the stop; `baton run` interrupts it (Codex). A command the
+    /// agent issued as the interrupt came may not have run: the next leg issues it again.
+    ByTheRelay,
+}
+
 fn check_relay(
     checks: &mut Checks,
     world: &World,
     agent: &Agent,
     server: &Server,
     run: &crate::real_hosts_support::Run,
+    ends: LegEnds,
 ) {
     let requests = server.main_requests();
     let starts = context_starts(&requests);
@@ -135,9 +146,17 @@ fn check_relay(
         format!("contexts start at {starts:?}; {}", moves())
     });
     let expected: Vec<u32> = (1..=STEPS).collect();
+    let mut issued = agent.bash_steps();
+    let issued_twice = if ends == LegEnds::ByTheRelay {
+        let before = issued.len();
+        issued.dedup();
+        before - issued.len()
+    } else {
+        0
+    };
     checks.check(
-        "every step's command was issued exactly once, in order",
-        agent.bash_steps() == expected,
+        "every step's command was issued once, in order (one interrupted by the relay again in the next leg)",
+        issued == expected && issued_twice < starts.len(),
         || format!("{:?}\n{}", agent.bash_steps(), moves()),
     );
     let log = steps_log(world);
@@ -198,7 +217,7 @@ fn baton_run_claude_print_relays_twenty_steps_across_contexts() {
             world.run(Path::new(common::BATON), &args, &world.claude_env(&server), Duration::from_secs(240));
         world.save_requests(&server, "relay-claude-print");
         eprintln!("real hosts: relay: baton run stderr:\n{}", run.stderr.trim_end());
-        check_relay(&mut checks, &world, &agent, &server, &run);
+        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheHost);
         checks.finish();
     });
 }
@@ -311,8 +330,8 @@ fn common_tail(text: &str) -> String {
 fn codex_agent() -> Arc<Agent> {
     Arc::new(Agent::new(TaskAgent {
         steps: STEPS,
-        base_tokens: 75_000,
-        per_step_tokens: 14_000,
+        base_tokens: 110_000,
+        per_step_tokens: 7_000,
         obeys_pause: false,
     }))
 }
@@ -398,7 +417,6 @@ fn codex_exec_is_stopped_within_the_grace_calls() {
 }
 
 #[test]
-#[ignore = "Codex 0.171.0: `codex exec` logs `hook: PostToolUse Stopped` for `continue: false` but does not end the turn (issue 19); run with --ignored"]
 fn baton_run_codex_exec_relays_twenty_steps_across_contexts() {
     with_hosts("relay: baton run codex exec", |hosts| {
         let mut checks = Checks::new("relay: baton run codex exec");
@@ -414,7 +432,7 @@ fn baton_run_codex_exec_relays_twenty_steps_across_contexts() {
         let run = world.run(Path::new(common::BATON), &args, &codex_env(), Duration::from_secs(240));
         world.save_requests(&server, "relay-codex-exec");
         eprintln!("real hosts: relay: baton run codex stderr (tail):\n{}", common_tail(&run.stderr));
-        check_relay(&mut checks, &world, &agent, &server, &run);
+        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
         checks.finish();
     });
 }
