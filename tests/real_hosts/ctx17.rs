@@ -347,14 +347,34 @@ fn claude_code_two_sessions_at_critical_at_once() {
             archived.is_empty(),
             || format!("{archived:?}"),
         );
-        // Each session's CRITICAL words name where its handoff was saved at that moment.
-        for (name, said) in [("A", &a_said), ("B", &b_said)] {
-            let words = said
+        // Each session's CRITICAL words name where its own handoff was saved at that
+        // moment: GSD's file or its own pending folder, never the other session's.
+        for (name, id, said) in [("A", &a, &a_said), ("B", &b, &b_said)] {
+            let theirs = if id == &a { &b } else { &a };
+            let words: Vec<&String> =
+                said.iter().filter(|(_, w)| w.starts_with(CRITICAL)).map(|(_, w)| w).collect();
+            let own_main = ".planning/HANDOFF.json".to_string();
+            let own_pending = format!(".planning/handoffs/pending/{id}/HANDOFF.json");
+            checks.check(
+                &format!("{name}'s CRITICAL words name its own handoff (GSD's file or its pending folder), never the other's"),
+                !words.is_empty()
+                    && words.iter().all(|w| {
+                        (w.contains(&format!("to {own_main}")) || w.contains(&format!("to {own_pending}")))
+                            && !w.contains(&format!("pending/{theirs}"))
+                    }),
+                || format!("{words:#?}"),
+            );
+            let places: Vec<&str> = words
                 .iter()
-                .filter(|(_, w)| w.starts_with(CRITICAL))
-                .map(|(_, w)| w.clone())
-                .collect::<Vec<_>>();
-            eprintln!("real hosts: two at once: {name}'s CRITICAL words: {words:#?}");
+                .map(|w| {
+                    if w.contains("handoffs/pending/") {
+                        "its pending folder"
+                    } else {
+                        ".planning/HANDOFF.json"
+                    }
+                })
+                .collect();
+            eprintln!("real hosts: two at once: {name}'s CRITICAL words named {places:?}");
         }
 
         // Each session, resumed, is told about its own handoff (and the other's as another).
