@@ -661,6 +661,87 @@ fn state_files(world: &World) -> Vec<String> {
     out
 }
 
+/// An interactive leg of the untrusted-folder scenario: `gemini` in tmux, then a prompt.
+/// Untrusted: "Don't trust" at its folder-trust question; the model is asked, no hook
+/// runs, and baton's install still warns (the folder is now explicitly distrusted).
+/// Trusted: no question, and the first request carries the brief.
+fn gemini_interactive(checks: &mut Checks, world: &World, pairs: &[(&str, &str)], trusted: bool) {
+    use crate::real_hosts_support::{Mode, Tmux, mode, skipped, tmux_available};
+    if !tmux_available() && mode() != Mode::Required {
+        skipped("gemini untrusted folder, interactive", "tmux is not on PATH");
+        return;
+    }
+    let label = if trusted { "interactive, trusted" } else { "interactive, untrusted" };
+    let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
+    let mut env = world.env();
+    env.push(("GOOGLE_GEMINI_BASE_URL".into(), server.base_url()));
+    env.push(("GEMINI_API_KEY".into(), "stand-in".into()));
+    let node = world.hosts.node_dir.join("node");
+    let gemini = world.hosts.gemini.display().to_string();
+    let state_before = state_files(world);
+    let tmux = match Tmux::start(world, &env, &node, &[gemini.as_str(), "-m", GEMINI_MODEL]) {
+        Ok(tmux) => tmux,
+        Err(reason) => panic!("gemini interactive: {reason}"),
+    };
+    let question = "Do you trust the files in this folder?";
+    if trusted {
+        let ready = tmux.wait_for(Duration::from_secs(60), |pane| pane.contains("Type your message"));
+        checks.check(
+            &format!("{label}: the prompt is shown, with no trust question"),
+            ready && !tmux.pane().contains(question),
+            || tmux.pane(),
+        );
+    } else {
+        let asked = tmux.wait_for(Duration::from_secs(60), |pane| pane.contains(question));
+        checks.check(&format!("{label}: Gemini asks whether to trust the folder"), asked, || tmux.pane());
+        // "3. Don't trust" (the digit picks it; the Enter after it lands on the empty prompt).
+        let declined = tmux.type_line("3", || tmux.pane().contains("Type your message"));
+        checks.check(
+            &format!("{label}: the user answers Don't trust, the prompt is shown"),
+            declined,
+            || tmux.pane(),
+        );
+    }
+    let sent = tmux.type_line("Carry on.", || !server.main_requests().is_empty());
+    checks.check(&format!("{label}: the prompt reached the model"), sent, || {
+        format!("{}\n{}", tmux.pane(), server.summary())
+    });
+    let answered = tmux.wait_for(Duration::from_secs(60), |pane| {
+        pane.contains(crate::real_hosts_support::server::FINAL_TEXT)
+    });
+    checks.check(&format!("{label}: the session ran its turn"), answered, || tmux.pane());
+    world
+        .save_requests(&server, if trusted { "03-trusted-interactive" } else { "01b-untrusted-interactive" });
+    drop(tmux);
+    let briefed = server.main_requests().first().is_some_and(|r| r.text().contains(BRIEF));
+    let state_after = state_files(world);
+    if trusted {
+        checks.check(
+            &format!("{label}: the first request carries the brief (the project's hooks ran)"),
+            briefed,
+            || server.summary(),
+        );
+        return;
+    }
+    checks.check(
+        &format!("{label}: no brief reached the model (no project hook ran)"),
+        server.main_requests().iter().all(|r| !r.text().contains(BRIEF)),
+        || server.summary(),
+    );
+    checks.check(&format!("{label}: baton's state folder is untouched"), state_before == state_after, || {
+        format!("before: {state_before:#?}\nafter: {state_after:#?}")
+    });
+    let rules =
+        std::fs::read_to_string(world.sandbox.home().join(".gemini/trustedFolders.json")).unwrap_or_default();
+    let again = world.sandbox.run_with(&["install", "--host", "gemini", "--scope", "project"], b"", pairs);
+    let said = format!("{}{}", common::stdout(&again), common::stderr(&again));
+    checks.check(
+        "a folder distrusted at Gemini's question (DO_NOT_TRUST) is still warned about",
+        rules.contains("DO_NOT_TRUST") && said.contains("is not trusted"),
+        || format!("trustedFolders.json: {rules}\n{said}"),
+    );
+}
+
 /// Issue 18: `baton install --host gemini --scope project` in a folder Gemini CLI does
 /// not trust says so, and it is true: Gemini does not run the project's hooks there
 /// until the folder is trusted.
@@ -723,6 +804,10 @@ fn gemini_project_install_in_an_untrusted_folder_is_warned_about() {
         );
         drop(server);
 
+        // Interactive: Gemini asks whether to trust the folder; the user says no, and the
+        // session goes on untrusted, without the project's hooks.
+        gemini_interactive(&mut checks, &world, &pairs, false);
+
         // The user trusts the folder (what Gemini's own prompt writes).
         let location = world.project().canonicalize().unwrap_or_else(|_| world.project());
         common::write(
@@ -752,6 +837,12 @@ fn gemini_project_install_in_an_untrusted_folder_is_warned_about() {
             state_files(&world) != state_before,
             || format!("{:#?}", state_files(&world)),
         );
+        drop(server);
+        // And interactively, from a new handoff.
+        let paused = world.sandbox.run_with(&["pause", "--checkpoint", "off"], b"", &pairs);
+        checks
+            .check("baton pause wrote a second handoff", paused.status.success(), || common::stderr(&paused));
+        gemini_interactive(&mut checks, &world, &pairs, true);
         checks.finish();
     });
 }
