@@ -415,7 +415,12 @@ fn claude_code_two_sessions_at_critical_at_once() {
 
 /// The figures (used %) the fast script's replies report: 65 % is crossed by reply 5,
 /// 75 % by reply 10.
-const FAST_PCTS: [u64; 15] = [20, 40, 55, 60, 63, 66, 68, 70, 72, 74, 76, 78, 80, 82, 84];
+const FAST_PCTS: &[u64] = &[20, 40, 55, 60, 63, 66, 68, 70, 72, 74, 76, 78, 80, 82, 84];
+/// A session whose first reply is already past 65 % (no earlier figure), 75 % by reply 3.
+const FAST_FIRST_PCTS: &[u64] = &[70, 71, 73, 76, 78, 80];
+/// The rounds: the figures, and the replies that cross 65 % and 75 %.
+const FAST_ROUNDS: [(&[u64], usize, usize); 5] =
+    [(FAST_PCTS, 5, 10), (FAST_PCTS, 5, 10), (FAST_PCTS, 5, 10), (FAST_PCTS, 5, 10), (FAST_FIRST_PCTS, 0, 3)];
 const FAST_PROMPT: &str = "FAST: run the scripted steps, one shell command at a time.";
 
 /// Issue 17: `claude -p` against a stand-in that answers at once: each crossing is warned
@@ -426,7 +431,8 @@ fn claude_code_fast_replies_are_warned_in_time_or_estimated() {
         let mut checks = Checks::new("claude -p fast replies");
         let mut estimated = 0;
         let mut exact = 0;
-        for round in 1..=5 {
+        for (round, (pcts, warn, crit)) in FAST_ROUNDS.iter().copied().enumerate() {
+            let round = round + 1;
             let world = World::new(hosts);
             world.claude_setup();
             // No pause: every call after CRITICAL is one more figure to check.
@@ -434,9 +440,9 @@ fn claude_code_fast_replies_are_warned_in_time_or_estimated() {
                 &world.sandbox.user_config(),
                 &json!({"handoff": {"on_critical": "advise"}}).to_string(),
             );
-            let server = Scripted::start_paced(SERVER_LIFETIME, Duration::ZERO, |body| {
+            let server = Scripted::start_paced(SERVER_LIFETIME, Duration::ZERO, move |body| {
                 let step = scripted::tool_results(body);
-                match FAST_PCTS.get(step) {
+                match pcts.get(step) {
                     Some(pct) => Reply::bash(at(*pct as f64), &format!("echo fast step {step}")),
                     None => Reply::text(at(85.0), crate::real_hosts_support::server::FINAL_TEXT),
                 }
@@ -457,7 +463,7 @@ fn claude_code_fast_replies_are_warned_in_time_or_estimated() {
             let summary = || format!("{}\n{}", run.describe(), server.summary());
             checks.check(
                 &format!("round {round}: the session ran every step"),
-                steps.len() > FAST_PCTS.len(),
+                steps.len() > pcts.len(),
                 summary,
             );
             let said = warnings_of(&texts);
@@ -465,24 +471,32 @@ fn claude_code_fast_replies_are_warned_in_time_or_estimated() {
             let any_at = said.first().map(|(i, _)| *i);
             // Request i carries what the hook said after the call reply i-1 issued.
             checks.check(
-                &format!("round {round}: 65 % (crossed by reply 5) is warned in request 6 or 7"),
-                any_at.is_some_and(|i| i == 6 || i == 7),
+                &format!(
+                    "round {round}: 65 % (crossed by reply {warn}) is warned in request {} or {}",
+                    warn + 1,
+                    warn + 2
+                ),
+                any_at.is_some_and(|i| i == warn + 1 || i == warn + 2),
                 || format!("{said:#?}"),
             );
             checks.check(
-                &format!("round {round}: 75 % (crossed by reply 10) is CRITICAL in request 11 or 12"),
-                first_at(CRITICAL).is_some_and(|i| i == 11 || i == 12),
+                &format!(
+                    "round {round}: 75 % (crossed by reply {crit}) is CRITICAL in request {} or {}",
+                    crit + 1,
+                    crit + 2
+                ),
+                first_at(CRITICAL).is_some_and(|i| i == crit + 1 || i == crit + 2),
                 || format!("{said:#?}"),
             );
             checks.check(
                 &format!("round {round}: nothing is warned before its crossing"),
                 said.iter().all(|(i, w)| {
-                    (w.starts_with(WARNING) && *i >= 6) || (w.starts_with(CRITICAL) && *i >= 11)
+                    (w.starts_with(WARNING) && *i > warn) || (w.starts_with(CRITICAL) && *i > crit)
                 }),
                 || format!("{said:#?}"),
             );
             for (i, words) in &said {
-                let own = i.checked_sub(1).and_then(|r| FAST_PCTS.get(r)).copied();
+                let own = i.checked_sub(1).and_then(|r| pcts.get(r)).copied();
                 let stated = usage_percent(words);
                 let from_own = matches!((stated, own), (Some(s), Some(o)) if s.abs_diff(o) <= 1);
                 let marked = words.contains("(estimated)");
