@@ -224,11 +224,11 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
                         audit::leave_brief(session, &start.text);
                         return None;
                     }
-                    // Given now it reaches the model a turn late after a mid-turn
-                    // compaction: it also rides that turn's next PostToolUse.
-                    HostKind::Codex => {
-                        audit::leave_turn_brief(session, &start.text);
-                    }
+                    // Codex 0.171.0 passes this context on with the very next request of
+                    // the turn that compacted (seen in `codex exec`: PreCompact, PostCompact,
+                    // SessionStart, then that request), so the copy PostCompact left for
+                    // the turn's next PostToolUse would be a second one.
+                    HostKind::Codex => audit::brief_given_in_turn(session),
                     HostKind::Gemini | HostKind::Qwen | HostKind::Droid | HostKind::Copilot => {}
                 }
             }

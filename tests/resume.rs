@@ -828,17 +828,36 @@ fn codex_gives_the_compact_brief_in_the_turn_it_compacted_in() {
         event.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
         event
     };
+    // Codex 0.171.0's order after a mid-turn auto compaction: PreCompact, PostCompact,
+    // SessionStart(compact), then the turn's next request, which carries SessionStart's context.
     assert!(sandbox.hook(&codex("PreCompact", json!({"trigger": "auto"}))).stdout.is_empty());
-    // Codex's SessionStart(compact): answered (the host delivers it on the next user turn)…
+    // Codex's PostCompact prints nothing (its schema accepts no context).
+    assert!(sandbox.hook(&codex("PostCompact", json!({"trigger": "auto"}))).stdout.is_empty());
     let start = sandbox.hook(&codex("SessionStart", json!({"source": "compact", "turn_id": null})));
     assert!(told(&start).expect("the brief").contains("just before the compaction"));
-    // …and the next tool call of the same turn carries it now.
+    // Given once: the turn's next tool call does not repeat it.
+    let tool = codex("PostToolUse", json!({"tool_name": "shell", "tool_use_id": "c1"}));
+    assert_eq!(told(&sandbox.hook(&tool)), None, "once");
+}
+
+#[test]
+fn codex_compact_brief_rides_the_next_tool_call_when_session_start_gives_none() {
+    let sandbox = Sandbox::new();
+    let (_repo, _) = audited_project(&sandbox);
+    let transcript = sandbox.home().join(format!("rollout-2026-11-30T16-18-29-{AUDITED}.jsonl"));
+    let codex = |name: &str, extra: Value| {
+        let mut event = json!({"session_id": AUDITED, "turn_id": "turn-1", "transcript_path": transcript, "cwd": sandbox.project(), "hook_event_name": name, "model": "gpt-5-codex"});
+        event.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        event
+    };
+    assert!(sandbox.hook(&codex("PreCompact", json!({"trigger": "auto"}))).stdout.is_empty());
+    assert!(sandbox.hook(&codex("PostCompact", json!({"trigger": "auto"}))).stdout.is_empty());
+    // No SessionStart(compact) answered: the turn's next tool call carries the brief, once.
     let tool = codex("PostToolUse", json!({"tool_name": "shell", "tool_use_id": "c1"}));
     let brief = told(&sandbox.hook(&tool)).expect("the brief in the same turn");
     assert!(brief.contains("just before the compaction"), "{brief}");
     assert_eq!(told(&sandbox.hook(&tool)), None, "once");
-    // Codex's PostCompact prints nothing (its schema accepts no context).
-    assert!(sandbox.hook(&codex("PostCompact", json!({"trigger": "auto"}))).stdout.is_empty());
+    // In another turn it is not given (the host's own SessionStart context came with it).
 }
 
 #[test]

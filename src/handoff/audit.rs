@@ -470,8 +470,8 @@ pub fn leave_brief(session_id: &str, brief: &str) {
 }
 
 /// Codex: after an automatic compaction inside a turn, the compact brief waits for that
-/// turn's next PostToolUse (the host holds its own SessionStart context back until the
-/// next user turn). Returns whether it was left.
+/// turn's next PostToolUse, in case the host's SessionStart(compact) does not deliver it
+/// ([`brief_given_in_turn`] drops it when it does). Returns whether it was left.
 pub fn leave_turn_brief(session_id: &str, brief: &str) -> bool {
     update(session_id, |state| {
         let Some(turn) = state.compacted_in_turn.clone() else { return false };
@@ -480,6 +480,18 @@ pub fn leave_turn_brief(session_id: &str, brief: &str) -> bool {
         }
         true
     })
+}
+
+/// Codex: the compact brief went out with SessionStart(compact), which reaches the model
+/// with the next request of the same turn: the copy waiting for that turn's next
+/// PostToolUse is dropped.
+pub fn brief_given_in_turn(session_id: &str) {
+    update(session_id, |state| {
+        if state.pending.as_ref().is_some_and(|p| p.turn_id.is_some()) {
+            state.pending = None;
+        }
+        state.compacted_in_turn = None;
+    });
 }
 
 /// Codex: the turn a compaction fired in, named again by PostCompact (when it fires).

@@ -69,6 +69,16 @@ impl Scripted {
     /// Starts a server answering every conversation request (one that lists tools) with
     /// `respond(body)`; side requests get a short text. Stops by itself after `lifetime`.
     pub fn start(lifetime: Duration, respond: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Scripted {
+        Scripted::start_paced(lifetime, REPLY_DELAY, respond)
+    }
+
+    /// The same, answering conversation requests after `delay` (`Duration::ZERO`: at once,
+    /// for the one scenario where a reply as fast as the host's transcript flush is the point).
+    pub fn start_paced(
+        lifetime: Duration,
+        delay: Duration,
+        respond: impl Fn(&Value) -> Reply + Send + Sync + 'static,
+    ) -> Scripted {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener.set_nonblocking(true).expect("nonblocking listener");
         let port = listener.local_addr().expect("local addr").port();
@@ -78,7 +88,7 @@ impl Scripted {
         let thread = {
             let stop = Arc::clone(&stop);
             let recorded = Arc::clone(&recorded);
-            std::thread::spawn(move || accept_loop(listener, stop, recorded, respond, lifetime))
+            std::thread::spawn(move || accept_loop(listener, stop, recorded, respond, lifetime, delay))
         };
         Scripted { port, stop, recorded, thread: Some(thread) }
     }
@@ -211,6 +221,7 @@ fn accept_loop(
     recorded: Arc<Mutex<(Instant, Vec<Recorded>)>>,
     respond: Arc<Responder>,
     lifetime: Duration,
+    delay: Duration,
 ) {
     let started = Instant::now();
     let mut served = 0usize;
@@ -222,7 +233,7 @@ fn accept_loop(
                 let recorded = Arc::clone(&recorded);
                 let respond = Arc::clone(&respond);
                 workers.push(std::thread::spawn(move || {
-                    let _ = serve(stream, &recorded, &*respond);
+                    let _ = serve(stream, &recorded, &*respond, delay);
                 }));
             }
             Err(_) => std::thread::sleep(Duration::from_millis(10)),
@@ -238,6 +249,7 @@ fn serve(
     stream: TcpStream,
     recorded: &Mutex<(Instant, Vec<Recorded>)>,
     respond: &Responder,
+    delay: Duration,
 ) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
@@ -251,12 +263,17 @@ fn serve(
         let path = target.split('?').next().unwrap_or_default().to_string();
         let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let messages = path.ends_with("/messages");
-        let main = method == "POST" && messages && parsed["tools"].as_array().is_some_and(|t| !t.is_empty());
+        // Codex's Responses API, answered from the same replies ([`super::ctx17`]).
+        let responses = path.ends_with("/responses");
+        let main = method == "POST"
+            && (messages || responses)
+            && parsed["tools"].as_array().is_some_and(|t| !t.is_empty());
         if let Ok(mut r) = recorded.lock() {
             let millis = r.0.elapsed().as_millis();
-            let turn = tool_results(&parsed);
+            let turn =
+                if responses { super::ctx17::function_outputs(&parsed) } else { tool_results(&parsed) };
             r.1.push(Recorded {
-                api: Some(Api::Anthropic),
+                api: Some(if responses { Api::OpenAi } else { Api::Anthropic }),
                 path: path.clone(),
                 body: parsed.clone(),
                 main,
@@ -264,11 +281,19 @@ fn serve(
                 millis,
             });
         }
-        let (content_type, payload) = if path.ends_with("/count_tokens") {
+        let (content_type, payload) = if responses {
+            let reply = if main {
+                std::thread::sleep(delay);
+                respond(&parsed)
+            } else {
+                Reply::text(1000, "Stand-in summary.")
+            };
+            ("text/event-stream", super::ctx17::responses_sse(&parsed, &reply))
+        } else if path.ends_with("/count_tokens") {
             ("application/json", json!({"input_tokens": 1000}).to_string())
         } else if messages {
             let reply = if main {
-                std::thread::sleep(REPLY_DELAY);
+                std::thread::sleep(delay);
                 respond(&parsed)
             } else {
                 Reply::text(1000, "Stand-in.")
