@@ -736,7 +736,9 @@ fn state_dir_check() -> Check {
     };
     // Doctor changes nothing: a state dir that does not exist yet is not created, its
     // nearest existing parent is checked instead.
-    let written = if dir.is_dir() {
+    let written = if fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
+        Err(std::io::Error::other("something else than a folder is in its place"))
+    } else if dir.is_dir() {
         let probe = dir.join(format!(".doctor-probe-{}", fsx::random_hex(6)));
         let written = fsx::write_atomic(&probe, b"ok", fsx::WriteOptions::STATE);
         let _ = fs::remove_file(&probe);

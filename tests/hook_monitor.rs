@@ -442,6 +442,47 @@ fn a_first_call_that_crosses_waits_for_its_reply() {
     assert!(told.starts_with("CONTEXT WARNING: Usage at 70%."), "{told}");
 }
 
+/// baton's state folder cannot be written: a file sits where the folder goes (so even
+/// root, as CI runs, cannot create files in it), or, for any other user, the folder is
+/// read-only.
+fn unwritable_state_dirs() -> Vec<&'static str> {
+    if running_as_root() { vec!["a file"] } else { vec!["a file", "read-only"] }
+}
+
+fn running_as_root() -> bool {
+    std::process::Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"))
+}
+
+#[test]
+fn an_unwritable_state_folder_still_warns_and_doctor_says_why() {
+    use std::os::unix::fs::PermissionsExt;
+    for kind in unwritable_state_dirs() {
+        let sandbox = Sandbox::new();
+        let state = sandbox.state_dir();
+        std::fs::create_dir_all(state.parent().unwrap()).unwrap();
+        if kind == "a file" {
+            std::fs::write(&state, "not a folder").unwrap();
+        } else {
+            std::fs::create_dir_all(&state).unwrap();
+            std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o500)).unwrap();
+        }
+        sandbox.write_bridge(SESSION, 30.0, 0);
+        let output = sandbox.hook(&sandbox.post_tool_use(SESSION));
+        assert!(output.status.success(), "{kind}");
+        let text = told(&output).unwrap_or_else(|| panic!("{kind}: the warning still arrives"));
+        assert!(text.starts_with("CONTEXT WARNING: Usage at 70%."), "{kind}: {text}");
+        let doctor = sandbox.run(&["doctor"], b"");
+        let report = format!("{}{}", common::stdout(&doctor), common::stderr(&doctor));
+        assert!(!doctor.status.success(), "{kind}: doctor fails\n{report}");
+        assert!(
+            report.lines().any(|l| l.contains("state dir") && l.contains("is not writable")),
+            "{kind}: doctor says why\n{report}"
+        );
+        assert!(report.contains("set XDG_STATE_HOME to another folder"), "{kind}: and the fix\n{report}");
+        let _ = std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700));
+    }
+}
+
 #[test]
 fn gsd_opt_out_silences_warnings() {
     let sandbox = Sandbox::new();
