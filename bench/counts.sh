@@ -7,8 +7,9 @@
 #   bench/counts.sh BINARY [BINARY ...]
 #
 # Needs valgrind, strace and /usr/bin/time. Each path runs in a scratch HOME/TMPDIR with
-# the bench's payloads: the hook below threshold (a fresh bridge), the statusline, and
-# the hook with no bridge on a 1 MiB and a 1 GiB transcript (with BATON_COUNTS_BIG=1).
+# the bench's payloads: the hook below threshold (a fresh bridge), the statusline,
+# `baton status` for that session, and the hook with no bridge on a 1 MiB and a 1 GiB
+# transcript (with BATON_COUNTS_BIG=1).
 set -euo pipefail
 [ $# -ge 1 ] || { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
@@ -68,7 +69,7 @@ faults_rss() {
 row() { # name input command...
     local name=$1 input=$2
     shift 2
-    [ "$name" != "hook, below threshold" ] || bridge
+    case $name in *"below threshold") bridge ;; esac
     local ir sc fr
     ir=$(instructions "$@" < "$input")
     sc=$(syscalls "$@" < "$input")
@@ -83,6 +84,9 @@ for binary in "$@"; do
     echo "| **$binary** | | | | |"
     row "hook, below threshold" "$scratch/hook.json" "$binary" hook
     row "statusline" "$scratch/statusline.json" "$binary" statusline
+    # What an agent runs from Bash to ask how full its context is (the same fresh bridge).
+    absolute=$(realpath "$binary")
+    (cd "$scratch/project" && row "status, below threshold" /dev/null "$absolute" status --session "$session")
     for size in "${transcripts[@]}"; do
         row "hook, no bridge, $size-byte transcript" "$scratch/hook-$size.json" "$binary" hook
     done
