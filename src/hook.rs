@@ -462,6 +462,15 @@ fn pause(
             }
             note.pause_armed |= step != critical_pause::PauseStep::Nothing;
             note.stopped |= step == critical_pause::PauseStep::Stop;
+            if step == critical_pause::PauseStep::Stop {
+                note.stopped_at = call.cwd.clone().map(|cwd| relay::StopPoint {
+                    session: session.to_string(),
+                    host: call.host.id().to_string(),
+                    cwd,
+                    transcript: call.input.transcript_path.as_deref().map(PathBuf::from),
+                    model: call.input.model.clone(),
+                });
+            }
         });
     }
     match step {
@@ -480,35 +489,35 @@ fn pause(
             if saved.is_none() {
                 refresh_handoff_at_stop(call, session, figure);
             }
+            // A host that goes on after the stop ignores it (Codex) or puts it in place of
+            // the call's output, which the agent then takes for a failure and runs again
+            // (Gemini CLI): there `baton run` ends the leg instead. This call is noted as
+            // the stop in its record, the host is held here until the relay has ended it
+            // (nothing more runs), and the output is left as it was.
+            if !call.host.honours_stop() {
+                if let Some((run_id, leg)) = &call.env.run {
+                    relay::hold_until_leg_ends(run_id, *leg);
+                }
+                return PauseOutcome::None;
+            }
             PauseOutcome::Stop(critical_pause::stop_reason(used, stored_handoff.as_deref(), under_run))
         }
         critical_pause::PauseStep::Grace | critical_pause::PauseStep::Nothing => PauseOutcome::None,
     }
 }
 
-/// Rewrites the session's CRITICAL handoff when the pause stops the agent, so it holds
-/// what the grace calls did (the commands they ran, the todos they ticked off); its
-/// checkpoint as configured. Silent on failure: the stop goes out regardless.
+/// The session's CRITICAL handoff written again as the pause stops the agent
+/// ([`critical_pause::rewrite_handoff`]).
 fn refresh_handoff_at_stop(call: &Call, session: &str, figure: Option<metrics::Figure>) {
-    let Some(cwd) = call.cwd.clone().filter(|_| call.config.handoff_auto()) else { return };
-    let checkpoint = match call.config.auto_checkpoint() {
-        Mode::Branch => Mode::Off,
-        mode => mode,
-    };
-    let request = handoff::Request {
-        trigger: Trigger::CriticalContext,
-        session_id: session.to_string(),
+    let Some(cwd) = call.cwd.as_deref() else { return };
+    let stopped = critical_pause::Stopped {
+        session,
         cwd,
-        transcript_path: call.input.transcript_path.as_deref().map(PathBuf::from),
-        transcript_format: call.transcript_format(),
+        transcript: call.input.transcript_path.as_deref().map(Path::new),
+        host: call.host,
         figure,
-        checkpoint,
-        dir: call.config.handoff_dir(),
-        now: chrono::Utc::now(),
     };
-    if let Ok(outcome) = handoff::write(&request) {
-        push_to_github(&call.config, &outcome.root);
-    }
+    critical_pause::rewrite_handoff(&call.config, &stopped);
 }
 
 /// Whether the event carries the resume brief in place of SessionStart (pure): Qwen

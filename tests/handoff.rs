@@ -690,8 +690,11 @@ fn baton_run_carries_a_paused_leg_into_a_fresh_one_until_a_leg_ends_unpaused() {
 }
 
 /// A stand-in `codex exec` that, like Codex 0.171.0, goes on after a hook's stop: its
-/// first leg's rollout is at CRITICAL, a later leg's is calm and ends after 3 calls.
+/// first leg's rollout is at CRITICAL, a later leg's is calm and ends after 3 calls. Like
+/// the real one (node), it exits on SIGINT while a hook runs: the hook is waited for with
+/// `wait`, which a trapped signal interrupts (a plain `$(…)` would defer the signal).
 const FAKE_CODEX: &str = r#"#!/bin/sh
+trap 'echo "leg $leg interrupted"; exit 130' INT
 leg="$BATON_RUN_LEG"
 sid="01a22d40-1c67-7fa3-8ae4-31b70000000$leg"
 last=""; for a in "$@"; do last="$a"; done
@@ -700,9 +703,12 @@ if [ "$leg" -le 1 ]; then rollout="$FAKE_ROLLOUTS/critical.jsonl"; else rollout=
 i=0
 while [ $i -lt 100 ]; do
   i=$((i+1))
-  out=$(printf '{"session_id":"%s","turn_id":"turn-%s","transcript_path":"%s","cwd":"%s","hook_event_name":"PostToolUse","model":"mock-model","tool_name":"Bash","tool_input":{"command":"echo %s"},"tool_response":"ok","tool_use_id":"call_%s"}' "$sid" "$leg" "$rollout" "$PWD" $i $i | "$BATON_BIN" hook)
+  printf '{"session_id":"%s","turn_id":"turn-%s","transcript_path":"%s","cwd":"%s","hook_event_name":"PostToolUse","model":"mock-model","tool_name":"Bash","tool_input":{"command":"echo %s"},"tool_response":"ok","tool_use_id":"call_%s"}' "$sid" "$leg" "$rollout" "$PWD" $i $i > "$FAKE_ROLLOUTS/event.json"
+  "$BATON_BIN" hook < "$FAKE_ROLLOUTS/event.json" > "$FAKE_ROLLOUTS/out.json" &
+  wait $!
+  out=$(cat "$FAKE_ROLLOUTS/out.json")
   echo "leg $leg call $i"
-  case "$out" in *'"continue":false'*) echo "leg $leg told to stop; going on";; esac
+  case "$out" in *'"continue":false'*) echo "leg $leg told to stop";; esac
   if [ "$leg" -gt 1 ] && [ $i -ge 3 ]; then echo "leg $leg done"; exit 0; fi
   sleep 0.1
 done
@@ -733,9 +739,12 @@ fn baton_run_ends_a_leg_whose_host_goes_on_after_the_stop() {
     let stdout = common::stdout(&out);
     let stderr = common::stderr(&out);
     assert_eq!(out.status.code(), Some(0), "the last leg's exit status\n{stdout}\n{stderr}");
-    // CRITICAL on call 1, the stop on the 3rd grace call: the host went on, and the relay
-    // ended the leg long before it would have ended by itself.
-    assert!(stdout.contains("leg 1 call 4\nleg 1 told to stop; going on"), "{stdout}");
+    // CRITICAL on call 1, the stop on the 3rd grace call (call 4): a host that would go on
+    // is not sent the stop, it is held in that call's hook until the relay has ended it, so
+    // it makes no further call; long before it would have ended by itself.
+    assert!(stdout.contains("leg 1 call 3\nleg 1 interrupted"), "{stdout}");
+    assert!(!stdout.contains("leg 1 call 4"), "{stdout}");
+    assert!(!stdout.contains("told to stop"), "{stdout}");
     assert!(!stdout.contains("leg 1 ran to its end"), "{stdout}");
     assert!(stderr.contains("baton run: leg 1 went on after baton's stop (Codex does not end its turn on a hook's stop); ended it with Ctrl-C's signal"), "{stderr}");
     assert!(stdout.contains("leg 2 prompt: continue") && stdout.contains("leg 2 done"), "{stdout}");

@@ -150,7 +150,7 @@ pub fn run_in_foreground(
 /// How often a foreground child's end is asked about.
 pub const END_POLL: Duration = Duration::from_millis(50);
 /// Between the signals that end a foreground child that was asked to end.
-pub const END_ESCALATION: Duration = Duration::from_secs(10);
+pub const END_ESCALATION: Duration = Duration::from_secs(2);
 
 /// How a foreground child ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

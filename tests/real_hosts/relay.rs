@@ -68,7 +68,11 @@ fn context_starts(requests: &[Recorded]) -> Vec<usize> {
 /// Every transcript Claude Code and rollout Codex wrote, as one text (for compaction markers).
 fn transcripts(world: &World) -> String {
     let mut text = String::new();
-    let mut stack = vec![world.sandbox.claude_dir().join("projects"), world.codex_home().join("sessions")];
+    let mut stack = vec![
+        world.sandbox.claude_dir().join("projects"),
+        world.codex_home().join("sessions"),
+        world.sandbox.home().join(".gemini").join("tmp"),
+    ];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let path = entry.path();
@@ -92,6 +96,13 @@ fn check_no_compaction_and_permissions(checks: &mut Checks, world: &World, serve
             && !text.contains("\"type\":\"compacted\""),
         || format!("transcripts: {} bytes", text.len()),
     );
+    // Whatever the host's own marker, a compaction fires its PreCompact (Gemini CLI:
+    // PreCompress) and baton's snapshot; a brief from it says "before a compaction".
+    let snapshot_briefs =
+        server.main_requests().iter().filter(|r| r.text().contains("before a compaction")).count();
+    checks.check("no compaction snapshot was briefed", snapshot_briefs == 0, || {
+        format!("{snapshot_briefs} requests carry a brief written before a compaction")
+    });
     let denied: Vec<String> = server
         .main_requests()
         .iter()
@@ -455,6 +466,13 @@ fn gemini_config(world: &World, on_critical: &str) {
     let config = json!({"handoff": {"on_critical": on_critical},
                         "models": {crate::real_hosts_support::GEMINI_MODEL: {"window": crate::real_hosts_support::GEMINI_WINDOW}}});
     common::write(&world.sandbox.user_config(), &config.to_string());
+    // The user's permission for the task's commands (`echo … >> steps.log && echo …`):
+    // `--allowed-tools run_shell_command(echo)` alone allows no redirection, and Gemini CLI
+    // 0.61.0 refuses what would need a confirmation in `-p`. A user policy rule says so.
+    common::write(
+        &world.sandbox.home().join(".gemini/policies/baton-relay-task.toml"),
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"echo\"\ndecision = \"allow\"\npriority = 500\nallowRedirection = true\n",
+    );
 }
 
 /// A `gemini` on PATH for `baton run`: the pinned CLI through node.
@@ -488,7 +506,7 @@ fn gemini_env(server: &Server) -> Vec<(&'static str, String)> {
 }
 
 #[test]
-#[ignore = "unfinished (issue 19): in this world Gemini CLI 0.61.0 refuses every run_shell_command (\"requires user confirmation\") even with --yolo, so the pause is never reached; run with --ignored"]
+#[ignore = "Gemini CLI 0.61.0: `gemini -p` shows an AfterTool `continue: false` as a system message and goes on (6 requests after CRITICAL, 3 grace calls); outside `baton run` the pause acts as advise there (issue 19); run with --ignored"]
 fn gemini_print_is_stopped_within_the_grace_calls() {
     with_hosts("relay: gemini -p pause", |hosts| {
         let mut checks = Checks::new("relay: gemini -p pause");
@@ -533,6 +551,28 @@ fn gemini_print_is_stopped_within_the_grace_calls() {
             steps_log(&world) == expected_log(done) && done >= 4,
             || format!("{:?}", steps_log(&world)),
         );
+        checks.finish();
+    });
+}
+
+#[test]
+#[ignore = "unfinished (issue 19): Gemini CLI 0.61.0's SIGINT is a graceful shutdown that lets the turn go on, and a hook baton holds delays it; in 3 legs one step ran twice and a PreCompress snapshot was briefed; run with --ignored"]
+fn baton_run_gemini_print_relays_twenty_steps_across_contexts() {
+    with_hosts("relay: baton run gemini -p", |hosts| {
+        let mut checks = Checks::new("relay: baton run gemini -p");
+        let world = World::new(hosts);
+        world.gemini_setup();
+        gemini_config(&world, "relay");
+        let agent = gemini_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        let gemini = gemini_command(&world).display().to_string();
+        let mut args: Vec<&str> = vec!["run", "--", gemini.as_str()];
+        args.extend(GEMINI_ARGS);
+        args.extend(["-p", TASK]);
+        let run = world.run(Path::new(common::BATON), &args, &gemini_env(&server), Duration::from_secs(240));
+        world.save_requests(&server, "relay-gemini-print");
+        eprintln!("real hosts: relay: baton run gemini stderr (tail):\n{}", common_tail(&run.stderr));
+        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
         checks.finish();
     });
 }

@@ -197,9 +197,11 @@ impl Seen {
             .results
             .iter()
             .flat_map(|(_, text)| numbers_after(&text.replace("echo DONE step-", ""), "DONE step-"));
-        let in_brief = numbers_after(&self.user_text, "echo step-")
+        // Gemini CLI passes hook context on HTML-escaped (`&gt;&gt;`); a model reads either.
+        let user_text = self.user_text.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&");
+        let in_brief = numbers_after(&user_text, "echo step-")
             .into_iter()
-            .filter(|n| self.user_text.contains(&format!("echo step-{n:02} >> steps.log")));
+            .filter(|n| user_text.contains(&format!("echo step-{n:02} >> steps.log")));
         in_results.chain(in_brief).max().unwrap_or(0)
     }
 
