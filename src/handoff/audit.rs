@@ -523,10 +523,8 @@ pub fn record_in_handoff(
         "at": record.at, "trigger": record.trigger, "kept": record.kept, "total": record.total,
         "summary": record.words(), "dropped": record.dropped,
     });
-    handoff.edit_baton(|baton| {
-        baton.insert("compaction_audit".into(), entry);
-    });
-    super::store::rewrite_json(&root.join(dir).join("HANDOFF.json"), &handoff.to_value())
+    handoff.baton_mut().compaction_audit = doc::Field::Set(entry);
+    super::store::rewrite_json(&root.join(dir).join("HANDOFF.json"), &handoff)
 }
 
 /// The snapshot of this session taken at PreCompact, if baton wrote it and trusts it.

@@ -25,8 +25,6 @@ pub struct Existing {
     pub raw: Option<Vec<u8>>,
     /// Its content, when it parses as a JSON object (paths validated).
     pub doc: Option<HandoffDoc>,
-    /// The same, as JSON.
-    pub json: Option<Value>,
     /// Its `.continue-here.md` (as recorded in it and valid, else the place now detected).
     pub markdown_path: Option<PathBuf>,
     pub markdown: Option<String>,
@@ -101,13 +99,12 @@ pub fn read_existing(root: &Path, dir: &Path, detected_md: &Path) -> Existing {
     let json_path = root.join(dir).join("HANDOFF.json");
     let raw = fsx::read_limited(&json_path, doc::READ_LIMIT).ok();
     let doc = raw.as_ref().and_then(|b| HandoffDoc::parse_in(b, root, Some(dir)).ok());
-    let json = doc.as_ref().map(HandoffDoc::to_value);
     let owned = doc.as_ref().and_then(|d| d.baton().id()).is_some_and(|id| is_registered(root, id));
     let markdown_path =
         doc.as_ref().and_then(HandoffDoc::continue_here).unwrap_or_else(|| detected_md.to_path_buf());
     let markdown = read_markdown(root, &markdown_path);
     let markdown_path = markdown.as_ref().map(|_| markdown_path);
-    Existing { raw, doc, json, markdown_path, markdown, owned }
+    Existing { raw, doc, markdown_path, markdown, owned }
 }
 
 fn archive_dir(root: &Path, dir: &Path) -> PathBuf {
@@ -213,12 +210,10 @@ pub fn displace(root: &Path, dir: &Path, existing: &Existing) -> Result<PathBuf,
         if existing.owned && plausible_markdown(root, rel) {
             let _ = std::fs::remove_file(root.join(rel));
         }
-        handoff.edit_baton(|baton| {
-            baton.insert("continue_here".into(), Value::from(md_rel.to_string_lossy().into_owned()));
-        });
+        handoff.baton_mut().continue_here = doc::Field::Set(md_rel.to_string_lossy().into_owned());
     }
     let json_path = folder.join("HANDOFF.json");
-    rewrite_json(&json_path, &handoff.to_value())?;
+    rewrite_json(&json_path, &handoff)?;
     Ok(json_path)
 }
 
@@ -369,26 +364,18 @@ pub fn newest_archived(root: &Path, dir: &Path, session_id: &str) -> Option<Exis
     if parsed.baton().session_id() != Some(session_id) || !parsed.writable() {
         return None;
     }
-    let json = parsed.to_value();
     let md_path = folder.join(format!("{}.md", name.stem));
     let markdown = fsx::read_limited(&md_path, doc::MARKDOWN_LIMIT)
         .ok()
         .map(|b| String::from_utf8_lossy(&b).into_owned());
-    Some(Existing {
-        raw: Some(raw),
-        doc: Some(parsed),
-        json: Some(json),
-        markdown_path: None,
-        markdown,
-        owned: false,
-    })
+    Some(Existing { raw: Some(raw), doc: Some(parsed), markdown_path: None, markdown, owned: false })
 }
 
 /// Writes HANDOFF.json and `.continue-here.md`, creating folders as needed.
 pub fn write_files(
     root: &Path,
     dir: &Path,
-    json: &Value,
+    json: &HandoffDoc,
     md_rel: &Path,
     markdown: &str,
 ) -> Result<(PathBuf, PathBuf), String> {
@@ -406,7 +393,7 @@ pub fn write_files(
 }
 
 /// Writes HANDOFF.json alone (also after a checkpoint, to record its commit).
-pub fn rewrite_json(path: &Path, json: &Value) -> Result<(), String> {
+pub fn rewrite_json(path: &Path, json: &HandoffDoc) -> Result<(), String> {
     doc::write(path, json).map_err(|e| e.to_string())
 }
 
@@ -495,7 +482,7 @@ mod tests {
     fn existing(json: Option<Value>) -> Existing {
         let raw = json.as_ref().map(|j| j.to_string().into_bytes());
         let doc = raw.as_ref().and_then(|r| HandoffDoc::parse(r, Path::new("/")).ok());
-        Existing { raw, doc, json, markdown_path: None, markdown: None, owned: false }
+        Existing { raw, doc, markdown_path: None, markdown: None, owned: false }
     }
 
     #[test]
