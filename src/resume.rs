@@ -587,7 +587,7 @@ fn record_resumption_locked(found: &Found, session_id: &str, source: &str) -> Re
     }
     let at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     handoff.baton_mut().add_resumption(session_id, &at, source);
-    store::rewrite_json(&found.json_path, &handoff)?;
+    store::rewrite_json(&found.json_path, &handoff).map_err(|e| e.to_string())?;
     Ok(handoff)
 }
 
@@ -811,7 +811,7 @@ pub fn close(found: &Found, how: &str) -> Result<Vec<PathBuf>, String> {
         markdown: found.markdown.clone(),
         owned,
     };
-    let archived = store::archive(&found.root, &found.dir, &existing, now)?;
+    let archived = store::archive(&found.root, &found.dir, &existing, now).map_err(|e| e.to_string())?;
     std::fs::remove_file(&found.json_path)
         .map_err(|e| format!("cannot remove {}: {e}", found.json_path.display()))?;
     Ok(archived)
@@ -829,12 +829,12 @@ pub fn accept(found: &Found) -> Result<String, String> {
         None => {
             let id = fsx::random_hex(12);
             handoff.baton_mut().id = doc::Field::Set(id.clone());
-            store::rewrite_json(&found.json_path, &handoff)?;
+            store::rewrite_json(&found.json_path, &handoff).map_err(|e| e.to_string())?;
             id
         }
     };
     let session = handoff.baton().session_id().unwrap_or("accepted").to_string();
-    store::register(&found.root, &id, &session, Utc::now())?;
+    store::register(&found.root, &id, &session, Utc::now()).map_err(|e| e.to_string())?;
     Ok(id)
 }
 

@@ -124,17 +124,31 @@ fn check_auth(gh: &Gh, host: &str) -> Result<Option<String>, Failure> {
     }
 }
 
+/// A `--kind` that is not one short word.
+#[derive(Debug, thiserror::Error)]
+#[error("a kind is one short word of letters, digits, `-`, `_` or `.` (e.g. checkpoint, decision)")]
+pub struct BadKind;
+
 /// Validates `--kind`: a short word (`checkpoint`, `decision`, `milestone` …).
-pub fn parse_kind(text: &str) -> Result<String, String> {
+pub fn parse_kind(text: &str) -> Result<String, BadKind> {
     let ok = !text.is_empty()
         && text.len() <= 40
         && text.starts_with(|c: char| c.is_ascii_alphanumeric())
         && text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok {
-        Ok(text.to_ascii_lowercase())
-    } else {
-        Err("a kind is one short word of letters, digits, `-`, `_` or `.` (e.g. checkpoint, decision)".into())
-    }
+    if ok { Ok(text.to_ascii_lowercase()) } else { Err(BadKind) }
+}
+
+/// Why HANDOFF.json's `baton` object could not be changed.
+#[derive(Debug, thiserror::Error)]
+enum UpdateError {
+    #[error("cannot read {}: it is gone", .0.display())]
+    Gone(PathBuf),
+    #[error("{} {source}", path.display())]
+    Unreadable { path: PathBuf, source: crate::handoff::doc::HandoffError },
+    #[error("{} has a newer version than this baton writes; not changed", .0.display())]
+    Newer(PathBuf),
+    #[error(transparent)]
+    Write(#[from] store::StoreError),
 }
 
 /// The project a command works in.
@@ -168,29 +182,28 @@ impl Project {
 
     /// Changes HANDOFF.json's `baton` object as it is now on disk (the hook may have
     /// rewritten the file during a push), under the lock handoffs are written with.
-    fn update_baton(&self, edit: impl FnOnce(&mut Baton)) -> Result<(), String> {
+    fn update_baton(&self, edit: impl FnOnce(&mut Baton)) -> Result<(), UpdateError> {
         let _lock = store::project_lock(&self.root);
         let mut handoff = match HandoffDoc::read(&self.root, &self.dir) {
-            None => return Err(format!("cannot read {}: it is gone", self.json_path.display())),
-            Some(Err(why)) => return Err(format!("{} {why}", self.json_path.display())),
+            None => return Err(UpdateError::Gone(self.json_path.clone())),
+            Some(Err(source)) => {
+                return Err(UpdateError::Unreadable { path: self.json_path.clone(), source });
+            }
             Some(Ok(handoff)) => handoff,
         };
         if !handoff.writable() {
-            return Err(format!(
-                "{} has a newer version than this baton writes; not changed",
-                self.json_path.display()
-            ));
+            return Err(UpdateError::Newer(self.json_path.clone()));
         }
         edit(handoff.baton_mut());
-        store::rewrite_json(&self.json_path, &handoff)
+        Ok(store::rewrite_json(&self.json_path, &handoff)?)
     }
 }
 
 /// The repository: `--repo`, else `origin`.
 fn resolve_repo(flag: Option<&str>, root: &Path) -> Result<GhRepo, Failure> {
     match flag {
-        Some(text) => remote::parse_slug(text).map_err(Failure::usage),
-        None => remote::from_origin(root).map_err(Failure::usage),
+        Some(text) => remote::parse_slug(text).map_err(|e| Failure::usage(e.to_string())),
+        None => remote::from_origin(root).map_err(|e| Failure::usage(e.to_string())),
     }
 }
 
@@ -277,7 +290,7 @@ fn view_issue(gh: &Gh, slug: &str, n: u64, recorded: bool) -> Result<gh::IssueVi
     })
 }
 
-fn broken_body(n: u64, slug: &str, why: &str) -> Failure {
+fn broken_body(n: u64, slug: &str, why: &summary::BrokenMarkers) -> Failure {
     Failure::usage(format!(
         "the body of issue #{n} has {why}. baton will not guess which part is its Task Summary: edit the body \
          (`gh issue edit {n} --repo {slug}`) so it keeps exactly one pair of markers, or none (a new summary is then \
@@ -642,7 +655,7 @@ pub fn pull(options: &PullOptions, config: &Config) -> Result<Pulled, Failure> {
 }
 
 /// Writes the pulled HANDOFF.json, archiving the one there first.
-fn write_pulled(project: &Project, pulled: &Pulled) -> Result<(PathBuf, Vec<PathBuf>), String> {
+fn write_pulled(project: &Project, pulled: &Pulled) -> Result<(PathBuf, Vec<PathBuf>), store::StoreError> {
     let _lock = store::project_lock(&project.root);
     let now = Utc::now();
     let mut continue_here = planning::detect(&project.root).continue_here;
@@ -666,7 +679,8 @@ fn write_pulled(project: &Project, pulled: &Pulled) -> Result<(PathBuf, Vec<Path
     };
     let json = HandoffDoc::from_handoff(restore::to_handoff(&pulled.restored, &origin), &project.root);
     let folder = project.root.join(&project.dir);
-    fsx::ensure_dir(&folder, false).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    fsx::ensure_dir(&folder, false)
+        .map_err(|source| store::StoreError::CreateDir { path: folder.clone(), source })?;
     store::rewrite_json(&project.json_path, &json)?;
     Ok((project.json_path.clone(), archived))
 }

@@ -95,7 +95,7 @@ pub enum WriteError {
     Busy(std::io::Error),
     /// Archiving the old handoff or writing the new files failed (the store says why).
     #[error("{0}")]
-    Files(String),
+    Files(#[from] store::StoreError),
 }
 
 /// Gathers, writes and checkpoints a handoff.
@@ -161,7 +161,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     let (dir, existing, disposition) = match placement {
         store::Placement::Main(disposition) => (request.dir.clone(), main, disposition),
         store::Placement::DisplaceThenMain => {
-            displaced = Some(store::displace(&root, &request.dir, &main).map_err(WriteError::Files)?);
+            displaced = Some(store::displace(&root, &request.dir, &main)?);
             (request.dir.clone(), store::Existing::default(), store::Disposition::Fresh)
         }
         store::Placement::OwnPending => {
@@ -177,7 +177,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         store::Disposition::Refresh => Some(existing.clone()),
         store::Disposition::Fresh => store::newest_archived(&root, &dir, &request.session_id),
         store::Disposition::Archive => {
-            archived = store::archive(&root, &dir, &existing, request.now).map_err(WriteError::Files)?;
+            archived = store::archive(&root, &dir, &existing, request.now)?;
             store::newest_archived(&root, &dir, &request.session_id)
         }
     };
@@ -239,8 +239,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         }
     }
     let (json_path, markdown_path) =
-        store::write_files(&root, &dir, &handoff.json, &handoff.continue_here, &handoff.markdown)
-            .map_err(WriteError::Files)?;
+        store::write_files(&root, &dir, &handoff.json, &handoff.continue_here, &handoff.markdown)?;
     if let Some(repo) = &repo {
         quiet::exclude_untracked_planning(repo, &project_rel, &request.dir);
     }
@@ -284,7 +283,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         if let Some(note) = &checkpoint_note {
             baton.checkpoint_note = doc::Field::Set(note.clone());
         }
-        store::rewrite_json(&json_path, &json).map_err(WriteError::Files)?;
+        store::rewrite_json(&json_path, &json)?;
     }
     Ok(Outcome {
         root,
