@@ -1051,6 +1051,48 @@ impl<'a> BatonSection<'a> {
     }
 }
 
+/// `baton.figures` as baton writes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FiguresOut {
+    pub used_pct: u32,
+    pub remaining_pct: f64,
+    pub used_tokens: Option<u64>,
+    pub window_tokens: Option<u64>,
+}
+
+/// `baton.last_failure` as baton writes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailureOut<'a> {
+    pub tool: Option<&'a str>,
+    pub command: Option<&'a str>,
+    pub error_line: Option<&'a str>,
+    pub succeeded_later: bool,
+}
+
+/// `baton.agent_progress` as baton writes it: the agent's last words, said to be its own.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProgressOut {
+    pub text: String,
+    pub said_by: &'static str,
+    pub source: Option<&'static str>,
+    pub todos_kept: bool,
+}
+
+/// A `baton.session_commits[]` entry as baton writes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitOut<'a> {
+    pub short: &'a str,
+    pub subject: &'a str,
+}
+
+/// `baton.sources` as baton writes it: `ok`, or why a source of facts was missing.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourcesOut {
+    pub git: String,
+    pub transcript: String,
+    pub planning: &'static str,
+}
+
 /// A `completed_tasks[]` / `remaining_tasks[]` entry as baton writes it.
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskOut {

@@ -18,7 +18,10 @@ use crate::planning::{ContextKind, Planning};
 use crate::transcript::{SessionFacts, TodoItem};
 
 pub use super::doc::one_line;
-use super::doc::{Baton, Field, Handoff, HandoffDoc, Scalar, TaskOut, field};
+use super::doc::{
+    Baton, CommitOut, FailureOut, Field, FiguresOut, Handoff, HandoffDoc, ProgressOut, Scalar, SourcesOut,
+    TaskOut, field,
+};
 
 /// What made baton write the handoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -378,11 +381,17 @@ pub fn build(
         .map(str::to_string)
         .unwrap_or_else(|| timestamp.clone());
     let files_touched = facts.map(|f| touched_files(f, root)).unwrap_or_default();
-    let last_failure = facts.and_then(|f| f.last_failure.as_ref()).map(|f| {
-        json!({"tool": f.tool, "command": f.command, "error_line": f.error_line, "succeeded_later": f.succeeded_later})
+    let last_failure = facts.and_then(|f| f.last_failure.as_ref()).map(|f| FailureOut {
+        tool: f.tool.as_deref(),
+        command: f.command.as_deref(),
+        error_line: f.error_line.as_deref(),
+        succeeded_later: f.succeeded_later,
     });
-    let figure = snapshot.figure.as_ref().map(|f| {
-        json!({"used_pct": f.used_pct(), "remaining_pct": f.remaining_pct, "used_tokens": f.used_tokens, "window_tokens": f.window_tokens})
+    let figure = snapshot.figure.as_ref().map(|f| FiguresOut {
+        used_pct: f.used_pct(),
+        remaining_pct: f.remaining_pct,
+        used_tokens: f.used_tokens,
+        window_tokens: f.window_tokens,
     });
     let completed_json: Vec<Value> =
         tasks.iter().filter(|t| t.state != TaskState::NotStarted).map(task_json).collect();
@@ -425,16 +434,19 @@ pub fn build(
         // What the agent last said: on a host that keeps no todo list, its own statement
         // of progress. Quoted as its words, never as instructions.
         agent_progress: Field::json(facts.and_then(|f| f.last_assistant_text.as_deref()).map(|t| {
-            json!({
-                "text": one_line(t, 1500),
-                "said_by": "the agent (its last message before the pause)",
-                "source": facts.map(|f| f.format.describe()),
-                "todos_kept": facts.is_some_and(|f| f.todos.is_some()),
-            })
+            ProgressOut {
+                text: one_line(t, 1500),
+                said_by: "the agent (its last message before the pause)",
+                source: facts.map(|f| f.format.describe()),
+                todos_kept: facts.is_some_and(|f| f.todos.is_some()),
+            }
         })),
         transcript_format: Field::json(facts.map(|f| f.format)),
         session_commits: Field::Set(
-            commits.iter().map(|c| json!({"short": c.short, "subject": c.subject})).collect(),
+            commits
+                .iter()
+                .map(|c| super::doc::entry(CommitOut { short: &c.short, subject: &c.subject }))
+                .collect(),
         ),
         placeholder_summaries: Field::Set(
             phase
@@ -445,9 +457,11 @@ pub fn build(
         last_request: Field::from(facts.and_then(|f| f.last_request.as_deref()).map(|r| one_line(r, 600))),
         model: text(facts.and_then(|f| f.model.as_deref())),
         checkpoint: Field::json(checkpoint),
-        sources: Field::json(
-            json!({"git": snapshot.git.status(), "transcript": snapshot.transcript.status(), "planning": if planning.exists { "ok" } else { ".planning/ did not exist" }}),
-        ),
+        sources: Field::json(SourcesOut {
+            git: snapshot.git.status(),
+            transcript: snapshot.transcript.status(),
+            planning: if planning.exists { "ok" } else { ".planning/ did not exist" },
+        }),
         generated: Field::Set(generated.into_iter().map(Value::from).collect()),
         generated_text: Field::Set(generated_text),
         generated_at: Field::Set(timestamp.clone()),
