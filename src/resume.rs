@@ -14,7 +14,6 @@
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::gitx::Repo;
@@ -297,13 +296,7 @@ pub fn brief(found: &Found, handoff: &HandoffDoc, today: &Today) -> String {
     }
 
     // 5b. A task restored from GitHub keeps the record's own status.
-    if let Some(status) = handoff
-        .object()
-        .get("baton")
-        .and_then(|b| b.get("task_status"))
-        .and_then(Value::as_str)
-        .filter(|s| *s != "paused")
-    {
+    if let Some(status) = handoff.baton().task_status().filter(|s| *s != "paused") {
         lines.push(format!("Task status recorded: {}.", quote(status, 40)));
     }
 
@@ -592,19 +585,9 @@ fn record_resumption_locked(found: &Found, session_id: &str, source: &str) -> Re
     if !handoff.baton().exists() || !handoff.writable() {
         return Ok(handoff);
     }
-    let entry = json!({"session_id": session_id, "at": Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true), "source": source});
-    handoff.edit_baton(|baton| {
-        let list = baton.entry("resumptions").or_insert_with(|| json!([]));
-        if !list.is_array() {
-            *list = json!([]);
-        }
-        if let Some(list) = list.as_array_mut() {
-            list.push(entry);
-            let excess = list.len().saturating_sub(20);
-            list.drain(..excess);
-        }
-    });
-    store::rewrite_json(&found.json_path, &handoff.to_value())?;
+    let at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    handoff.baton_mut().add_resumption(session_id, &at, source);
+    store::rewrite_json(&found.json_path, &handoff).map_err(|e| e.to_string())?;
     Ok(handoff)
 }
 
@@ -816,25 +799,19 @@ pub fn close(found: &Found, how: &str) -> Result<Vec<PathBuf>, String> {
         .map_err(|e| format!("{}: {e}", found.json_path.display()))?;
     let mut parsed = HandoffDoc::parse_in(&raw, &found.root, Some(&found.dir)).ok();
     if let Some(handoff) = parsed.as_mut().filter(|h| h.writable()) {
-        handoff.edit_baton(|baton| {
-            baton.insert(
-                "closed".into(),
-                json!({"how": how, "at": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)}),
-            );
-        });
+        handoff.baton_mut().set_closed(how, &now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         raw = doc::encode(&handoff.to_value()).map_err(|e| e.to_string())?;
     }
     let owned =
         parsed.as_ref().and_then(|h| h.baton().id()).is_some_and(|id| store::is_registered(&found.root, id));
     let existing = store::Existing {
-        json: parsed.as_ref().map(HandoffDoc::to_value),
         doc: parsed,
         raw: Some(raw),
         markdown_path: found.markdown_rel.clone(),
         markdown: found.markdown.clone(),
         owned,
     };
-    let archived = store::archive(&found.root, &found.dir, &existing, now)?;
+    let archived = store::archive(&found.root, &found.dir, &existing, now).map_err(|e| e.to_string())?;
     std::fs::remove_file(&found.json_path)
         .map_err(|e| format!("cannot remove {}: {e}", found.json_path.display()))?;
     Ok(archived)
@@ -851,15 +828,13 @@ pub fn accept(found: &Found) -> Result<String, String> {
         }
         None => {
             let id = fsx::random_hex(12);
-            handoff.edit_baton(|baton| {
-                baton.insert("id".into(), Value::from(id.clone()));
-            });
-            store::rewrite_json(&found.json_path, &handoff.to_value())?;
+            handoff.baton_mut().id = doc::Field::Set(id.clone());
+            store::rewrite_json(&found.json_path, &handoff).map_err(|e| e.to_string())?;
             id
         }
     };
     let session = handoff.baton().session_id().unwrap_or("accepted").to_string();
-    store::register(&found.root, &id, &session, Utc::now())?;
+    store::register(&found.root, &id, &session, Utc::now()).map_err(|e| e.to_string())?;
     Ok(id)
 }
 
@@ -903,6 +878,7 @@ pub fn registry_hint() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
 
     fn found(markdown: Option<&str>) -> Found {
         Found {

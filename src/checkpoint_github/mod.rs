@@ -35,11 +35,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use chrono::{SecondsFormat, Utc};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::{Value, json};
 
 use crate::config::Config;
-use crate::handoff::doc::HandoffDoc;
-use crate::handoff::doc::one_line;
+use crate::handoff::doc::{Baton, Field, HandoffDoc, one_line};
 use crate::handoff::store;
 use crate::{fsx, places, planning};
 
@@ -124,17 +124,31 @@ fn check_auth(gh: &Gh, host: &str) -> Result<Option<String>, Failure> {
     }
 }
 
+/// A `--kind` that is not one short word.
+#[derive(Debug, thiserror::Error)]
+#[error("a kind is one short word of letters, digits, `-`, `_` or `.` (e.g. checkpoint, decision)")]
+pub struct BadKind;
+
 /// Validates `--kind`: a short word (`checkpoint`, `decision`, `milestone` …).
-pub fn parse_kind(text: &str) -> Result<String, String> {
+pub fn parse_kind(text: &str) -> Result<String, BadKind> {
     let ok = !text.is_empty()
         && text.len() <= 40
         && text.starts_with(|c: char| c.is_ascii_alphanumeric())
         && text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok {
-        Ok(text.to_ascii_lowercase())
-    } else {
-        Err("a kind is one short word of letters, digits, `-`, `_` or `.` (e.g. checkpoint, decision)".into())
-    }
+    if ok { Ok(text.to_ascii_lowercase()) } else { Err(BadKind) }
+}
+
+/// Why HANDOFF.json's `baton` object could not be changed.
+#[derive(Debug, thiserror::Error)]
+enum UpdateError {
+    #[error("cannot read {}: it is gone", .0.display())]
+    Gone(PathBuf),
+    #[error("{} {source}", path.display())]
+    Unreadable { path: PathBuf, source: crate::handoff::doc::HandoffError },
+    #[error("{} has a newer version than this baton writes; not changed", .0.display())]
+    Newer(PathBuf),
+    #[error(transparent)]
+    Write(#[from] store::StoreError),
 }
 
 /// The project a command works in.
@@ -142,7 +156,7 @@ struct Project {
     root: PathBuf,
     json_path: PathBuf,
     dir: PathBuf,
-    json: Option<Value>,
+    json: Option<HandoffDoc>,
 }
 
 impl Project {
@@ -152,7 +166,7 @@ impl Project {
         let root = crate::gitx::project_dir(&cwd);
         let dir = config.handoff_dir();
         let json_path = root.join(&dir).join("HANDOFF.json");
-        let json = HandoffDoc::read(&root, &dir).and_then(Result::ok).map(HandoffDoc::into_value);
+        let json = HandoffDoc::read(&root, &dir).and_then(Result::ok);
         Ok(Project { root, json_path, dir, json })
     }
 
@@ -168,40 +182,38 @@ impl Project {
 
     /// Changes HANDOFF.json's `baton` object as it is now on disk (the hook may have
     /// rewritten the file during a push), under the lock handoffs are written with.
-    fn update_baton(&self, edit: impl FnOnce(&mut Map<String, Value>)) -> Result<(), String> {
+    fn update_baton(&self, edit: impl FnOnce(&mut Baton)) -> Result<(), UpdateError> {
         let _lock = store::project_lock(&self.root);
         let mut handoff = match HandoffDoc::read(&self.root, &self.dir) {
-            None => return Err(format!("cannot read {}: it is gone", self.json_path.display())),
-            Some(Err(why)) => return Err(format!("{} {why}", self.json_path.display())),
+            None => return Err(UpdateError::Gone(self.json_path.clone())),
+            Some(Err(source)) => {
+                return Err(UpdateError::Unreadable { path: self.json_path.clone(), source });
+            }
             Some(Ok(handoff)) => handoff,
         };
         if !handoff.writable() {
-            return Err(format!(
-                "{} has a newer version than this baton writes; not changed",
-                self.json_path.display()
-            ));
+            return Err(UpdateError::Newer(self.json_path.clone()));
         }
-        handoff.edit_baton(edit);
-        store::rewrite_json(&self.json_path, &handoff.into_value())
+        edit(handoff.baton_mut());
+        Ok(store::rewrite_json(&self.json_path, &handoff)?)
     }
 }
 
 /// The repository: `--repo`, else `origin`.
 fn resolve_repo(flag: Option<&str>, root: &Path) -> Result<GhRepo, Failure> {
     match flag {
-        Some(text) => remote::parse_slug(text).map_err(Failure::usage),
-        None => remote::from_origin(root).map_err(Failure::usage),
+        Some(text) => remote::parse_slug(text).map_err(|e| Failure::usage(e.to_string())),
+        None => remote::from_origin(root).map_err(|e| Failure::usage(e.to_string())),
     }
 }
 
 /// The issue HANDOFF.json records for this repository.
-fn recorded_issue(json: Option<&Value>, slug: &str) -> Option<u64> {
-    let baton = json?.get("baton")?;
-    let repo = baton.get("github_repo").and_then(Value::as_str);
+fn recorded_issue(json: Option<&HandoffDoc>, slug: &str) -> Option<u64> {
+    let (issue, repo) = json?.baton().github_issue()?;
     if repo.is_some_and(|r| !r.eq_ignore_ascii_case(slug)) {
         return None;
     }
-    baton.get("github_issue")?.as_u64()
+    Some(issue)
 }
 
 fn several(list: &[Candidate], slug: &str) -> Failure {
@@ -278,7 +290,7 @@ fn view_issue(gh: &Gh, slug: &str, n: u64, recorded: bool) -> Result<gh::IssueVi
     })
 }
 
-fn broken_body(n: u64, slug: &str, why: &str) -> Failure {
+fn broken_body(n: u64, slug: &str, why: &summary::BrokenMarkers) -> Failure {
     Failure::usage(format!(
         "the body of issue #{n} has {why}. baton will not guess which part is its Task Summary: edit the body \
          (`gh issue edit {n} --repo {slug}`) so it keeps exactly one pair of markers, or none (a new summary is then \
@@ -291,11 +303,11 @@ fn now_text() -> String {
 }
 
 /// The active plan's path when `.planning/` still shows the handoff's phase.
-fn detected_plan(root: &Path, json: &Value) -> Option<String> {
+fn detected_plan(root: &Path, json: &HandoffDoc) -> Option<String> {
     let found = planning::detect(root);
     let phase = found.phase.as_ref()?;
     let dir = phase.dir.to_string_lossy().into_owned();
-    if json.get(crate::handoff::doc::field::PHASE_DIR).and_then(Value::as_str) != Some(dir.as_str()) {
+    if json.phase_dir_text() != Some(dir.as_str()) {
         return None;
     }
     Some(format!("{dir}/{}", phase.current()?.file))
@@ -350,19 +362,37 @@ pub fn push(options: &PushOptions, config: &Config) -> Result<Pushed, Failure> {
         // The person sees a usage problem on the terminal and nothing changed; a
         // GitHub failure, or anything in the unattended mode, is also recorded.
         if options.auto || failure.fault == Fault::Failed {
-            let error = json!({
-                "at": now_text(),
-                "step": failure.step,
-                "issue": failure.issue,
-                "exit_code": failure.fault.exit_code(),
-                "message": failure.message,
-            });
-            let _ = project.update_baton(|baton| {
-                baton.insert("github_error".into(), error);
-            });
+            let error = GithubError {
+                at: now_text(),
+                step: failure.step,
+                issue: failure.issue,
+                exit_code: failure.fault.exit_code(),
+                message: &failure.message,
+            };
+            let _ = project.update_baton(|baton| baton.github_error = Field::json(error));
         }
     }
     result
+}
+
+/// A push's failure, as HANDOFF.json records it (`baton.github_error`).
+#[derive(Serialize)]
+struct GithubError<'a> {
+    at: String,
+    step: Option<&'static str>,
+    issue: Option<u64>,
+    exit_code: u8,
+    message: &'a str,
+}
+
+/// The last record pushed, as HANDOFF.json records it (`baton.github_last_record`).
+#[derive(Serialize)]
+struct LastRecord<'a> {
+    digest: &'a str,
+    kind: &'a str,
+    timestamp: &'a str,
+    url: &'a str,
+    comments: usize,
 }
 
 /// One push at a time per project (two automatic pushes could both create an issue).
@@ -381,7 +411,7 @@ fn new_issue_body(block: &str) -> String {
     )
 }
 
-fn push_handoff(options: &PushOptions, project: &Project, json: &Value) -> Result<Pushed, Failure> {
+fn push_handoff(options: &PushOptions, project: &Project, json: &HandoffDoc) -> Result<Pushed, Failure> {
     let repo = resolve_repo(options.repo.as_deref(), &project.root)?;
     let slug = repo.slug();
     let gh = Gh::default();
@@ -479,20 +509,20 @@ fn push_handoff(options: &PushOptions, project: &Project, json: &Value) -> Resul
     }
     let record_url = urls.first().cloned().flatten().unwrap_or_else(|| issue_url.clone());
 
-    let last = json!({
-        "digest": record.digest,
-        "kind": kind,
-        "timestamp": now,
-        "url": record_url,
-        "comments": parts.len(),
-    });
+    let last = LastRecord {
+        digest: &record.digest,
+        kind: &kind,
+        timestamp: &now,
+        url: &record_url,
+        comments: parts.len(),
+    };
     project
         .update_baton(|baton| {
-            baton.insert("github_issue".into(), Value::from(number));
-            baton.insert("github_repo".into(), Value::from(slug.clone()));
-            baton.insert("github_url".into(), Value::from(issue_url.clone()));
-            baton.insert("github_last_record".into(), last);
-            baton.remove("github_error");
+            baton.github_issue = Field::Set(number);
+            baton.github_repo = Field::Set(slug.clone());
+            baton.github_url = Field::Set(issue_url.clone());
+            baton.github_last_record = Field::json(last);
+            baton.github_error = Field::Missing;
         })
         .map_err(|why| {
             Failure::failed(format!(
@@ -625,7 +655,7 @@ pub fn pull(options: &PullOptions, config: &Config) -> Result<Pulled, Failure> {
 }
 
 /// Writes the pulled HANDOFF.json, archiving the one there first.
-fn write_pulled(project: &Project, pulled: &Pulled) -> Result<(PathBuf, Vec<PathBuf>), String> {
+fn write_pulled(project: &Project, pulled: &Pulled) -> Result<(PathBuf, Vec<PathBuf>), store::StoreError> {
     let _lock = store::project_lock(&project.root);
     let now = Utc::now();
     let mut continue_here = planning::detect(&project.root).continue_here;
@@ -647,9 +677,10 @@ fn write_pulled(project: &Project, pulled: &Pulled) -> Result<(PathBuf, Vec<Path
         now: &now_text,
         id: &id,
     };
-    let json = restore::to_handoff(&pulled.restored, &origin);
+    let json = HandoffDoc::from_handoff(restore::to_handoff(&pulled.restored, &origin), &project.root);
     let folder = project.root.join(&project.dir);
-    fsx::ensure_dir(&folder, false).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    fsx::ensure_dir(&folder, false)
+        .map_err(|source| store::StoreError::CreateDir { path: folder.clone(), source })?;
     store::rewrite_json(&project.json_path, &json)?;
     Ok((project.json_path.clone(), archived))
 }
@@ -811,11 +842,12 @@ mod tests {
 
     #[test]
     fn the_recorded_issue_counts_only_for_its_repository() {
-        let json = json!({"baton": {"github_issue": 7, "github_repo": "acme/shop"}});
+        let doc = |value: Value| HandoffDoc::parse(value.to_string().as_bytes(), Path::new("/")).unwrap();
+        let json = doc(json!({"baton": {"github_issue": 7, "github_repo": "acme/shop"}}));
         assert_eq!(recorded_issue(Some(&json), "acme/shop"), Some(7));
         assert_eq!(recorded_issue(Some(&json), "ACME/Shop"), Some(7));
         assert_eq!(recorded_issue(Some(&json), "other/repo"), None);
-        assert_eq!(recorded_issue(Some(&json!({"baton": {"github_issue": 3}})), "x/y"), Some(3));
+        assert_eq!(recorded_issue(Some(&doc(json!({"baton": {"github_issue": 3}}))), "x/y"), Some(3));
         assert_eq!(recorded_issue(None, "x/y"), None);
     }
 

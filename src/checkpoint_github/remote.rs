@@ -1,7 +1,22 @@
 //! Which GitHub repository the issue lives in: `--repo OWNER/NAME` (or `HOST/OWNER/NAME`
 //! for GitHub Enterprise, as gh takes it), else the `origin` remote's URL read with git2.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why no GitHub repository could be named.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    #[error("--repo must be OWNER/NAME (or HOST/OWNER/NAME), not {0:?}")]
+    BadSlug(String),
+    #[error("{} is not in a git repository: pass --repo OWNER/NAME", .0.display())]
+    NotARepository(PathBuf),
+    #[error("this repository has no `origin` remote: pass --repo OWNER/NAME")]
+    NoOrigin,
+    #[error(
+        "the `origin` remote ({0}) is not a repository on GitHub: pass --repo OWNER/NAME (HOST/OWNER/NAME for GitHub Enterprise)"
+    )]
+    NotOnGithub(String),
+}
 
 /// A repository on GitHub.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,16 +46,16 @@ fn valid_part(part: &str) -> bool {
 }
 
 /// Parses `--repo`: `OWNER/NAME` or `HOST/OWNER/NAME`.
-pub fn parse_slug(text: &str) -> Result<GhRepo, String> {
+pub fn parse_slug(text: &str) -> Result<GhRepo, RepoError> {
     let parts: Vec<&str> = text.trim().split('/').collect();
     let (host, owner, name) = match parts.as_slice() {
         [owner, name] => ("github.com", *owner, *name),
         [host, owner, name] => (*host, *owner, *name),
-        _ => return Err(format!("--repo must be OWNER/NAME (or HOST/OWNER/NAME), not {text:?}")),
+        _ => return Err(RepoError::BadSlug(text.to_string())),
     };
     let name = name.strip_suffix(".git").unwrap_or(name);
     if ![host, owner, name].iter().all(|p| valid_part(p)) {
-        return Err(format!("--repo must be OWNER/NAME (or HOST/OWNER/NAME), not {text:?}"));
+        return Err(RepoError::BadSlug(text.to_string()));
     }
     Ok(GhRepo { host: host.to_ascii_lowercase(), owner: owner.to_string(), name: name.to_string() })
 }
@@ -75,19 +90,11 @@ pub fn parse_remote_url(url: &str) -> Option<GhRepo> {
 }
 
 /// The `origin` remote of the repository at `root`, as a GitHub repository.
-pub fn from_origin(root: &Path) -> Result<GhRepo, String> {
-    let git = git2::Repository::discover(root)
-        .map_err(|_| format!("{} is not in a git repository: pass --repo OWNER/NAME", root.display()))?;
-    let remote = git
-        .find_remote("origin")
-        .map_err(|_| "this repository has no `origin` remote: pass --repo OWNER/NAME".to_string())?;
+pub fn from_origin(root: &Path) -> Result<GhRepo, RepoError> {
+    let git = git2::Repository::discover(root).map_err(|_| RepoError::NotARepository(root.to_path_buf()))?;
+    let remote = git.find_remote("origin").map_err(|_| RepoError::NoOrigin)?;
     let url = remote.url().unwrap_or_default().to_string();
-    parse_remote_url(&url).ok_or_else(|| {
-        format!(
-            "the `origin` remote ({url}) is not a repository on GitHub: pass --repo OWNER/NAME \
-             (HOST/OWNER/NAME for GitHub Enterprise)"
-        )
-    })
+    parse_remote_url(&url).ok_or(RepoError::NotOnGithub(url))
 }
 
 #[cfg(test)]
@@ -127,5 +134,15 @@ mod tests {
         for bad in ["acme", "-x/shop", "acme/shop/extra/more", "acme/sh op", ""] {
             assert!(parse_slug(bad).is_err(), "{bad}");
         }
+        assert_eq!(
+            parse_slug("acme").unwrap_err().to_string(),
+            "--repo must be OWNER/NAME (or HOST/OWNER/NAME), not \"acme\""
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let error = from_origin(dir.path()).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            format!("{} is not in a git repository: pass --repo OWNER/NAME", dir.path().display())
+        );
     }
 }

@@ -21,12 +21,12 @@
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::record::{Author, Form, Record};
 use super::state::{self, State};
 use super::summary::{Summary, SummaryForm};
-use crate::handoff::doc;
+use crate::handoff::doc::{self, Baton, BlockerOut, DecisionOut, Field, Handoff, Scalar, TaskOut};
 
 /// The associations whose records are restored: people with write access.
 pub const TRUSTED_ASSOCIATIONS: [&str; 3] = ["OWNER", "MEMBER", "COLLABORATOR"];
@@ -224,18 +224,24 @@ pub struct Origin<'a> {
     pub id: &'a str,
 }
 
-fn number_or_text(text: &str) -> Value {
-    // "01" stays text, so the stage reads back exactly as it was written.
-    match text.parse::<u64>() {
-        Ok(n) if n.to_string() == text => Value::from(n),
-        _ => Value::from(text),
-    }
+/// What a pull records of the newest record (`baton.github_record`).
+#[derive(Debug, Clone, Serialize)]
+struct RecordOrigin<'a> {
+    kind: &'a str,
+    timestamp: Option<&'a str>,
+    digest: Option<&'a str>,
+    url: Option<&'a str>,
+    handoff: Option<&'a str>,
+    form: Option<Form>,
+    author: Option<&'a str>,
+    author_association: Option<&'a str>,
+    edited_after_posting: bool,
 }
 
 /// The HANDOFF.json a pull writes: GSD's schema 1.0, and a `baton` object that marks it
 /// as coming from GitHub (`source: "github"`) with an id this machine never registered,
 /// so the resume path treats it as foreign until the user accepts it.
-pub fn to_handoff(restored: &Restored, origin: &Origin) -> Value {
+pub fn to_handoff(restored: &Restored, origin: &Origin) -> Handoff {
     let s = &restored.state;
     let stage = state::parse_stage(&s.stage);
     let phase_dir = s
@@ -251,14 +257,22 @@ pub fn to_handoff(restored: &Restored, origin: &Origin) -> Value {
         .completed
         .iter()
         .enumerate()
-        .map(|(n, name)| json!({"id": n + 1, "name": name, "status": "done"}))
+        .map(|(n, name)| {
+            doc::entry(TaskOut {
+                id: n + 1,
+                name: name.clone(),
+                status: "done",
+                commit: None,
+                progress: None,
+            })
+        })
         .collect();
     let blockers: Vec<Value> = s
         .blocker
         .iter()
         .map(|b| {
             let (description, kind) = state::parse_blocker(b);
-            json!({"description": description, "type": kind.unwrap_or_default(), "workaround": ""})
+            doc::entry(BlockerOut { description, kind: kind.unwrap_or_default(), workaround: String::new() })
         })
         .collect();
     let decisions: Vec<Value> = s
@@ -266,87 +280,75 @@ pub fn to_handoff(restored: &Restored, origin: &Origin) -> Value {
         .iter()
         .map(|d| {
             let (decision, rationale) = state::parse_decision(d);
-            let mut entry = Map::new();
-            entry.insert("decision".into(), Value::from(decision));
-            if let Some(rationale) = rationale {
-                entry.insert("rationale".into(), Value::from(rationale));
-            }
-            entry.insert("phase".into(), json!(stage.phase));
-            Value::Object(entry)
+            doc::entry(DecisionOut { decision, rationale, phase: stage.phase.clone() })
         })
         .collect();
 
-    let mut baton = Map::new();
-    baton.insert("id".into(), Value::from(origin.id));
-    baton.insert("source".into(), Value::from("github"));
-    baton.insert("github_issue".into(), Value::from(origin.issue));
-    baton.insert("github_repo".into(), Value::from(origin.repo));
-    baton.insert("github_url".into(), Value::from(origin.url));
-    baton.insert(
-        "github_record".into(),
-        json!(restored.kind.as_ref().map(|kind| json!({
-            "kind": kind,
-            "timestamp": restored.timestamp,
-            "digest": restored.digest,
-            "url": restored.record_url,
-            "handoff": restored.handoff,
-            "form": restored.form,
-            "author": restored.author.as_ref().and_then(|a| a.login.clone()),
-            "author_association": restored.author.as_ref().and_then(|a| a.association.clone()),
-            "edited_after_posting": restored.edited_after_posting,
-        }))),
-    );
-    if !restored.ignored.is_empty() {
-        let kept: Vec<&Ignored> = restored.ignored.iter().rev().take(IGNORED_KEPT).collect();
-        baton.insert("github_ignored".into(), json!(kept));
-    }
-    baton.insert("github_conflicts".into(), json!(restored.conflicts));
-    baton.insert("github_pulled_at".into(), Value::from(origin.now));
-    baton.insert("goal".into(), json!(restored.goal));
-    baton.insert(
-        "context".into(),
-        json!(stage.context.clone().unwrap_or_else(|| {
-            if stage.phase.is_some() || stage.phase_name.is_some() {
-                "phase".into()
-            } else {
-                "default".into()
-            }
-        })),
-    );
-    // The record's own status is the task's (blocked, in progress, done…); the handoff
-    // itself is paused, so the next session can resume it once accepted.
-    baton.insert(
-        "task_status".into(),
-        Value::from(if s.status.is_empty() { "paused" } else { s.status.as_str() }),
-    );
-    baton.insert("key_paths".into(), json!(s.key_paths));
-    baton.insert("plan_path".into(), json!(s.plan_path));
-    baton.insert("writer".into(), Value::from(concat!("baton ", env!("CARGO_PKG_VERSION"))));
-
-    let out = doc::GsdHandoff {
-        timestamp: restored.timestamp.clone().unwrap_or_else(|| origin.now.into()),
-        phase: stage.phase.clone(),
-        phase_name: stage.phase_name.clone(),
-        phase_dir,
-        plan: stage.plan.as_deref().map(number_or_text).unwrap_or(Value::Null),
-        task: stage.task,
-        total_tasks: stage.total_tasks,
-        status: "paused".into(),
-        completed_tasks: completed,
-        blockers,
-        decisions,
-        next_action: s.next.clone(),
-        context_notes: s.reply_summary.clone().unwrap_or_default(),
-        baton,
-        ..doc::GsdHandoff::default()
+    let record = restored.kind.as_deref().map(|kind| RecordOrigin {
+        kind,
+        timestamp: restored.timestamp.as_deref(),
+        digest: restored.digest.as_deref(),
+        url: restored.record_url.as_deref(),
+        handoff: restored.handoff.as_deref(),
+        form: restored.form,
+        author: restored.author.as_ref().and_then(|a| a.login.as_deref()),
+        author_association: restored.author.as_ref().and_then(|a| a.association.as_deref()),
+        edited_after_posting: restored.edited_after_posting,
+    });
+    let ignored = if restored.ignored.is_empty() {
+        Field::Missing
+    } else {
+        Field::json(restored.ignored.iter().rev().take(IGNORED_KEPT).collect::<Vec<&Ignored>>())
     };
-    Value::Object(out.into_object())
+    let context = stage.context.clone().unwrap_or_else(|| {
+        if stage.phase.is_some() || stage.phase_name.is_some() { "phase".into() } else { "default".into() }
+    });
+    let baton = Baton {
+        id: Field::Set(origin.id.to_string()),
+        source: Field::Set("github".into()),
+        github_issue: Field::Set(origin.issue),
+        github_repo: Field::Set(origin.repo.to_string()),
+        github_url: Field::Set(origin.url.to_string()),
+        github_record: Field::json(record),
+        github_ignored: ignored,
+        github_conflicts: Field::json(&restored.conflicts),
+        github_pulled_at: Field::Set(origin.now.to_string()),
+        goal: Field::from(restored.goal.clone()),
+        context: Field::Set(context),
+        // The record's own status is the task's (blocked, in progress, done…); the
+        // handoff itself is paused, so the next session can resume it once accepted.
+        task_status: Field::Set(if s.status.is_empty() { "paused".into() } else { s.status.clone() }),
+        key_paths: Field::Set(s.key_paths.iter().cloned().map(Value::from).collect()),
+        plan_path: Field::from(s.plan_path.clone()),
+        writer: Field::Set(concat!("baton ", env!("CARGO_PKG_VERSION")).to_string()),
+        ..Baton::default()
+    };
+
+    Handoff {
+        timestamp: Field::Set(restored.timestamp.clone().unwrap_or_else(|| origin.now.into())),
+        phase: Field::from(stage.phase.clone().map(Scalar::Text)),
+        phase_name: Field::from(stage.phase_name.clone()),
+        phase_dir: Field::from(phase_dir),
+        // "01" stays text, so the stage reads back exactly as it was written.
+        plan: Field::from(stage.plan.as_deref().map(Scalar::number_or_text)),
+        task: Field::from(stage.task),
+        total_tasks: Field::from(stage.total_tasks),
+        status: Field::Set("paused".into()),
+        completed_tasks: Field::Set(completed),
+        blockers: Field::Set(blockers),
+        decisions: Field::Set(decisions),
+        next_action: Field::Set(s.next.clone()),
+        context_notes: Field::Set(s.reply_summary.clone().unwrap_or_default()),
+        baton: Field::Set(baton),
+        ..Handoff::fresh()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::checkpoint_github::record::Record;
+    use std::path::Path;
 
     fn state() -> State {
         State {
@@ -528,7 +530,9 @@ mod tests {
         let restored = resolve(Some((&summary(), SummaryForm::Baton)), &records, vec![]).unwrap();
         let origin =
             Origin { repo: "acme/shop", issue: 7, url: "u", now: "2026-12-01T00:00:00Z", id: "fresh" };
-        let json = to_handoff(&restored, &origin);
+        let doc =
+            crate::handoff::doc::HandoffDoc::from_handoff(to_handoff(&restored, &origin), Path::new("/"));
+        let json = doc.to_value();
         assert_eq!(json["plan"], "02");
         assert_eq!(json["task"], 3);
         assert_eq!(json["phase_dir"], ".planning/phases/03-rate-limiting");
@@ -536,8 +540,8 @@ mod tests {
         assert_eq!(json["blockers"][0]["type"], "human_action");
         assert_eq!(json["baton"]["github_record"]["edited_after_posting"], false);
         assert_eq!(json["baton"]["github_record"]["form"], "baton");
-        let again = state::from_handoff(&json, None);
+        let again = state::from_handoff(&doc, None);
         assert_eq!(again, state());
-        assert_eq!(state::goal(&json, None), "Add rate limiting");
+        assert_eq!(state::goal(&doc, None), "Add rate limiting");
     }
 }

@@ -8,9 +8,8 @@
 //! a round trip never looks like news.
 
 use serde::Serialize;
-use serde_json::Value;
 
-use crate::handoff::doc::{field, one_line};
+use crate::handoff::doc::{HandoffDoc, one_line};
 
 pub const STATUS_MAX: usize = 100;
 pub const STAGE_MAX: usize = 300;
@@ -62,22 +61,6 @@ impl State {
     }
 }
 
-fn text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-fn at<'a>(json: &'a Value, pointer: &str) -> &'a Value {
-    json.pointer(pointer).unwrap_or(&Value::Null)
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value.as_array().map(|a| a.iter().filter_map(text).collect()).unwrap_or_default()
-}
-
 fn dedup(items: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut out: Vec<String> = vec![];
     for item in items {
@@ -90,26 +73,26 @@ fn dedup(items: impl IntoIterator<Item = String>) -> Vec<String> {
 
 /// `phase 03 (rate-limiting), plan 2, task 3/4`, from GSD's fields; the context kind
 /// (`spike`, `sketch` …) when there is no phase; empty when nothing is known.
-pub fn stage_text(json: &Value) -> String {
+pub fn stage_text(handoff: &HandoffDoc) -> String {
     let mut parts = vec![];
-    match (text(&json[field::PHASE]), text(&json[field::PHASE_NAME])) {
+    match (handoff.phase(), handoff.phase_name()) {
         (Some(p), Some(n)) => parts.push(format!("phase {p} ({n})")),
         (Some(p), None) => parts.push(format!("phase {p}")),
         (None, Some(n)) => parts.push(format!("phase ({n})")),
         (None, None) => {}
     }
-    if let Some(plan) = text(&json[field::PLAN]) {
+    if let Some(plan) = handoff.plan() {
         parts.push(format!("plan {plan}"));
     }
-    match (json[field::TASK].as_u64(), json[field::TOTAL_TASKS].as_u64()) {
+    match (handoff.task(), handoff.total_tasks()) {
         (Some(t), Some(n)) => parts.push(format!("task {t}/{n}")),
         (Some(t), None) => parts.push(format!("task {t}")),
         (None, Some(n)) => parts.push(format!("task ?/{n}")),
         (None, None) => {}
     }
     if parts.is_empty() {
-        if let Some(context) = text(at(json, "/baton/context")).filter(|c| c != "default") {
-            parts.push(context);
+        if let Some(context) = handoff.baton().context().filter(|c| *c != "default") {
+            parts.push(context.to_string());
         }
     }
     one_line(&parts.join(", "), STAGE_MAX)
@@ -164,12 +147,8 @@ pub fn parse_stage(stage: &str) -> StageFields {
 }
 
 /// The latest blocker: `description [type]`.
-pub fn blocker_text(json: &Value) -> Option<String> {
-    let last = json[field::BLOCKERS].as_array()?.last()?;
-    let (description, kind) = match last {
-        Value::String(s) => (s.clone(), None),
-        other => (text(&other["description"])?, text(&other["type"])),
-    };
+pub fn blocker_text(handoff: &HandoffDoc) -> Option<String> {
+    let (description, kind) = handoff.last_blocker()?;
     let suffix = kind.map(|k| format!(" [{}]", one_line(&k, 40))).unwrap_or_default();
     Some(one_line(&format!("{}{suffix}", one_line(&description, NOTE_MAX)), NOTE_MAX))
 }
@@ -185,12 +164,8 @@ pub fn parse_blocker(blocker: &str) -> (String, Option<String>) {
 }
 
 /// The latest decision: `decision — rationale`.
-pub fn decision_text(json: &Value) -> Option<String> {
-    let last = json[field::DECISIONS].as_array()?.last()?;
-    let (decision, rationale) = match last {
-        Value::String(s) => (s.clone(), None),
-        other => (text(&other["decision"])?, text(&other["rationale"])),
-    };
+pub fn decision_text(handoff: &HandoffDoc) -> Option<String> {
+    let (decision, rationale) = handoff.last_decision()?;
     let joined = match rationale {
         Some(r) => format!("{decision} — {r}"),
         None => decision,
@@ -206,84 +181,61 @@ pub fn parse_decision(decision: &str) -> (String, Option<String>) {
     }
 }
 
-fn completed(json: &Value) -> Vec<String> {
-    let tasks = json[field::COMPLETED_TASKS].as_array().cloned().unwrap_or_default();
-    tasks
-        .iter()
-        .filter_map(|task| match task {
-            Value::String(s) => Some(s.clone()),
-            other => {
-                let status = other["status"].as_str().unwrap_or("done");
-                matches!(status, "done" | "completed" | "complete").then(|| text(&other["name"])).flatten()
-            }
-        })
-        .map(|name| one_line(&name, ITEM_MAX))
-        .collect()
-}
-
-fn reply_summary(json: &Value) -> Option<String> {
-    let notes = json[field::CONTEXT_NOTES].as_str()?;
+fn reply_summary(handoff: &HandoffDoc) -> Option<String> {
+    let notes = handoff.context_notes_raw()?;
     let joined: Vec<&str> = notes.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     Some(one_line(&joined.join(" · "), REPLY_MAX)).filter(|s| !s.is_empty())
 }
 
 /// The state a HANDOFF.json describes. `detected_plan` is the active plan found in
 /// `.planning/` now, used when the handoff does not name one.
-pub fn from_handoff(json: &Value, detected_plan: Option<&str>) -> State {
-    let key_paths = match at(json, "/baton/key_paths") {
-        Value::Array(_) => strings(at(json, "/baton/key_paths")),
-        _ => strings(&json[field::UNCOMMITTED_FILES])
-            .into_iter()
-            .chain(strings(at(json, "/baton/files_touched")))
-            .collect(),
+pub fn from_handoff(handoff: &HandoffDoc, detected_plan: Option<&str>) -> State {
+    let baton = handoff.baton();
+    let key_paths = match baton.key_paths() {
+        Some(paths) => paths,
+        None => handoff.uncommitted_files().into_iter().chain(baton.files_touched()).collect(),
     };
     State {
         // A task restored from GitHub keeps the record's status beside GSD's "paused".
         status: one_line(
-            &text(&json[field::STATUS])
-                .filter(|s| s != "paused")
-                .or_else(|| text(&json["baton"]["task_status"]))
-                .unwrap_or_else(|| "paused".into()),
+            handoff.status().filter(|s| *s != "paused").or_else(|| baton.task_status()).unwrap_or("paused"),
             STATUS_MAX,
         ),
-        stage: stage_text(json),
-        next: one_line(json[field::NEXT_ACTION].as_str().unwrap_or_default(), NEXT_MAX),
-        completed: completed(json),
-        decision: decision_text(json),
-        blocker: blocker_text(json),
-        plan_path: text(at(json, "/baton/plan_path"))
-            .or_else(|| detected_plan.map(str::to_string))
-            .map(|p| one_line(&p, ITEM_MAX)),
+        stage: stage_text(handoff),
+        next: one_line(handoff.next_action_raw().unwrap_or_default(), NEXT_MAX),
+        completed: handoff.done_task_names().iter().map(|name| one_line(name, ITEM_MAX)).collect(),
+        decision: decision_text(handoff),
+        blocker: blocker_text(handoff),
+        plan_path: baton.plan_path().or(detected_plan).map(|p| one_line(p, ITEM_MAX)),
         key_paths: dedup(key_paths.iter().map(|p| one_line(p, ITEM_MAX))),
-        reply_summary: reply_summary(json),
+        reply_summary: reply_summary(handoff),
     }
 }
 
 /// The task's goal: what the summary already says, else what the handoff knows
 /// (a goal restored from GitHub, the session's first request, the phase, the next action).
-pub fn goal(json: &Value, existing: Option<&str>) -> String {
-    let phase = match (text(&json[field::PHASE]), text(&json[field::PHASE_NAME])) {
+pub fn goal(handoff: &HandoffDoc, existing: Option<&str>) -> String {
+    let phase = match (handoff.phase(), handoff.phase_name()) {
         (Some(p), Some(n)) => Some(format!("Phase {p}: {n}")),
         (None, Some(n)) => Some(format!("Phase {n}")),
         _ => None,
     };
+    let baton = handoff.baton();
     let goal = existing
         .map(str::to_string)
         .filter(|g| !g.trim().is_empty())
-        .or_else(|| text(at(json, "/baton/goal")))
-        .or_else(|| text(at(json, "/baton/first_request")))
+        .or_else(|| baton.goal().map(str::to_string))
+        .or_else(|| baton.first_request().map(str::to_string))
         .or(phase)
-        .or_else(|| text(&json[field::NEXT_ACTION]))
+        .or_else(|| handoff.next_action().map(str::to_string))
         .unwrap_or_default();
     one_line(&goal, GOAL_MAX)
 }
 
 /// Where the handoff is and which one it is, for the record's Handoff line.
-pub fn handoff_reference(json: &Value, path: &str) -> String {
+pub fn handoff_reference(handoff: &HandoffDoc, path: &str) -> String {
     let mut out = path.to_string();
-    let id = text(at(json, "/baton/id"));
-    let written = text(&json[field::TIMESTAMP]);
-    match (id, written) {
+    match (handoff.baton().id(), handoff.timestamp()) {
         (Some(id), Some(at)) => out.push_str(&format!(" (id {id}, written {at})")),
         (Some(id), None) => out.push_str(&format!(" (id {id})")),
         (None, Some(at)) => out.push_str(&format!(" (written {at})")),
@@ -295,10 +247,14 @@ pub fn handoff_reference(json: &Value, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
-    fn handoff() -> Value {
-        json!({
+    fn doc(value: Value) -> HandoffDoc {
+        HandoffDoc::parse(value.to_string().as_bytes(), std::path::Path::new("/")).unwrap()
+    }
+
+    fn handoff() -> HandoffDoc {
+        doc(json!({
             "version": "1.0",
             "timestamp": "2026-11-30T05:00:00Z",
             "phase": "03", "phase_name": "rate-limiting", "plan": 2, "task": 3, "total_tasks": 4,
@@ -313,7 +269,7 @@ mod tests {
             "next_action": "Continue:\n  wire the limiter",
             "context_notes": "Last request: add tiers\nLast assistant message: done with 2",
             "baton": {"id": "abc", "files_touched": ["src/limiter.ts", "src/app.ts"], "first_request": "Add rate limiting"}
-        })
+        }))
     }
 
     #[test]
@@ -349,11 +305,11 @@ mod tests {
             "",
         ] {
             let fields = parse_stage(stage);
-            let json = json!({
+            let json = doc(json!({
                 "phase": fields.phase, "phase_name": fields.phase_name,
                 "plan": fields.plan, "task": fields.task, "total_tasks": fields.total_tasks,
                 "baton": {"context": fields.context}
-            });
+            }));
             assert_eq!(stage_text(&json), stage, "{fields:?}");
         }
         assert_eq!(parse_stage("03").phase.as_deref(), Some("03"));

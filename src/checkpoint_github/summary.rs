@@ -44,8 +44,19 @@ pub enum Markers {
     Missing,
     /// Byte range of the whole block, markers included.
     Block(std::ops::Range<usize>),
-    /// What is wrong with them, in words.
-    Broken(String),
+    /// What is wrong with them.
+    Broken(BrokenMarkers),
+}
+
+/// What is wrong with the markers of a body's block.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BrokenMarkers {
+    #[error("the end marker comes before the start marker")]
+    EndFirst,
+    #[error(
+        "{starts} start marker(s) `{START}` and {ends} end marker(s) `{END}` (there must be one of each, or none)"
+    )]
+    Count { starts: usize, ends: usize },
 }
 
 /// Byte ranges of the HTML comments whose text is `name` (spacing tolerated).
@@ -69,12 +80,8 @@ pub fn markers(body: &str) -> Markers {
     match (starts.as_slice(), ends.as_slice()) {
         ([], []) => Markers::Missing,
         ([start], [end]) if start.end <= end.start => Markers::Block(start.start..end.end),
-        ([_], [_]) => Markers::Broken("the end marker comes before the start marker".into()),
-        _ => Markers::Broken(format!(
-            "{} start marker(s) `{START}` and {} end marker(s) `{END}` (there must be one of each, or none)",
-            starts.len(),
-            ends.len()
-        )),
+        ([_], [_]) => Markers::Broken(BrokenMarkers::EndFirst),
+        _ => Markers::Broken(BrokenMarkers::Count { starts: starts.len(), ends: ends.len() }),
     }
 }
 
@@ -108,7 +115,7 @@ pub fn render(summary: &Summary) -> String {
 }
 
 /// The body with the block put in place of the old one, or appended.
-pub fn splice(body: &str, block: &str) -> Result<String, String> {
+pub fn splice(body: &str, block: &str) -> Result<String, BrokenMarkers> {
     match markers(body) {
         Markers::Block(range) => Ok(format!("{}{block}{}", &body[..range.start], &body[range.end..])),
         Markers::Missing if body.trim().is_empty() => Ok(format!("{block}\n")),
@@ -118,7 +125,7 @@ pub fn splice(body: &str, block: &str) -> Result<String, String> {
 }
 
 /// The summary in a body: `Ok(None)` when there is no block.
-pub fn parse(body: &str) -> Result<Option<Summary>, String> {
+pub fn parse(body: &str) -> Result<Option<Summary>, BrokenMarkers> {
     let range = match markers(body) {
         Markers::Missing => return Ok(None),
         Markers::Broken(why) => return Err(why),
@@ -186,7 +193,7 @@ pub fn parse_unmarked(body: &str) -> Option<Summary> {
 pub fn read(body: &str) -> (Option<(Summary, SummaryForm)>, Option<String>) {
     let (marked, problem) = match parse(body) {
         Ok(summary) => (summary, None),
-        Err(why) => (None, Some(why)),
+        Err(why) => (None, Some(why.to_string())),
     };
     let unmarked = parse_unmarked(body);
     let chosen = match (marked, unmarked) {
@@ -249,10 +256,10 @@ mod tests {
     fn broken_markers_are_an_error() {
         let block = render(&summary());
         let twice = format!("{block}\n\n{block}");
-        assert!(splice(&twice, &block).unwrap_err().contains("2 start marker(s)"));
+        assert!(splice(&twice, &block).unwrap_err().to_string().contains("2 start marker(s)"));
         assert!(parse(&twice).is_err());
         let reversed = format!("{END}\n{START}");
-        assert!(splice(&reversed, &block).unwrap_err().contains("before the start"));
+        assert!(splice(&reversed, &block).unwrap_err().to_string().contains("before the start"));
         assert!(splice(&format!("x {START} y"), &block).is_err());
         // Spacing inside a marker is tolerated.
         let spaced = block.replace(START, "<!--baton:summary:start   -->");

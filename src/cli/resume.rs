@@ -141,7 +141,7 @@ fn show(found: &Found, json_out: bool) -> ExitStatus {
         "trusted": found.trusted,
         "status": handoff.status(),
         "session_id": handoff.baton().session_id(),
-        "version": handoff.object().get("version"),
+        "version": handoff.version_value(),
         "problems": handoff.problems(),
         "blocking": found.markdown.as_deref().map(resume::blocking_items).unwrap_or_default(),
         "brief": brief,

@@ -517,6 +517,19 @@ pub fn record(session_id: &str, record: AuditRecord, note: Option<String>) {
     });
 }
 
+/// Why an audit was not recorded in the handoff.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("no handoff")]
+    NoHandoff,
+    #[error(transparent)]
+    Unreadable(doc::HandoffError),
+    #[error("the handoff is not this session's")]
+    NotThisSessions,
+    #[error(transparent)]
+    Write(#[from] super::store::StoreError),
+}
+
 /// Writes "the summary kept N of M facts" into the snapshot's `baton.compaction_audit`
 /// (under the project's lock, as every rewrite of the handoff).
 pub fn record_in_handoff(
@@ -524,21 +537,19 @@ pub fn record_in_handoff(
     dir: &Path,
     session_id: &str,
     record: &AuditRecord,
-) -> Result<(), String> {
+) -> Result<(), RecordError> {
     let _lock = super::store::project_lock(root);
-    let Some(found) = HandoffDoc::read(root, dir) else { return Err("no handoff".into()) };
-    let mut handoff = found.map_err(|e| e.to_string())?;
+    let found = HandoffDoc::read(root, dir).ok_or(RecordError::NoHandoff)?;
+    let mut handoff = found.map_err(RecordError::Unreadable)?;
     if handoff.baton().session_id() != Some(session_id) || !handoff.writable() {
-        return Err("the handoff is not this session's".into());
+        return Err(RecordError::NotThisSessions);
     }
     let entry = json!({
         "at": record.at, "trigger": record.trigger, "kept": record.kept, "total": record.total,
         "summary": record.words(), "dropped": record.dropped,
     });
-    handoff.edit_baton(|baton| {
-        baton.insert("compaction_audit".into(), entry);
-    });
-    super::store::rewrite_json(&root.join(dir).join("HANDOFF.json"), &handoff.to_value())
+    handoff.baton_mut().compaction_audit = doc::Field::Set(entry);
+    Ok(super::store::rewrite_json(&root.join(dir).join("HANDOFF.json"), &handoff)?)
 }
 
 /// The snapshot of this session taken at PreCompact, if baton wrote it and trusts it.

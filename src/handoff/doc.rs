@@ -7,8 +7,14 @@
 //! absent), and every path baton could act on (`baton.continue_here`, `phase_dir`): only a
 //! `.continue-here.md` inside `.planning/`, relative, without `..`, outside `.git`, and not
 //! through a symlink out of the project is kept. What is rejected is listed in
-//! [`HandoffDoc::problems`]. The readers use the typed accessors; the object itself is
-//! kept whole, so a rewrite preserves the agent's fields and fields baton does not know.
+//! [`HandoffDoc::problems`].
+//!
+//! The schema is [`Handoff`] (GSD's fields, then the unknown ones, then [`Baton`], baton's
+//! section): each field a [`Field`], parsed once and by type, so a value of another type
+//! reads as absent yet is written back as it was; unknown fields, at the top and inside
+//! `baton`, are kept through `#[serde(flatten)]` maps. Readers use the typed views
+//! ([`HandoffDoc`]'s and [`BatonSection`]'s), writers fill a [`Handoff`]; no other file
+//! spells a field's name.
 //!
 //! [`encode`] is the one writer: pretty JSON, at most [`SIZE_LIMIT`] bytes, long lists cut
 //! with an "and N more" entry, and the cuts recorded under `baton.cut`.
@@ -63,7 +69,8 @@ pub const GSD_FIELDS: &[&str] = &[
 pub const GENERATED_FIELDS: &[&str] =
     &[COMPLETED_TASKS, REMAINING_TASKS, UNCOMMITTED_FILES, TASK, TOTAL_TASKS];
 
-use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::fsx;
@@ -124,69 +131,364 @@ fn short(text: &str, max: usize) -> String {
     text.chars().take(max).collect()
 }
 
-/// A HANDOFF.json as baton writes it: GSD's fields in GSD's order, then the fields neither
-/// GSD nor baton knows (kept from the file it replaces, see [`unknown_fields`]), then
-/// baton's section. Every writer builds one (`handoff::model`, the GitHub restore).
-#[derive(Debug, Clone, Serialize)]
-pub struct GsdHandoff {
-    /// Always [`GSD_VERSION`] (set by `Default`).
-    pub version: &'static str,
-    pub timestamp: String,
-    pub phase: Option<String>,
-    pub phase_name: Option<String>,
-    pub phase_dir: Option<String>,
-    /// A number when the plan's id is one, else its text (GSD writes numbers).
-    pub plan: Value,
-    pub task: Option<u64>,
-    pub total_tasks: Option<u64>,
-    pub status: String,
-    pub completed_tasks: Vec<Value>,
-    pub remaining_tasks: Vec<Value>,
-    pub blockers: Vec<Value>,
-    pub human_actions_pending: Vec<Value>,
-    pub decisions: Vec<Value>,
-    pub uncommitted_files: Vec<Value>,
-    pub next_action: String,
-    pub context_notes: String,
-    #[serde(flatten)]
-    pub unknown: Map<String, Value>,
-    pub baton: Map<String, Value>,
+/// One field of HANDOFF.json as found: absent, `null`, a value of the type the schema
+/// gives it, or a value of another type (read as absent, and written back as it was, so
+/// a rewrite never loses what someone wrote).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Field<T> {
+    #[default]
+    Missing,
+    Null,
+    Set(T),
+    Other(Value),
 }
 
-impl Default for GsdHandoff {
-    fn default() -> Self {
-        GsdHandoff {
-            version: GSD_VERSION,
-            timestamp: String::new(),
-            phase: None,
-            phase_name: None,
-            phase_dir: None,
-            plan: Value::Null,
-            task: None,
-            total_tasks: None,
-            status: String::new(),
-            completed_tasks: vec![],
-            remaining_tasks: vec![],
-            blockers: vec![],
-            human_actions_pending: vec![],
-            decisions: vec![],
-            uncommitted_files: vec![],
-            next_action: String::new(),
-            context_notes: String::new(),
-            unknown: Map::new(),
-            baton: Map::new(),
+impl<T> Field<T> {
+    /// The value, when it has the schema's type.
+    pub fn get(&self) -> Option<&T> {
+        match self {
+            Field::Set(value) => Some(value),
+            _ => None,
+        }
+    }
+
+    pub fn is_missing(&self) -> bool {
+        matches!(self, Field::Missing)
+    }
+
+    /// Present with a value (of any type), not absent and not `null`.
+    fn is_present(&self) -> bool {
+        matches!(self, Field::Set(_) | Field::Other(_))
+    }
+}
+
+impl<T> From<Option<T>> for Field<T> {
+    /// `None` is written as `null`.
+    fn from(value: Option<T>) -> Self {
+        value.map_or(Field::Null, Field::Set)
+    }
+}
+
+impl Field<String> {
+    /// The text, unless it is blank.
+    pub fn text(&self) -> Option<&str> {
+        self.get().map(String::as_str).filter(|s| !s.trim().is_empty())
+    }
+}
+
+impl Field<Value> {
+    /// Any serialisable value (`null` for `None`).
+    pub fn json(value: impl Serialize) -> Field<Value> {
+        match serde_json::to_value(value) {
+            Ok(Value::Null) | Err(_) => Field::Null,
+            Ok(value) => Field::Set(value),
         }
     }
 }
 
-impl GsdHandoff {
-    /// The JSON object, in the order above.
-    pub fn into_object(self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(object)) => object,
-            // Strings, numbers and JSON values only: serialising cannot fail.
-            _ => Map::new(),
+impl Field<Vec<Value>> {
+    fn items(&self) -> &[Value] {
+        self.get().map(Vec::as_slice).unwrap_or_default()
+    }
+}
+
+impl<T: Serialize> Serialize for Field<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Field::Missing | Field::Null => serializer.serialize_unit(),
+            Field::Set(value) => value.serialize(serializer),
+            Field::Other(value) => value.serialize(serializer),
         }
+    }
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Field<T> {
+    /// Never fails: a value of another type is kept as [`Field::Other`].
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        if value.is_null() {
+            return Ok(Field::Null);
+        }
+        Ok(match T::deserialize(&value) {
+            Ok(typed) => Field::Set(typed),
+            Err(_) => Field::Other(value),
+        })
+    }
+}
+
+/// `phase` and `plan`: GSD writes numbers or text (`"03"`); both read as text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    Number(serde_json::Number),
+    Text(String),
+}
+
+impl Scalar {
+    /// A number when the text is one written plainly (`2`, not `"02"`), else the text.
+    pub fn number_or_text(text: &str) -> Scalar {
+        match text.parse::<u64>() {
+            Ok(n) if n.to_string() == text => Scalar::Number(n.into()),
+            _ => Scalar::Text(text.to_string()),
+        }
+    }
+
+    fn text(&self) -> Option<String> {
+        match self {
+            Scalar::Text(s) if !s.trim().is_empty() => Some(s.clone()),
+            Scalar::Text(_) => None,
+            Scalar::Number(n) => Some(n.to_string()),
+        }
+    }
+}
+
+/// HANDOFF.json: GSD's fields in GSD's order, the fields neither GSD nor baton knows (kept
+/// verbatim), then baton's section. The one schema baton reads and writes it by: every
+/// reader goes through [`HandoffDoc`] (which parses into this once), every writer fills
+/// one (`handoff::model`, the GitHub restore) and [`encode`]s it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Handoff {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub version: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub timestamp: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub phase: Field<Scalar>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub phase_name: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub phase_dir: Field<String>,
+    /// A number when the plan's id is one, else its text (GSD writes numbers).
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub plan: Field<Scalar>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub task: Field<u64>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub total_tasks: Field<u64>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub status: Field<String>,
+    /// Lists hold entries as written (each entry is read on its own, see the views).
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub completed_tasks: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub remaining_tasks: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub blockers: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub human_actions_pending: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub decisions: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub uncommitted_files: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub next_action: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub context_notes: Field<String>,
+    /// Top-level fields neither GSD nor baton knows: kept through every rewrite.
+    #[serde(flatten)]
+    pub unknown: Map<String, Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub baton: Field<Baton>,
+}
+
+impl Handoff {
+    /// A new HANDOFF.json as baton writes one: version 1.0 and every GSD field there
+    /// (empty, or `null` where GSD has no value), and an empty `baton` section.
+    pub fn fresh() -> Handoff {
+        Handoff {
+            version: Field::Set(Value::from(GSD_VERSION)),
+            timestamp: Field::Set(String::new()),
+            phase: Field::Null,
+            phase_name: Field::Null,
+            phase_dir: Field::Null,
+            plan: Field::Null,
+            task: Field::Null,
+            total_tasks: Field::Null,
+            status: Field::Set(String::new()),
+            completed_tasks: Field::Set(vec![]),
+            remaining_tasks: Field::Set(vec![]),
+            blockers: Field::Set(vec![]),
+            human_actions_pending: Field::Set(vec![]),
+            decisions: Field::Set(vec![]),
+            uncommitted_files: Field::Set(vec![]),
+            next_action: Field::Set(String::new()),
+            context_notes: Field::Set(String::new()),
+            unknown: Map::new(),
+            baton: Field::Set(Baton::default()),
+        }
+    }
+}
+
+/// baton's own section, `baton`: what GSD's schema has no field for. The fields
+/// `handoff::model` writes come first, in its order; then the ones carried over from the
+/// handoff it replaces, the keys baton does not know (kept verbatim), the GitHub
+/// ledger's (owned by `checkpoint_github`), and the ones that describe one write.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Baton {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub id: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub trigger: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub session_id: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub transcript_path: Field<String>,
+    /// `used_pct`, `remaining_pct`, `used_tokens`, `window_tokens`.
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub figures: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub branch: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub head: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub base_commit: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub repo_state: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub continue_here: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub context: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub gsd: Field<bool>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub project_dir: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub files_touched: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub user_words: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub background_processes: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub last_failure: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub commands_run: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub agent_progress: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub transcript_format: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub session_commits: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub placeholder_summaries: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub first_request: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub last_request: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub model: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub checkpoint: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub sources: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub generated: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub generated_text: Field<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub generated_at: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub first_written: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub refreshes: Field<u64>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub schema: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub writer: Field<String>,
+    // Carried over from the handoff a refresh replaces.
+    /// `github` for a handoff pulled from an issue.
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub source: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub goal: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub key_paths: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub plan_path: Field<String>,
+    /// The record's own status of a task pulled from GitHub.
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub task_status: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub compaction_audit: Field<Value>,
+    /// Keys baton does not know: kept through every rewrite.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+    // The GitHub ledger's (`checkpoint_github`).
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub github_issue: Field<u64>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub github_repo: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub github_url: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub github_last_record: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub github_error: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub github_record: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub github_ignored: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub github_conflicts: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub github_pulled_at: Field<String>,
+    // What describes one write, never carried.
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub checkpoint_note: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub cut: Field<Value>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub resumptions: Field<Vec<Value>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub closed: Field<Value>,
+}
+
+/// How many resumptions a handoff lists.
+const RESUMPTIONS_KEPT: usize = 20;
+
+impl Baton {
+    /// What survives a refresh besides the fields baton regenerates: the fields carried
+    /// over (a goal, key paths … of a pulled handoff, the compaction audit) and the keys
+    /// baton does not know, but nothing that describes one write (`checkpoint_note`,
+    /// `cut`, `closed`, `resumptions`) and nothing of the GitHub ledger's (see
+    /// [`carry_issue`]).
+    pub fn carry_from(&mut self, previous: &Baton) {
+        let carry = |to: &mut Field<String>, from: &Field<String>| {
+            if to.is_missing() {
+                to.clone_from(from);
+            }
+        };
+        carry(&mut self.source, &previous.source);
+        carry(&mut self.goal, &previous.goal);
+        carry(&mut self.plan_path, &previous.plan_path);
+        carry(&mut self.task_status, &previous.task_status);
+        if self.key_paths.is_missing() {
+            self.key_paths.clone_from(&previous.key_paths);
+        }
+        if self.compaction_audit.is_missing() {
+            self.compaction_audit.clone_from(&previous.compaction_audit);
+        }
+        for (key, value) in &previous.other {
+            if !self.other.contains_key(key) && !key.starts_with("github_") {
+                self.other.insert(key.clone(), value.clone());
+            }
+        }
+    }
+
+    /// Records that `session_id` was given this handoff at `at` (RFC 3339), by `source`
+    /// (`startup`, `resume` …); the newest twenty are kept.
+    pub fn add_resumption(&mut self, session_id: &str, at: &str, source: &str) {
+        let mut list = self.resumptions.get().cloned().unwrap_or_default();
+        list.push(serde_json::json!({"session_id": session_id, "at": at, "source": source}));
+        let excess = list.len().saturating_sub(RESUMPTIONS_KEPT);
+        list.drain(..excess);
+        self.resumptions = Field::Set(list);
+    }
+
+    /// Records how the handoff was closed (`done`, `discard`) and when.
+    pub fn set_closed(&mut self, how: &str, at: &str) {
+        self.closed = Field::Set(serde_json::json!({"how": how, "at": at}));
     }
 }
 
@@ -195,15 +497,11 @@ pub fn is_known_field(key: &str) -> bool {
     key == "version" || key == "baton" || GSD_FIELDS.contains(&key)
 }
 
-/// The top-level fields of `object` that neither GSD nor baton knows: a rewrite keeps them.
-pub fn unknown_fields(object: &Map<String, Value>) -> Map<String, Value> {
-    object.iter().filter(|(key, _)| !is_known_field(key)).map(|(k, v)| (k.clone(), v.clone())).collect()
-}
-
-/// A parsed HANDOFF.json.
+/// A parsed HANDOFF.json: the [`Handoff`] (parsed once, each field by type) with what
+/// was checked about it.
 #[derive(Debug, Clone)]
 pub struct HandoffDoc {
-    object: Map<String, Value>,
+    handoff: Handoff,
     version: Version,
     baton_version: Version,
     continue_here: Option<PathBuf>,
@@ -230,16 +528,53 @@ pub enum HandoffError {
     Write { path: PathBuf, source: std::io::Error },
 }
 
-/// The object in bytes, parsed once, or why they are not a HANDOFF.json.
-fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>, HandoffError> {
+/// The handoff in bytes, parsed once, or why they are not a HANDOFF.json.
+fn parse_handoff(bytes: &[u8]) -> Result<Handoff, HandoffError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(HandoffError::Empty);
     }
+    // One pass, straight into the schema (every field reads leniently, so any object
+    // makes a handoff) ...
+    if let Ok(handoff) = serde_json::from_slice::<Handoff>(bytes) {
+        return Ok(handoff);
+    }
+    // ... else why not: not JSON, not an object, or an object with one of the schema's
+    // fields twice, which serde refuses and JSON readers read as the last one.
     match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(object)) => Ok(object),
+        Ok(object @ Value::Object(_)) => serde_json::from_value(object).map_err(HandoffError::Json),
         Ok(_) => Err(HandoffError::NotAnObject),
         Err(e) => Err(HandoffError::Json(e)),
     }
+}
+
+/// Whether the bytes are a HANDOFF.json whose `status` is `paused`: the statusline's
+/// check, which reads that one field and skips the rest without building it.
+pub fn is_paused(bytes: &[u8]) -> bool {
+    struct Paused(bool);
+    impl<'de> Deserialize<'de> for Paused {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Look;
+            impl<'de> serde::de::Visitor<'de> for Look {
+                type Value = Paused;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a JSON object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Paused, A::Error> {
+                    let mut paused = false;
+                    while let Some(key) = map.next_key::<String>()? {
+                        if key == STATUS {
+                            paused = map.next_value::<Value>()? == "paused";
+                        } else {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                    Ok(Paused(paused))
+                }
+            }
+            deserializer.deserialize_map(Look)
+        }
+    }
+    serde_json::from_slice::<Paused>(bytes).is_ok_and(|p| p.0)
 }
 
 impl HandoffDoc {
@@ -252,17 +587,24 @@ impl HandoffDoc {
     /// [`HandoffDoc::parse`] for a handoff kept in `dir` (`handoff.dir`), whose own
     /// `.continue-here.md` may sit there too.
     pub fn parse_in(bytes: &[u8], root: &Path, dir: Option<&Path>) -> Result<HandoffDoc, HandoffError> {
-        Ok(HandoffDoc::from_object_in(parse_object(bytes)?, root, dir))
+        Ok(HandoffDoc::check_in(parse_handoff(bytes)?, root, dir))
     }
 
-    /// Validates a JSON object (one baton built, or one read).
+    /// Validates a JSON object (tests).
+    #[cfg(test)]
     pub fn from_object(object: Map<String, Value>, root: &Path) -> HandoffDoc {
-        HandoffDoc::from_object_in(object, root, None)
+        let handoff = serde_json::from_value(Value::Object(object)).unwrap_or_default();
+        HandoffDoc::check_in(handoff, root, None)
     }
 
-    fn from_object_in(object: Map<String, Value>, root: &Path, dir: Option<&Path>) -> HandoffDoc {
+    /// Validates a handoff baton built.
+    pub fn from_handoff(handoff: Handoff, root: &Path) -> HandoffDoc {
+        HandoffDoc::check_in(handoff, root, None)
+    }
+
+    fn check_in(handoff: Handoff, root: &Path, dir: Option<&Path>) -> HandoffDoc {
         let mut problems = vec![];
-        let version = Version::parse(object.get("version"));
+        let version = Version::parse(handoff.version.get());
         match &version {
             Version::Newer(v) => problems.push(format!(
                 "version {v} is newer than this baton reads (1.x): it is shown, never rewritten"
@@ -270,31 +612,31 @@ impl HandoffDoc {
             Version::Invalid(v) => problems.push(format!("version {v:?} is not a version; read as 1.0")),
             _ => {}
         }
-        let baton = object.get("baton").and_then(Value::as_object);
-        if object.get("baton").is_some_and(|b| !b.is_object() && !b.is_null()) {
+        if matches!(handoff.baton, Field::Other(_)) {
             problems.push("`baton` is not an object; ignored".into());
         }
-        let baton_version = Version::parse(baton.and_then(|b| b.get("schema")));
+        let baton = handoff.baton.get();
+        let baton_version = Version::parse(baton.and_then(|b| b.schema.get()));
         if let Version::Newer(v) = &baton_version {
             problems.push(format!("baton section schema {v} is newer than this baton: never rewritten"));
         }
-        let continue_here = match baton.and_then(|b| b.get("continue_here")) {
-            None | Some(Value::Null) => None,
-            Some(Value::String(text)) => match check_continue_here_in(text, root, dir) {
+        let continue_here = match baton.map(|b| &b.continue_here) {
+            None | Some(Field::Missing | Field::Null) => None,
+            Some(Field::Set(text)) => match check_continue_here_in(text, root, dir) {
                 Ok(path) => Some(path),
                 Err(why) => {
                     problems.push(format!("baton.continue_here {:?} ignored: {why}", short(text, 120)));
                     None
                 }
             },
-            Some(_) => {
+            Some(Field::Other(_)) => {
                 problems.push("baton.continue_here is not a string; ignored".into());
                 None
             }
         };
-        let phase_dir = match object.get("phase_dir") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(text)) => {
+        let phase_dir = match &handoff.phase_dir {
+            Field::Missing | Field::Null => None,
+            Field::Set(text) => {
                 match check_continue_here(&format!("{}/{CONTINUE_HERE}", text.trim_end_matches('/')), root) {
                     Ok(_) => Some(PathBuf::from(text.trim_end_matches('/'))),
                     Err(why) => {
@@ -303,12 +645,12 @@ impl HandoffDoc {
                     }
                 }
             }
-            Some(_) => {
+            Field::Other(_) => {
                 problems.push("phase_dir is not a string; ignored".into());
                 None
             }
         };
-        HandoffDoc { object, version, baton_version, continue_here, phase_dir, problems }
+        HandoffDoc { handoff, version, baton_version, continue_here, phase_dir, problems }
     }
 
     /// Reads `<root>/<dir>/HANDOFF.json`: `None` when there is none, `Some(Err)` when it
@@ -335,17 +677,19 @@ impl HandoffDoc {
         &self.problems
     }
 
-    /// The whole object, as read (unknown fields included).
-    pub fn object(&self) -> &Map<String, Value> {
-        &self.object
+    /// The handoff, field by field, as read (unknown fields included).
+    pub fn handoff(&self) -> &Handoff {
+        &self.handoff
     }
 
-    pub fn into_value(self) -> Value {
-        Value::Object(self.object)
+    /// The `version` field as written.
+    pub fn version_value(&self) -> Option<&Value> {
+        self.handoff.version.get()
     }
 
+    /// The JSON baton writes of it.
     pub fn to_value(&self) -> Value {
-        Value::Object(self.object.clone())
+        serde_json::to_value(&self.handoff).unwrap_or(Value::Null)
     }
 
     /// The `.continue-here.md` this handoff names (validated), else the one its
@@ -354,17 +698,8 @@ impl HandoffDoc {
         self.continue_here.clone().or_else(|| self.phase_dir.as_ref().map(|d| d.join(CONTINUE_HERE)))
     }
 
-    fn text(&self, key: &str) -> Option<&str> {
-        text_in(self.object.get(key))
-    }
-
-    /// A top-level field as text: strings as they are, numbers written out.
-    fn scalar(&self, key: &str) -> Option<String> {
-        scalar_in(self.object.get(key))
-    }
-
     pub fn status(&self) -> Option<&str> {
-        self.text("status")
+        self.handoff.status.text()
     }
 
     pub fn is_paused(&self) -> bool {
@@ -372,39 +707,54 @@ impl HandoffDoc {
     }
 
     pub fn timestamp(&self) -> Option<&str> {
-        self.text("timestamp")
+        self.handoff.timestamp.text()
     }
 
     pub fn phase(&self) -> Option<String> {
-        self.scalar("phase")
+        self.handoff.phase.get().and_then(Scalar::text)
     }
 
     pub fn phase_name(&self) -> Option<&str> {
-        self.text("phase_name")
+        self.handoff.phase_name.text()
+    }
+
+    /// `phase_dir` as written (when it is text).
+    pub fn phase_dir_text(&self) -> Option<&str> {
+        self.handoff.phase_dir.get().map(String::as_str)
     }
 
     pub fn plan(&self) -> Option<String> {
-        self.scalar("plan")
+        self.handoff.plan.get().and_then(Scalar::text)
     }
 
     pub fn task(&self) -> Option<u64> {
-        self.object.get("task").and_then(Value::as_u64)
+        self.handoff.task.get().copied()
     }
 
     pub fn total_tasks(&self) -> Option<u64> {
-        self.object.get("total_tasks").and_then(Value::as_u64)
+        self.handoff.total_tasks.get().copied()
     }
 
     pub fn next_action(&self) -> Option<&str> {
-        self.text("next_action")
+        self.handoff.next_action.text()
+    }
+
+    /// `next_action` as written, blank or not.
+    pub fn next_action_raw(&self) -> Option<&str> {
+        self.handoff.next_action.get().map(String::as_str)
     }
 
     pub fn context_notes(&self) -> Option<&str> {
-        self.text("context_notes")
+        self.handoff.context_notes.text()
+    }
+
+    /// `context_notes` as written, blank or not.
+    pub fn context_notes_raw(&self) -> Option<&str> {
+        self.handoff.context_notes.get().map(String::as_str)
     }
 
     pub fn blockers(&self) -> Vec<Blocker> {
-        objects(self.object.get("blockers"))
+        objects(self.handoff.blockers.items())
             .map(|b| Blocker {
                 description: text_in(b.get("description"))
                     .map(str::to_string)
@@ -415,8 +765,18 @@ impl HandoffDoc {
             .collect()
     }
 
+    /// The latest blocker as (description, GSD type): a text entry is its description.
+    pub fn last_blocker(&self) -> Option<(String, Option<String>)> {
+        match self.handoff.blockers.items().last()? {
+            Value::String(s) => Some((s.clone(), None)),
+            other => Some((scalar_in(other.get("description"))?, scalar_in(other.get("type")))),
+        }
+    }
+
     pub fn decisions(&self) -> Vec<Decision> {
-        self.list("decisions")
+        self.handoff
+            .decisions
+            .items()
             .iter()
             .map(|d| match text_in(d.get("decision")) {
                 Some(what) => Decision {
@@ -428,8 +788,16 @@ impl HandoffDoc {
             .collect()
     }
 
+    /// The latest decision as (decision, rationale): a text entry is the decision.
+    pub fn last_decision(&self) -> Option<(String, Option<String>)> {
+        match self.handoff.decisions.items().last()? {
+            Value::String(s) => Some((s.clone(), None)),
+            other => Some((scalar_in(other.get("decision"))?, scalar_in(other.get("rationale")))),
+        }
+    }
+
     pub fn human_actions(&self) -> Vec<HumanAction> {
-        objects(self.object.get("human_actions_pending"))
+        objects(self.handoff.human_actions_pending.items())
             .map(|a| HumanAction {
                 action: text_in(a.get("action")).map(str::to_string).unwrap_or_else(|| a.to_string()),
                 blocking: a.get("blocking") == Some(&Value::Bool(true)),
@@ -439,89 +807,138 @@ impl HandoffDoc {
 
     /// `completed_tasks` (which also holds the task in progress, as GSD does).
     pub fn completed_tasks(&self) -> Vec<TaskEntry> {
-        tasks(self.object.get("completed_tasks"))
+        tasks(self.handoff.completed_tasks.items())
+    }
+
+    /// The names of the tasks done: text entries, and entries whose status is done
+    /// (`done`, `completed`, `complete`, or none).
+    pub fn done_task_names(&self) -> Vec<String> {
+        self.handoff
+            .completed_tasks
+            .items()
+            .iter()
+            .filter_map(|task| match task {
+                Value::String(s) => Some(s.clone()),
+                other => {
+                    let status = other.get("status").and_then(Value::as_str).unwrap_or("done");
+                    matches!(status, "done" | "completed" | "complete")
+                        .then(|| scalar_in(other.get("name")))
+                        .flatten()
+                }
+            })
+            .collect()
     }
 
     pub fn remaining_tasks(&self) -> Vec<TaskEntry> {
-        tasks(self.object.get("remaining_tasks"))
+        tasks(self.handoff.remaining_tasks.items())
     }
 
     pub fn uncommitted_files(&self) -> Vec<String> {
-        strings(self.object.get("uncommitted_files"))
-    }
-
-    /// A raw top-level list (for fields a refresh carries over as written).
-    pub fn list(&self, key: &str) -> Vec<Value> {
-        self.object.get(key).and_then(Value::as_array).cloned().unwrap_or_default()
+        strings(self.handoff.uncommitted_files.items())
     }
 
     /// The `baton` section, typed.
     pub fn baton(&self) -> BatonSection<'_> {
-        BatonSection { object: self.object.get("baton").and_then(Value::as_object) }
+        BatonSection { baton: self.handoff.baton.get() }
     }
 
-    /// Changes the `baton` section (created when missing or not an object).
-    pub fn edit_baton(&mut self, edit: impl FnOnce(&mut Map<String, Value>)) {
-        let baton = self.object.entry("baton").or_insert_with(|| Value::Object(Map::new()));
-        if !baton.is_object() {
-            *baton = Value::Object(Map::new());
-        }
-        if let Some(baton) = baton.as_object_mut() {
-            edit(baton);
+    /// The `baton` section to change (created when missing or not an object).
+    pub fn baton_mut(&mut self) -> &mut Baton {
+        match &mut self.handoff.baton {
+            Field::Set(baton) => baton,
+            other => {
+                *other = Field::Set(Baton::default());
+                match other {
+                    Field::Set(baton) => baton,
+                    _ => unreachable!("the baton section was just set"),
+                }
+            }
         }
     }
 }
 
-/// The typed view of the `baton` section.
+/// The typed view of the `baton` section: what readers need, read leniently.
 #[derive(Debug, Clone, Copy)]
 pub struct BatonSection<'a> {
-    object: Option<&'a Map<String, Value>>,
+    baton: Option<&'a Baton>,
 }
 
 impl<'a> BatonSection<'a> {
-    fn get(&self, key: &str) -> Option<&'a Value> {
-        self.object?.get(key)
+    fn text(&self, field: impl Fn(&'a Baton) -> &'a Field<String>) -> Option<&'a str> {
+        self.baton.map(field)?.text()
     }
 
-    fn text(&self, key: &str) -> Option<&'a str> {
-        text_in(self.get(key))
+    fn list(&self, field: impl Fn(&'a Baton) -> &'a Field<Vec<Value>>) -> &'a [Value] {
+        self.baton.map(|b| field(b).items()).unwrap_or_default()
+    }
+
+    fn value(&self, field: impl Fn(&'a Baton) -> &'a Field<Value>) -> Option<&'a Value> {
+        self.baton.map(field)?.get()
+    }
+
+    /// The section itself, when the handoff has one.
+    pub fn section(&self) -> Option<&'a Baton> {
+        self.baton
     }
 
     pub fn exists(&self) -> bool {
-        self.object.is_some()
+        self.baton.is_some()
     }
 
     pub fn id(&self) -> Option<&'a str> {
-        self.text("id")
+        self.text(|b| &b.id)
     }
 
     pub fn session_id(&self) -> Option<&'a str> {
-        self.text("session_id")
+        self.text(|b| &b.session_id)
     }
 
     pub fn trigger(&self) -> Option<&'a str> {
-        self.text("trigger")
+        self.text(|b| &b.trigger)
     }
 
     pub fn branch(&self) -> Option<&'a str> {
-        self.text("branch")
+        self.text(|b| &b.branch)
     }
 
     pub fn first_request(&self) -> Option<&'a str> {
-        self.text("first_request")
+        self.text(|b| &b.first_request)
     }
 
     pub fn model(&self) -> Option<&'a str> {
-        self.text("model")
+        self.text(|b| &b.model)
     }
 
     pub fn head(&self) -> Option<&'a str> {
-        self.text("head")
+        self.text(|b| &b.head)
+    }
+
+    pub fn goal(&self) -> Option<&'a str> {
+        self.text(|b| &b.goal)
+    }
+
+    pub fn plan_path(&self) -> Option<&'a str> {
+        self.text(|b| &b.plan_path)
+    }
+
+    pub fn task_status(&self) -> Option<&'a str> {
+        self.text(|b| &b.task_status)
+    }
+
+    /// `key_paths` (a pulled handoff's), when it is a list.
+    pub fn key_paths(&self) -> Option<Vec<String>> {
+        self.baton?.key_paths.get().map(|list| strings(list))
+    }
+
+    /// The GitHub issue the handoff was pushed to, and the repository it is in.
+    pub fn github_issue(&self) -> Option<(u64, Option<&'a str>)> {
+        let baton = self.baton?;
+        Some((*baton.github_issue.get()?, baton.github_repo.get().map(String::as_str)))
     }
 
     /// Commits made in the session: (short id, subject).
     pub fn session_commits(&self) -> Vec<(String, String)> {
-        objects(self.get("session_commits"))
+        objects(self.list(|b| &b.session_commits))
             .map(|c| {
                 (
                     text_in(c.get("short")).unwrap_or("?").to_string(),
@@ -532,47 +949,47 @@ impl<'a> BatonSection<'a> {
     }
 
     pub fn base_commit(&self) -> Option<&'a str> {
-        self.text("base_commit")
+        self.text(|b| &b.base_commit)
     }
 
     pub fn context(&self) -> Option<&'a str> {
-        self.text("context")
+        self.text(|b| &b.context)
     }
 
     pub fn used_pct(&self) -> Option<u64> {
-        self.get("figures")?.get("used_pct")?.as_u64()
+        self.value(|b| &b.figures)?.get("used_pct")?.as_u64()
     }
 
     pub fn refreshes(&self) -> Option<u64> {
-        self.get("refreshes")?.as_u64()
+        self.baton?.refreshes.get().copied()
     }
 
     pub fn first_written(&self) -> Option<&'a str> {
-        self.text("first_written")
+        self.text(|b| &b.first_written)
     }
 
     /// The text baton generated for a field last time (to tell an edit from its own).
     pub fn generated_text(&self, key: &str) -> Option<&'a str> {
-        self.get("generated_text")?.get(key)?.as_str()
+        self.baton?.generated_text.get()?.get(key)?.as_str()
     }
 
     pub fn files_touched(&self) -> Vec<String> {
-        strings(self.get("files_touched"))
+        strings(self.list(|b| &b.files_touched))
     }
 
     /// The user's corrections and constraints, quoted from the transcript (data).
     pub fn user_words(&self) -> Vec<String> {
-        strings(self.get("user_words"))
+        strings(self.list(|b| &b.user_words))
     }
 
     /// The agent's last message before the pause (its words, data to check).
     pub fn agent_progress(&self) -> Option<&'a str> {
-        self.get("agent_progress").and_then(|p| text_in(p.get("text")))
+        self.value(|b| &b.agent_progress).and_then(|p| text_in(p.get("text")))
     }
 
     /// The latest shell commands, as `(command, exit code, failed)`.
     pub fn commands_run(&self) -> Vec<(String, Option<i64>, bool)> {
-        objects(self.get("commands_run"))
+        objects(self.list(|b| &b.commands_run))
             .filter_map(|c| {
                 Some((
                     text_in(c.get("command"))?.to_string(),
@@ -585,12 +1002,12 @@ impl<'a> BatonSection<'a> {
 
     /// The last request of the session.
     pub fn last_request(&self) -> Option<&'a str> {
-        self.text("last_request")
+        self.text(|b| &b.last_request)
     }
 
     /// Background processes that were still running.
     pub fn background_processes(&self) -> Vec<BackgroundProcess> {
-        objects(self.get("background_processes"))
+        objects(self.list(|b| &b.background_processes))
             .filter(|p| p.get("stopped") != Some(&Value::Bool(true)))
             .filter_map(|p| {
                 Some(BackgroundProcess {
@@ -603,7 +1020,7 @@ impl<'a> BatonSection<'a> {
 
     /// The last failure, when it did not succeed later.
     pub fn last_failure(&self) -> Option<Failure> {
-        let f = self.get("last_failure").filter(|f| f.is_object())?;
+        let f = self.value(|b| &b.last_failure).filter(|f| f.is_object())?;
         if f.get("succeeded_later") == Some(&Value::Bool(true)) {
             return None;
         }
@@ -615,7 +1032,7 @@ impl<'a> BatonSection<'a> {
 
     /// The checkpoint as recorded.
     pub fn checkpoint(&self) -> CheckpointInfo {
-        let c = self.get("checkpoint");
+        let c = self.value(|b| &b.checkpoint);
         CheckpointInfo {
             reference: text_in(c.and_then(|c| c.get("reference"))).map(str::to_string),
             short: text_in(c.and_then(|c| c.get("short"))).map(str::to_string),
@@ -626,12 +1043,90 @@ impl<'a> BatonSection<'a> {
 
     /// Sessions that were given this handoff: (session, RFC 3339 time).
     pub fn resumptions(&self) -> Vec<(String, String)> {
-        objects(self.get("resumptions"))
+        objects(self.list(|b| &b.resumptions))
             .filter_map(|r| {
                 Some((text_in(r.get("session_id"))?.to_string(), text_in(r.get("at"))?.to_string()))
             })
             .collect()
     }
+}
+
+/// `baton.figures` as baton writes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FiguresOut {
+    pub used_pct: u32,
+    pub remaining_pct: f64,
+    pub used_tokens: Option<u64>,
+    pub window_tokens: Option<u64>,
+}
+
+/// `baton.last_failure` as baton writes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailureOut<'a> {
+    pub tool: Option<&'a str>,
+    pub command: Option<&'a str>,
+    pub error_line: Option<&'a str>,
+    pub succeeded_later: bool,
+}
+
+/// `baton.agent_progress` as baton writes it: the agent's last words, said to be its own.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProgressOut {
+    pub text: String,
+    pub said_by: &'static str,
+    pub source: Option<&'static str>,
+    pub todos_kept: bool,
+}
+
+/// A `baton.session_commits[]` entry as baton writes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitOut<'a> {
+    pub short: &'a str,
+    pub subject: &'a str,
+}
+
+/// `baton.sources` as baton writes it: `ok`, or why a source of facts was missing.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourcesOut {
+    pub git: String,
+    pub transcript: String,
+    pub planning: &'static str,
+}
+
+/// A `completed_tasks[]` / `remaining_tasks[]` entry as baton writes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskOut {
+    pub id: usize,
+    pub name: String,
+    /// `done`, `in_progress` or `not_started`.
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+}
+
+/// A `blockers[]` entry as baton writes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockerOut {
+    pub description: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub workaround: String,
+}
+
+/// A `decisions[]` entry as baton writes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct DecisionOut {
+    pub decision: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+    pub phase: Option<String>,
+}
+
+/// A list entry of HANDOFF.json, from one of the `…Out` types.
+pub fn entry(value: impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 /// A `blockers[]` entry.
@@ -692,6 +1187,7 @@ fn text_in(value: Option<&Value>) -> Option<&str> {
     value?.as_str().filter(|s| !s.trim().is_empty())
 }
 
+/// Text or a number, written out; blank text is none.
 fn scalar_in(value: Option<&Value>) -> Option<String> {
     match value? {
         Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
@@ -700,22 +1196,16 @@ fn scalar_in(value: Option<&Value>) -> Option<String> {
     }
 }
 
-fn objects(value: Option<&Value>) -> impl Iterator<Item = &Value> {
-    value.and_then(Value::as_array).into_iter().flatten().filter(|v| v.is_object())
+fn objects(list: &[Value]) -> impl Iterator<Item = &Value> {
+    list.iter().filter(|v| v.is_object())
 }
 
-fn strings(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_string)
-        .collect()
+fn strings(list: &[Value]) -> Vec<String> {
+    list.iter().filter_map(Value::as_str).map(str::to_string).collect()
 }
 
-fn tasks(value: Option<&Value>) -> Vec<TaskEntry> {
-    objects(value)
+fn tasks(list: &[Value]) -> Vec<TaskEntry> {
+    objects(list)
         .filter_map(|t| {
             Some(TaskEntry {
                 name: text_in(t.get("name"))?.to_string(),
@@ -952,8 +1442,8 @@ fn walk_strings(value: &mut Value, f: &mut impl FnMut(&mut Value)) {
 }
 
 /// Writes HANDOFF.json atomically (through [`encode`]).
-pub fn write(path: &Path, value: &Value) -> Result<(), HandoffError> {
-    let bytes = encode(value)?;
+pub fn write(path: &Path, handoff: &HandoffDoc) -> Result<(), HandoffError> {
+    let bytes = encode(&handoff.to_value())?;
     fsx::write_atomic(path, &bytes, fsx::WriteOptions::USER)
         .map_err(|source| HandoffError::Write { path: path.to_path_buf(), source })
 }
@@ -978,14 +1468,18 @@ pub fn one_line(text: &str, max: usize) -> String {
 
 /// What survives a rewrite besides the agent's fields: the GitHub issue a handoff was
 /// pushed to is carried into the handoff that replaces it, so the next push goes to the
-/// same issue. `previous` is the old HANDOFF.json, `json` the new.
-pub fn carry_issue(previous: Option<&Value>, json: &mut Value) {
-    let Some(old) = previous.and_then(|p| p.get("baton")) else { return };
-    let Some(baton) = json.get_mut("baton").and_then(Value::as_object_mut) else { return };
-    for key in ["github_issue", "github_repo", "github_url"] {
-        if let (Some(value), false) = (old.get(key).filter(|v| !v.is_null()), baton.contains_key(key)) {
-            baton.insert(key.into(), value.clone());
-        }
+/// same issue. `previous` is the old HANDOFF.json, `into` the new.
+pub fn carry_issue(previous: Option<&HandoffDoc>, into: &mut HandoffDoc) {
+    let Some(old) = previous.and_then(|p| p.handoff.baton.get()) else { return };
+    let Field::Set(baton) = &mut into.handoff.baton else { return };
+    if baton.github_issue.is_missing() && old.github_issue.is_present() {
+        baton.github_issue.clone_from(&old.github_issue);
+    }
+    if baton.github_repo.is_missing() && old.github_repo.is_present() {
+        baton.github_repo.clone_from(&old.github_repo);
+    }
+    if baton.github_url.is_missing() && old.github_url.is_present() {
+        baton.github_url.clone_from(&old.github_url);
     }
 }
 
@@ -1091,12 +1585,82 @@ mod tests {
 
     #[test]
     fn the_issue_is_carried_into_the_next_handoff() {
-        let old = json!({"baton": {"github_issue": 7, "github_repo": "acme/shop", "source": "github"}});
-        let mut new = json!({"baton": {"id": "n"}});
+        let old =
+            parse(json!({"baton": {"github_issue": 7, "github_repo": "acme/shop", "source": "github"}}));
+        let mut new = parse(json!({"baton": {"id": "n"}}));
         carry_issue(Some(&old), &mut new);
-        assert_eq!(new["baton"], json!({"id": "n", "github_issue": 7, "github_repo": "acme/shop"}));
-        let mut untouched = json!({"baton": {"github_issue": 9}});
+        assert_eq!(
+            new.to_value()["baton"],
+            json!({"id": "n", "github_issue": 7, "github_repo": "acme/shop"})
+        );
+        let mut untouched = parse(json!({"baton": {"github_issue": 9}}));
         carry_issue(Some(&old), &mut untouched);
-        assert_eq!(untouched["baton"]["github_issue"], 9);
+        assert_eq!(untouched.to_value()["baton"]["github_issue"], 9);
+    }
+
+    #[test]
+    fn a_rewrite_keeps_unknown_and_mistyped_fields_as_written() {
+        let text = json!({
+            "version": "1.2", "status": "paused", "task": "three", "phase": 4, "plan": "02",
+            "agent_notes": {"free": [1, "x"]}, "blockers": "none",
+            "baton": {"id": "a", "refreshes": "many", "x_custom": [1, 2], "figures": {"used_pct": 80}},
+            "after": true
+        });
+        let doc = parse(text.clone());
+        assert_eq!(
+            (doc.task(), doc.phase().as_deref(), doc.plan().as_deref()),
+            (None, Some("4"), Some("02"))
+        );
+        assert_eq!(doc.baton().refreshes(), None);
+        assert_eq!(doc.baton().used_pct(), Some(80));
+        assert!(doc.blockers().is_empty());
+        assert_eq!(doc.to_value(), text, "every field back as it was");
+        // GSD's order first, then the unknown fields, then baton's section.
+        let keys: Vec<String> = doc.to_value().as_object().unwrap().keys().cloned().collect();
+        assert_eq!(
+            keys,
+            ["version", "phase", "plan", "task", "status", "blockers", "agent_notes", "after", "baton"]
+        );
+        // A baton section that is not an object is kept too, and read as none.
+        let odd = parse(json!({"baton": ["x"]}));
+        assert!(!odd.baton().exists());
+        assert_eq!(odd.to_value(), json!({"baton": ["x"]}));
+        assert_eq!(odd.problems().len(), 1);
+    }
+
+    #[test]
+    fn a_fresh_handoff_has_every_gsd_field() {
+        let value = HandoffDoc::from_handoff(Handoff::fresh(), Path::new("/")).to_value();
+        let keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut want = vec!["version"];
+        want.extend_from_slice(GSD_FIELDS);
+        want.push("baton");
+        assert_eq!(keys, want);
+        assert_eq!(value["phase"], Value::Null);
+        assert_eq!(value["remaining_tasks"], json!([]));
+    }
+
+    #[test]
+    fn a_field_written_twice_reads_as_the_last() {
+        let doc =
+            HandoffDoc::parse(br#"{"status": "done", "status": "paused", "x": 1, "x": 2}"#, Path::new("/"));
+        let doc = doc.unwrap();
+        assert!(doc.is_paused());
+        assert_eq!(doc.to_value(), json!({"status": "paused", "x": 2}));
+        for (bad, why) in
+            [(&b" "[..], "is empty"), (b"[1]", "is not a JSON object"), (b"{", "is not valid JSON")]
+        {
+            let error = HandoffDoc::parse(bad, Path::new("/")).unwrap_err().to_string();
+            assert!(error.starts_with(why), "{error}");
+        }
+    }
+
+    #[test]
+    fn the_statusline_reads_status_alone() {
+        assert!(is_paused(br#"{"x": [1, {"y": 2}], "status": "paused"}"#));
+        assert!(!is_paused(br#"{"status": "paused", "status": "resumed"}"#));
+        assert!(!is_paused(br#"["paused"]"#));
+        assert!(!is_paused(br#"{"status": "paused"} x"#));
+        assert!(!is_paused(b""));
     }
 }

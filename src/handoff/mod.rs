@@ -95,7 +95,7 @@ pub enum WriteError {
     Busy(std::io::Error),
     /// Archiving the old handoff or writing the new files failed (the store says why).
     #[error("{0}")]
-    Files(String),
+    Files(#[from] store::StoreError),
 }
 
 /// Gathers, writes and checkpoints a handoff.
@@ -151,7 +151,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     // Where this session's handoff goes: GSD's HANDOFF.json, or this session's pending
     // folder while another session's pending handoff is there (never buried).
     let main = store::read_existing(&root, &request.dir, &planning.continue_here);
-    let main_json = main.json.clone();
+    let main_doc = main.doc.clone();
     let pending = store::pending_dir(&request.dir, &request.session_id);
     let pending_md = pending.join(doc::CONTINUE_HERE);
     let own_pending = store::read_existing(&root, &pending, &pending_md);
@@ -161,7 +161,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     let (dir, existing, disposition) = match placement {
         store::Placement::Main(disposition) => (request.dir.clone(), main, disposition),
         store::Placement::DisplaceThenMain => {
-            displaced = Some(store::displace(&root, &request.dir, &main).map_err(WriteError::Files)?);
+            displaced = Some(store::displace(&root, &request.dir, &main)?);
             (request.dir.clone(), store::Existing::default(), store::Disposition::Fresh)
         }
         store::Placement::OwnPending => {
@@ -177,12 +177,11 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         store::Disposition::Refresh => Some(existing.clone()),
         store::Disposition::Fresh => store::newest_archived(&root, &dir, &request.session_id),
         store::Disposition::Archive => {
-            archived = store::archive(&root, &dir, &existing, request.now).map_err(WriteError::Files)?;
+            archived = store::archive(&root, &dir, &existing, request.now)?;
             store::newest_archived(&root, &dir, &request.session_id)
         }
     };
     let previous_doc = previous.as_ref().and_then(|p| p.doc.clone());
-    let previous_json = previous_doc.as_ref().map(doc::HandoffDoc::to_value);
     let mut problems: Vec<String> = existing.doc.as_ref().map(|d| d.problems().to_vec()).unwrap_or_default();
     if !existing.writable() {
         problems.push(format!(
@@ -226,7 +225,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     let mut handoff = model::build(&snapshot, previous_doc.as_ref(), &carried, planned.as_ref(), &root);
     // The GitHub issue the task is checkpointed to outlives any one handoff.
     doc::carry_issue(
-        existing.json.as_ref().or(main_json.as_ref()).or(previous_json.as_ref()),
+        existing.doc.as_ref().or(main_doc.as_ref()).or(previous_doc.as_ref()),
         &mut handoff.json,
     );
     // A same-session handoff whose .continue-here.md moved (the active phase changed):
@@ -240,8 +239,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         }
     }
     let (json_path, markdown_path) =
-        store::write_files(&root, &dir, &handoff.json, &handoff.continue_here, &handoff.markdown)
-            .map_err(WriteError::Files)?;
+        store::write_files(&root, &dir, &handoff.json, &handoff.continue_here, &handoff.markdown)?;
     if let Some(repo) = &repo {
         quiet::exclude_untracked_planning(repo, &project_rel, &request.dir);
     }
@@ -280,13 +278,12 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     let on_branch = checkpoint.as_ref().is_some_and(|c| c.used == Mode::Branch);
     if !on_branch && (checkpoint.is_some() || checkpoint_note.is_some()) {
         let mut json = handoff.json.clone();
-        if let Some(baton) = json.get_mut("baton").and_then(|b| b.as_object_mut()) {
-            baton.insert("checkpoint".into(), serde_json::json!(checkpoint));
-            if let Some(note) = &checkpoint_note {
-                baton.insert("checkpoint_note".into(), serde_json::Value::from(note.clone()));
-            }
+        let baton = json.baton_mut();
+        baton.checkpoint = doc::Field::json(&checkpoint);
+        if let Some(note) = &checkpoint_note {
+            baton.checkpoint_note = doc::Field::Set(note.clone());
         }
-        store::rewrite_json(&json_path, &json).map_err(WriteError::Files)?;
+        store::rewrite_json(&json_path, &json)?;
     }
     Ok(Outcome {
         root,

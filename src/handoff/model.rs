@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::gitx::{Checkpoint, GitFacts, SessionCommit};
 use crate::metrics::Figure;
@@ -18,7 +18,10 @@ use crate::planning::{ContextKind, Planning};
 use crate::transcript::{SessionFacts, TodoItem};
 
 pub use super::doc::one_line;
-use super::doc::{GsdHandoff, HandoffDoc, field};
+use super::doc::{
+    Baton, CommitOut, FailureOut, Field, FiguresOut, Handoff, HandoffDoc, ProgressOut, Scalar, SourcesOut,
+    TaskOut, field,
+};
 
 /// What made baton write the handoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,8 +143,8 @@ pub enum TaskState {
 
 /// The built handoff.
 #[derive(Debug, Clone)]
-pub struct Handoff {
-    pub json: Value,
+pub struct Built {
+    pub json: HandoffDoc,
     pub markdown: String,
     /// Where `.continue-here.md` goes, relative to the project root.
     pub continue_here: std::path::PathBuf,
@@ -274,8 +277,9 @@ fn generated_context_notes(facts: Option<&SessionFacts>) -> String {
     notes.join("\n")
 }
 
-fn array_field(value: Option<&HandoffDoc>, key: &str) -> Vec<Value> {
-    value.map(|v| v.list(key)).unwrap_or_default()
+/// A list someone wrote into the previous handoff, carried over as written.
+fn carried_list(list: Option<&Field<Vec<Value>>>) -> Vec<Value> {
+    list.and_then(Field::get).cloned().unwrap_or_default()
 }
 
 /// A field someone edited: it differs from the text baton generated for it last time.
@@ -286,14 +290,12 @@ fn edited(previous: Option<&HandoffDoc>, key: &str) -> Option<String> {
     (generated != Some(current)).then(|| current.to_string())
 }
 
-/// Keys of the `baton` section that describe one write and are not carried to the next.
-const TRANSIENT_BATON_KEYS: &[&str] = &["checkpoint_note", "cut", "closed", "resumptions"];
-
-fn plan_number(planning: &Planning) -> Value {
+fn plan_number(planning: &Planning) -> Field<Scalar> {
     let number = planning.phase.as_ref().and_then(|p| p.current()).and_then(|p| p.number.clone());
     match number {
-        Some(n) => n.parse::<u64>().map(Value::from).unwrap_or(Value::from(n)),
-        None => Value::Null,
+        // A number when it is one (`02` too, as GSD writes it), else the text.
+        Some(n) => Field::Set(n.parse::<u64>().map(|v| Scalar::Number(v.into())).unwrap_or(Scalar::Text(n))),
+        None => Field::Null,
     }
 }
 
@@ -313,25 +315,12 @@ fn position(tasks: &[TaskLine], planning: &Planning) -> (Option<usize>, Option<u
 }
 
 fn task_json(task: &TaskLine) -> Value {
-    let mut entry = Map::new();
-    entry.insert("id".into(), Value::from(task.id));
-    entry.insert("name".into(), Value::from(task.name.clone()));
-    match task.state {
-        TaskState::Done => {
-            entry.insert("status".into(), Value::from("done"));
-            if let Some(commit) = &task.commit {
-                entry.insert("commit".into(), Value::from(commit.clone()));
-            }
-        }
-        TaskState::InProgress => {
-            entry.insert("status".into(), Value::from("in_progress"));
-            entry.insert("progress".into(), Value::from(task.progress.clone().unwrap_or_default()));
-        }
-        TaskState::NotStarted => {
-            entry.insert("status".into(), Value::from("not_started"));
-        }
-    }
-    Value::Object(entry)
+    let (status, commit, progress) = match task.state {
+        TaskState::Done => ("done", task.commit.clone(), None),
+        TaskState::InProgress => ("in_progress", None, Some(task.progress.clone().unwrap_or_default())),
+        TaskState::NotStarted => ("not_started", None, None),
+    };
+    super::doc::entry(TaskOut { id: task.id, name: task.name.clone(), status, commit, progress })
 }
 
 /// Builds the handoff from a snapshot. `previous` is this session's previous HANDOFF.json
@@ -343,7 +332,7 @@ pub fn build(
     carried: &Carried,
     checkpoint: Option<&Checkpoint>,
     root: &Path,
-) -> Handoff {
+) -> Built {
     let facts = snapshot.transcript.found();
     let git = snapshot.git.found();
     let commits: &[SessionCommit] = git.map(|g| g.session_commits.as_slice()).unwrap_or(&[]);
@@ -358,9 +347,10 @@ pub fn build(
     let next_action = kept_next.clone().unwrap_or_else(|| generated_next.clone());
     let context_notes = kept_notes.clone().unwrap_or_else(|| generated_notes.clone());
 
-    let blockers = array_field(previous, field::BLOCKERS);
-    let human_actions = array_field(previous, field::HUMAN_ACTIONS_PENDING);
-    let decisions = array_field(previous, field::DECISIONS);
+    let before = previous.map(HandoffDoc::handoff);
+    let blockers = carried_list(before.map(|b| &b.blockers));
+    let human_actions = carried_list(before.map(|b| &b.human_actions_pending));
+    let decisions = carried_list(before.map(|b| &b.decisions));
     let uncommitted: Vec<Value> = git
         .map(|g| {
             g.uncommitted
@@ -372,7 +362,7 @@ pub fn build(
         .unwrap_or_default();
 
     let mut generated = super::doc::GENERATED_FIELDS.to_vec();
-    let mut generated_text = Map::new();
+    let mut generated_text = serde_json::Map::new();
     if kept_next.is_none() {
         generated.push(field::NEXT_ACTION);
         generated_text.insert(field::NEXT_ACTION.into(), Value::from(generated_next));
@@ -391,132 +381,124 @@ pub fn build(
         .map(str::to_string)
         .unwrap_or_else(|| timestamp.clone());
     let files_touched = facts.map(|f| touched_files(f, root)).unwrap_or_default();
-    let last_failure = facts.and_then(|f| f.last_failure.as_ref()).map(|f| {
-        json!({"tool": f.tool, "command": f.command, "error_line": f.error_line, "succeeded_later": f.succeeded_later})
+    let last_failure = facts.and_then(|f| f.last_failure.as_ref()).map(|f| FailureOut {
+        tool: f.tool.as_deref(),
+        command: f.command.as_deref(),
+        error_line: f.error_line.as_deref(),
+        succeeded_later: f.succeeded_later,
     });
-    let figure = snapshot.figure.as_ref().map(|f| {
-        json!({"used_pct": f.used_pct(), "remaining_pct": f.remaining_pct, "used_tokens": f.used_tokens, "window_tokens": f.window_tokens})
+    let figure = snapshot.figure.as_ref().map(|f| FiguresOut {
+        used_pct: f.used_pct(),
+        remaining_pct: f.remaining_pct,
+        used_tokens: f.used_tokens,
+        window_tokens: f.window_tokens,
     });
     let completed_json: Vec<Value> =
         tasks.iter().filter(|t| t.state != TaskState::NotStarted).map(task_json).collect();
     let remaining_json: Vec<Value> =
         tasks.iter().filter(|t| t.state == TaskState::NotStarted).map(task_json).collect();
 
-    let mut baton = Map::new();
-    baton.insert("id".into(), Value::from(snapshot.id.clone()));
-    baton.insert("trigger".into(), Value::from(snapshot.trigger.as_str()));
-    baton.insert("session_id".into(), Value::from(snapshot.session_id.clone()));
-    baton.insert("transcript_path".into(), json!(snapshot.transcript_path));
-    baton.insert("figures".into(), figure.unwrap_or(Value::Null));
-    baton.insert("branch".into(), json!(git.and_then(|g| g.branch.clone())));
-    baton.insert("head".into(), json!(git.and_then(|g| g.head.clone())));
-    baton.insert("base_commit".into(), json!(git.and_then(|g| g.head_full.clone())));
-    baton.insert("repo_state".into(), json!(git.map(|g| g.state.word())));
-    baton.insert("continue_here".into(), Value::from(planning.continue_here.to_string_lossy().into_owned()));
-    baton.insert("context".into(), Value::from(if planning.gsd { planning.kind.as_str() } else { "none" }));
-    baton.insert("gsd".into(), Value::from(planning.gsd));
-    // Which folder this handoff belongs to, relative to the top of the work tree.
-    baton.insert(
-        "project_dir".into(),
-        Value::from(if snapshot.project_rel.as_os_str().is_empty() {
+    let text = |t: Option<&str>| Field::from(t.map(str::to_string));
+    let mut baton = Baton {
+        id: Field::Set(snapshot.id.clone()),
+        trigger: Field::Set(snapshot.trigger.as_str().to_string()),
+        session_id: Field::Set(snapshot.session_id.clone()),
+        transcript_path: text(snapshot.transcript_path.as_deref()),
+        figures: Field::json(figure),
+        branch: text(git.and_then(|g| g.branch.as_deref())),
+        head: text(git.and_then(|g| g.head.as_deref())),
+        base_commit: text(git.and_then(|g| g.head_full.as_deref())),
+        repo_state: text(git.map(|g| g.state.word())),
+        continue_here: Field::Set(planning.continue_here.to_string_lossy().into_owned()),
+        context: Field::Set(if planning.gsd { planning.kind.as_str() } else { "none" }.to_string()),
+        gsd: Field::Set(planning.gsd),
+        // Which folder this handoff belongs to, relative to the top of the work tree.
+        project_dir: Field::Set(if snapshot.project_rel.as_os_str().is_empty() {
             ".".to_string()
         } else {
             snapshot.project_rel.to_string_lossy().into_owned()
         }),
-    );
-    baton.insert("files_touched".into(), json!(files_touched));
-    baton.insert("user_words".into(), json!(facts.map(|f| f.user_words.clone()).unwrap_or_default()));
-    baton.insert(
-        "background_processes".into(),
-        json!(
+        files_touched: Field::Set(files_touched.into_iter().map(Value::from).collect()),
+        user_words: Field::Set(
+            facts.map(|f| f.user_words.iter().cloned().map(Value::from).collect()).unwrap_or_default(),
+        ),
+        background_processes: Field::Set(
             facts
-                .map(|f| f.background_processes.iter().filter(|p| !p.stopped).cloned().collect::<Vec<_>>())
-                .unwrap_or_default()
+                .map(|f| f.background_processes.iter().filter(|p| !p.stopped).map(|p| json!(p)).collect())
+                .unwrap_or_default(),
         ),
-    );
-    baton.insert("last_failure".into(), last_failure.unwrap_or(Value::Null));
-    baton.insert("commands_run".into(), json!(facts.map(|f| f.commands_run.clone()).unwrap_or_default()));
-    // What the agent last said: on a host that keeps no todo list, its own statement of
-    // progress. Quoted as its words, never as instructions.
-    baton.insert(
-        "agent_progress".into(),
-        json!(facts.and_then(|f| f.last_assistant_text.as_deref()).map(|t| json!({
-            "text": one_line(t, 1500),
-            "said_by": "the agent (its last message before the pause)",
-            "source": facts.map(|f| f.format.describe()),
-            "todos_kept": facts.is_some_and(|f| f.todos.is_some()),
-        }))),
-    );
-    baton.insert("transcript_format".into(), json!(facts.map(|f| f.format)));
-    baton.insert(
-        "session_commits".into(),
-        json!(commits.iter().map(|c| json!({"short": c.short, "subject": c.subject})).collect::<Vec<_>>()),
-    );
-    baton.insert(
-        "placeholder_summaries".into(),
-        json!(
+        last_failure: Field::json(last_failure),
+        commands_run: Field::Set(
+            facts.map(|f| f.commands_run.iter().map(|c| json!(c)).collect()).unwrap_or_default(),
+        ),
+        // What the agent last said: on a host that keeps no todo list, its own statement
+        // of progress. Quoted as its words, never as instructions.
+        agent_progress: Field::json(facts.and_then(|f| f.last_assistant_text.as_deref()).map(|t| {
+            ProgressOut {
+                text: one_line(t, 1500),
+                said_by: "the agent (its last message before the pause)",
+                source: facts.map(|f| f.format.describe()),
+                todos_kept: facts.is_some_and(|f| f.todos.is_some()),
+            }
+        })),
+        transcript_format: Field::json(facts.map(|f| f.format)),
+        session_commits: Field::Set(
+            commits
+                .iter()
+                .map(|c| super::doc::entry(CommitOut { short: &c.short, subject: &c.subject }))
+                .collect(),
+        ),
+        placeholder_summaries: Field::Set(
             phase
-                .map(|p| p.placeholder_summaries().iter().map(|s| s.file.clone()).collect::<Vec<_>>())
-                .unwrap_or_default()
+                .map(|p| p.placeholder_summaries().iter().map(|s| Value::from(s.file.clone())).collect())
+                .unwrap_or_default(),
         ),
-    );
-    baton.insert(
-        "first_request".into(),
-        json!(facts.and_then(|f| f.first_request.as_deref()).map(|r| one_line(r, 600))),
-    );
-    baton.insert(
-        "last_request".into(),
-        json!(facts.and_then(|f| f.last_request.as_deref()).map(|r| one_line(r, 600))),
-    );
-    baton.insert("model".into(), json!(facts.and_then(|f| f.model.clone())));
-    baton.insert("checkpoint".into(), json!(checkpoint));
-    baton.insert(
-        "sources".into(),
-        json!({"git": snapshot.git.status(), "transcript": snapshot.transcript.status(), "planning": if planning.exists { "ok" } else { ".planning/ did not exist" }}),
-    );
-    baton.insert("generated".into(), json!(generated));
-    baton.insert("generated_text".into(), Value::Object(generated_text));
-    baton.insert("generated_at".into(), Value::from(timestamp.clone()));
-    baton.insert("first_written".into(), Value::from(first_written));
-    baton.insert("refreshes".into(), Value::from(refreshes));
-    baton.insert("schema".into(), Value::from(super::doc::BATON_SCHEMA));
-    baton.insert("writer".into(), Value::from(concat!("baton ", env!("CARGO_PKG_VERSION"))));
+        first_request: Field::from(facts.and_then(|f| f.first_request.as_deref()).map(|r| one_line(r, 600))),
+        last_request: Field::from(facts.and_then(|f| f.last_request.as_deref()).map(|r| one_line(r, 600))),
+        model: text(facts.and_then(|f| f.model.as_deref())),
+        checkpoint: Field::json(checkpoint),
+        sources: Field::json(SourcesOut {
+            git: snapshot.git.status(),
+            transcript: snapshot.transcript.status(),
+            planning: if planning.exists { "ok" } else { ".planning/ did not exist" },
+        }),
+        generated: Field::Set(generated.into_iter().map(Value::from).collect()),
+        generated_text: Field::Set(generated_text),
+        generated_at: Field::Set(timestamp.clone()),
+        first_written: Field::Set(first_written),
+        refreshes: Field::Set(refreshes),
+        schema: Field::Set(Value::from(super::doc::BATON_SCHEMA)),
+        writer: Field::Set(concat!("baton ", env!("CARGO_PKG_VERSION")).to_string()),
+        ..Baton::default()
+    };
+    // What someone added, and what a pulled handoff carries, survives the refresh.
+    if let Some(previous) = previous.and_then(|prev| prev.baton().section()) {
+        baton.carry_from(previous);
+    }
 
     let (phase_number, phase_name) = planning.phase_position();
-    // Fields someone added that neither GSD nor baton know are kept.
-    let unknown = previous.map(|prev| super::doc::unknown_fields(prev.object())).unwrap_or_default();
-    if let Some(Value::Object(prev_baton)) = previous.and_then(|prev| prev.object().get("baton")) {
-        for (key, value) in prev_baton {
-            if !baton.contains_key(key)
-                && !TRANSIENT_BATON_KEYS.contains(&key.as_str())
-                && !key.starts_with("github_")
-            {
-                baton.insert(key.clone(), value.clone());
-            }
-        }
-    }
-    let out = GsdHandoff {
-        timestamp: timestamp.clone(),
-        phase: phase_number,
-        phase_name,
-        phase_dir: phase.map(|p| p.dir.to_string_lossy().into_owned()),
+    let out = Handoff {
+        timestamp: Field::Set(timestamp.clone()),
+        phase: Field::from(phase_number.map(Scalar::Text)),
+        phase_name: Field::from(phase_name),
+        phase_dir: Field::from(phase.map(|p| p.dir.to_string_lossy().into_owned())),
         plan: plan_number(planning),
-        task: task.map(|t| t as u64),
-        total_tasks: total_tasks.map(|t| t as u64),
-        status: "paused".into(),
-        completed_tasks: completed_json,
-        remaining_tasks: remaining_json,
-        blockers: blockers.clone(),
-        human_actions_pending: human_actions.clone(),
-        decisions,
-        uncommitted_files: uncommitted,
-        next_action: next_action.clone(),
-        context_notes,
-        unknown,
-        baton,
-        ..GsdHandoff::default()
-    }
-    .into_object();
+        task: Field::from(task.map(|t| t as u64)),
+        total_tasks: Field::from(total_tasks.map(|t| t as u64)),
+        status: Field::Set("paused".into()),
+        completed_tasks: Field::Set(completed_json),
+        remaining_tasks: Field::Set(remaining_json),
+        blockers: Field::Set(blockers.clone()),
+        human_actions_pending: Field::Set(human_actions.clone()),
+        decisions: Field::Set(decisions),
+        uncommitted_files: Field::Set(uncommitted),
+        next_action: Field::Set(next_action.clone()),
+        context_notes: Field::Set(context_notes),
+        // Fields someone added that neither GSD nor baton know are kept.
+        unknown: before.map(|b| b.unknown.clone()).unwrap_or_default(),
+        baton: Field::Set(baton),
+        ..Handoff::fresh()
+    };
 
     let status = if blockers.is_empty() { "in_progress" } else { "blocked" }.to_string();
     let summary = Summary {
@@ -530,10 +512,9 @@ pub fn build(
         next_action,
         gsd: planning.gsd,
     };
-    let doc = HandoffDoc::from_object(out, root);
-    let markdown = super::markdown::render(&doc, snapshot, &tasks, carried, &summary);
-    let json = doc.into_value();
-    Handoff { json, markdown, continue_here: planning.continue_here.clone(), summary }
+    let json = HandoffDoc::from_handoff(out, root);
+    let markdown = super::markdown::render(&json, snapshot, &tasks, carried, &summary);
+    Built { json, markdown, continue_here: planning.continue_here.clone(), summary }
 }
 
 #[cfg(test)]

@@ -14,6 +14,39 @@ use serde_json::{Value, json};
 use super::doc::{self, HandoffDoc};
 use crate::{fsx, places};
 
+/// Why a handoff could not be moved, archived, written or registered.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the handoff names no session")]
+    NoSession,
+    #[error("the handoff does not parse")]
+    Unparsed,
+    #[error("cannot create {}: {source}", path.display())]
+    CreateDir { path: PathBuf, source: std::io::Error },
+    #[error("cannot move {}: {source}", path.display())]
+    Move { path: PathBuf, source: std::io::Error },
+    #[error("cannot archive HANDOFF.json: {0}")]
+    ArchiveJson(std::io::Error),
+    #[error("cannot archive {}: {source}", path.display())]
+    ArchiveMarkdown { path: PathBuf, source: std::io::Error },
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Handoff(#[from] doc::HandoffError),
+    #[error("no home folder for baton's state")]
+    NoStateDir,
+    #[error("bad state dir")]
+    BadStateDir,
+    #[error("{0}")]
+    Registry(std::io::Error),
+}
+
+/// [`fsx::ensure_dir`], saying which folder could not be made.
+fn create_dir(path: &Path, private: bool) -> Result<(), StoreError> {
+    fsx::ensure_dir(path, private)
+        .map_err(|source| StoreError::CreateDir { path: path.to_path_buf(), source })
+}
+
 /// How many archived handoffs are kept.
 pub const ARCHIVE_KEEP: usize = 10;
 const REGISTRY_LIMIT: u64 = 4 * 1024 * 1024;
@@ -25,8 +58,6 @@ pub struct Existing {
     pub raw: Option<Vec<u8>>,
     /// Its content, when it parses as a JSON object (paths validated).
     pub doc: Option<HandoffDoc>,
-    /// The same, as JSON.
-    pub json: Option<Value>,
     /// Its `.continue-here.md` (as recorded in it and valid, else the place now detected).
     pub markdown_path: Option<PathBuf>,
     pub markdown: Option<String>,
@@ -101,13 +132,12 @@ pub fn read_existing(root: &Path, dir: &Path, detected_md: &Path) -> Existing {
     let json_path = root.join(dir).join("HANDOFF.json");
     let raw = fsx::read_limited(&json_path, doc::READ_LIMIT).ok();
     let doc = raw.as_ref().and_then(|b| HandoffDoc::parse_in(b, root, Some(dir)).ok());
-    let json = doc.as_ref().map(HandoffDoc::to_value);
     let owned = doc.as_ref().and_then(|d| d.baton().id()).is_some_and(|id| is_registered(root, id));
     let markdown_path =
         doc.as_ref().and_then(HandoffDoc::continue_here).unwrap_or_else(|| detected_md.to_path_buf());
     let markdown = read_markdown(root, &markdown_path);
     let markdown_path = markdown.as_ref().map(|_| markdown_path);
-    Existing { raw, doc, json, markdown_path, markdown, owned }
+    Existing { raw, doc, markdown_path, markdown, owned }
 }
 
 fn archive_dir(root: &Path, dir: &Path) -> PathBuf {
@@ -200,25 +230,23 @@ pub fn placement(main: &Existing, own_pending: &Existing, session_id: &str, take
 /// Moves another session's pending handoff out of `<dir>/HANDOFF.json` into its pending
 /// folder (its `.continue-here.md` beside it: moved when baton wrote it, else copied).
 /// Returns the new HANDOFF.json path.
-pub fn displace(root: &Path, dir: &Path, existing: &Existing) -> Result<PathBuf, String> {
-    let session = existing.session().ok_or("the handoff names no session")?;
-    let mut handoff = existing.doc.clone().ok_or("the handoff does not parse")?;
+pub fn displace(root: &Path, dir: &Path, existing: &Existing) -> Result<PathBuf, StoreError> {
+    let session = existing.session().ok_or(StoreError::NoSession)?;
+    let mut handoff = existing.doc.clone().ok_or(StoreError::Unparsed)?;
     let target = pending_dir(dir, session);
     let folder = root.join(&target);
-    fsx::ensure_dir(&folder, false).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    create_dir(&folder, false)?;
     let md_rel = target.join(doc::CONTINUE_HERE);
     if let (Some(text), Some(rel)) = (&existing.markdown, &existing.markdown_path) {
         fsx::write_atomic(&root.join(&md_rel), text.as_bytes(), fsx::WriteOptions::USER)
-            .map_err(|e| format!("cannot move {}: {e}", rel.display()))?;
+            .map_err(|source| StoreError::Move { path: rel.clone(), source })?;
         if existing.owned && plausible_markdown(root, rel) {
             let _ = std::fs::remove_file(root.join(rel));
         }
-        handoff.edit_baton(|baton| {
-            baton.insert("continue_here".into(), Value::from(md_rel.to_string_lossy().into_owned()));
-        });
+        handoff.baton_mut().continue_here = doc::Field::Set(md_rel.to_string_lossy().into_owned());
     }
     let json_path = folder.join("HANDOFF.json");
-    rewrite_json(&json_path, &handoff.to_value())?;
+    rewrite_json(&json_path, &handoff)?;
     Ok(json_path)
 }
 
@@ -304,9 +332,9 @@ pub fn archive(
     dir: &Path,
     existing: &Existing,
     now: DateTime<Utc>,
-) -> Result<Vec<PathBuf>, String> {
+) -> Result<Vec<PathBuf>, StoreError> {
     let folder = archive_dir(root, dir);
-    fsx::ensure_dir(&folder, false).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    create_dir(&folder, false)?;
     let session = existing
         .session()
         .map(str::to_string)
@@ -325,14 +353,13 @@ pub fn archive(
     let mut archived = vec![];
     if let Some(raw) = &existing.raw {
         let target = folder.join(format!("{name}.json"));
-        fsx::write_atomic(&target, raw, fsx::WriteOptions::USER)
-            .map_err(|e| format!("cannot archive HANDOFF.json: {e}"))?;
+        fsx::write_atomic(&target, raw, fsx::WriteOptions::USER).map_err(StoreError::ArchiveJson)?;
         archived.push(target);
     }
     if let (Some(text), Some(rel)) = (&existing.markdown, &existing.markdown_path) {
         let target = folder.join(format!("{name}.md"));
         fsx::write_atomic(&target, text.as_bytes(), fsx::WriteOptions::USER)
-            .map_err(|e| format!("cannot archive {}: {e}", rel.display()))?;
+            .map_err(|source| StoreError::ArchiveMarkdown { path: rel.clone(), source })?;
         archived.push(target);
         if existing.owned && plausible_markdown(root, rel) {
             let _ = std::fs::remove_file(root.join(rel));
@@ -369,45 +396,37 @@ pub fn newest_archived(root: &Path, dir: &Path, session_id: &str) -> Option<Exis
     if parsed.baton().session_id() != Some(session_id) || !parsed.writable() {
         return None;
     }
-    let json = parsed.to_value();
     let md_path = folder.join(format!("{}.md", name.stem));
     let markdown = fsx::read_limited(&md_path, doc::MARKDOWN_LIMIT)
         .ok()
         .map(|b| String::from_utf8_lossy(&b).into_owned());
-    Some(Existing {
-        raw: Some(raw),
-        doc: Some(parsed),
-        json: Some(json),
-        markdown_path: None,
-        markdown,
-        owned: false,
-    })
+    Some(Existing { raw: Some(raw), doc: Some(parsed), markdown_path: None, markdown, owned: false })
 }
 
 /// Writes HANDOFF.json and `.continue-here.md`, creating folders as needed.
 pub fn write_files(
     root: &Path,
     dir: &Path,
-    json: &Value,
+    json: &HandoffDoc,
     md_rel: &Path,
     markdown: &str,
-) -> Result<(PathBuf, PathBuf), String> {
+) -> Result<(PathBuf, PathBuf), StoreError> {
     let folder = root.join(dir);
-    fsx::ensure_dir(&folder, false).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    create_dir(&folder, false)?;
     let json_path = folder.join("HANDOFF.json");
     rewrite_json(&json_path, json)?;
     let md_path = root.join(md_rel);
     if let Some(parent) = md_path.parent() {
-        fsx::ensure_dir(parent, false).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        create_dir(parent, false)?;
     }
     fsx::write_atomic(&md_path, markdown.as_bytes(), fsx::WriteOptions::USER)
-        .map_err(|e| format!("cannot write {}: {e}", md_path.display()))?;
+        .map_err(|source| StoreError::Write { path: md_path.clone(), source })?;
     Ok((json_path, md_path))
 }
 
 /// Writes HANDOFF.json alone (also after a checkpoint, to record its commit).
-pub fn rewrite_json(path: &Path, json: &Value) -> Result<(), String> {
-    doc::write(path, json).map_err(|e| e.to_string())
+pub fn rewrite_json(path: &Path, json: &HandoffDoc) -> Result<(), StoreError> {
+    Ok(doc::write(path, json)?)
 }
 
 /// The registry's format version (1: `projects` → list of `{id, session_id, written}`).
@@ -445,10 +464,10 @@ pub fn project_lock_within(root: &Path, wait: std::time::Duration) -> std::io::R
 }
 
 /// Records that this machine wrote handoff `id` for the project at `root`.
-pub fn register(root: &Path, id: &str, session_id: &str, now: DateTime<Utc>) -> Result<(), String> {
-    let file = registry_file().ok_or("no home folder for baton's state")?;
-    let dir = file.path.parent().ok_or("bad state dir")?;
-    fsx::ensure_dir(dir, true).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+pub fn register(root: &Path, id: &str, session_id: &str, now: DateTime<Utc>) -> Result<(), StoreError> {
+    let file = registry_file().ok_or(StoreError::NoStateDir)?;
+    let dir = file.path.parent().ok_or(StoreError::BadStateDir)?;
+    create_dir(dir, true)?;
     // Within the hook's budget, like the project lock.
     let guard = crate::state::Guard {
         wait: PROJECT_LOCK_WAIT,
@@ -474,7 +493,7 @@ pub fn register(root: &Path, id: &str, session_id: &str, now: DateTime<Utc>) -> 
         }
         crate::state::Edit::Store(registry, ())
     };
-    file.update(&guard, true, edit).map_err(|e| e.to_string())
+    file.update(&guard, true, edit).map_err(StoreError::Registry)
 }
 
 /// Whether this machine wrote handoff `id` for the project at `root`.
@@ -495,7 +514,7 @@ mod tests {
     fn existing(json: Option<Value>) -> Existing {
         let raw = json.as_ref().map(|j| j.to_string().into_bytes());
         let doc = raw.as_ref().and_then(|r| HandoffDoc::parse(r, Path::new("/")).ok());
-        Existing { raw, doc, json, markdown_path: None, markdown: None, owned: false }
+        Existing { raw, doc, markdown_path: None, markdown: None, owned: false }
     }
 
     #[test]

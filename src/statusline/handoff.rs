@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{Context, Segment, Style};
 use crate::fsx;
-use crate::handoff::doc::{self, HandoffDoc};
+use crate::handoff::doc;
 
 pub const MARKER: &str = "⏸ handoff";
 
@@ -13,12 +13,11 @@ pub fn segment(ctx: &Context) -> Option<Segment> {
     ctx.handoff_paused().then(|| Segment::new(MARKER.to_string(), Style::Warning))
 }
 
-/// True when the handoff file at `path` says it is paused (read through the one typed
-/// reader, bounded).
+/// True when the handoff file at `path` says it is paused (bounded; one parse that reads
+/// the `status` field alone, by the schema's own reader).
 pub fn is_paused(path: &Path) -> bool {
     let Ok(bytes) = fsx::read_limited(path, doc::READ_LIMIT) else { return false };
-    let root = path.parent().and_then(Path::parent).unwrap_or(Path::new("/"));
-    HandoffDoc::parse(&bytes, root).is_ok_and(|d| d.is_paused())
+    doc::is_paused(&bytes)
 }
 
 #[cfg(test)]
