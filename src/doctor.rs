@@ -404,7 +404,7 @@ pub fn analyse_settings(files: &[SettingsFile], hosts: &[Host], facts: &Facts) -
 /// registers baton (the hooks check says so).
 pub fn codex_trust_check(
     files: &[SettingsFile],
-    states: &Result<BTreeMap<String, HookState>, String>,
+    states: &Result<BTreeMap<String, HookState>, codex_trust::ConfigError>,
     config: &str,
     key_path: &dyn Fn(&Path) -> String,
 ) -> Option<Check> {

@@ -12,12 +12,13 @@
 //! previous session's and never presents them as baton's instructions.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
 use crate::config::Config;
 use crate::gitx::Repo;
-use crate::handoff::doc::{self, HandoffDoc};
+use crate::handoff::doc::{self, HandoffDoc, HandoffError};
 use crate::handoff::{markdown, model::one_line, store};
 use crate::util::text::age;
 use crate::{fsx, metrics, places};
@@ -29,6 +30,24 @@ const ACTIVE_SECONDS: i64 = 600;
 /// What the brief may spend on `git status` (the whole brief stays well under 200 ms).
 const GIT_BUDGET: std::time::Duration = std::time::Duration::from_millis(80);
 
+/// Why a handoff could not be recorded, closed or accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    #[error("{}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Handoff(#[from] HandoffError),
+    /// The handoff found could not be used (said when it was found).
+    #[error(transparent)]
+    Unusable(Arc<HandoffError>),
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    #[error("cannot remove {}: {source}", path.display())]
+    Remove { path: PathBuf, source: std::io::Error },
+    #[error("its version is newer than this baton writes, so it cannot be given an id; it was not changed")]
+    NewerVersion,
+}
+
 /// A handoff found in a project.
 #[derive(Debug, Clone)]
 pub struct Found {
@@ -36,7 +55,7 @@ pub struct Found {
     pub dir: PathBuf,
     pub json_path: PathBuf,
     /// The parsed file (paths validated), or why it could not be used.
-    pub handoff: Result<HandoffDoc, String>,
+    pub handoff: Result<HandoffDoc, Arc<HandoffError>>,
     /// `.continue-here.md`, relative to the root, when it exists.
     pub markdown_rel: Option<PathBuf>,
     pub markdown: Option<String>,
@@ -87,7 +106,7 @@ pub fn find_all(root: &Path, config: &Config) -> Vec<Found> {
 pub fn find_in(root: &Path, dir: &Path, config: &Config) -> Option<Found> {
     let dir = dir.to_path_buf();
     let json_path = root.join(&dir).join("HANDOFF.json");
-    let handoff = HandoffDoc::read(root, &dir)?.map_err(|e| e.to_string());
+    let handoff = HandoffDoc::read(root, &dir)?.map_err(Arc::new);
     // Only a validated `.continue-here.md` (inside `.planning/`, see `doc`) is read.
     let markdown_rel = handoff.as_ref().ok().and_then(HandoffDoc::continue_here).or_else(|| {
         doc::check_continue_here_in(&format!("{}/{}", dir.display(), doc::CONTINUE_HERE), root, Some(&dir))
@@ -578,16 +597,20 @@ pub fn active_resumer(
 }
 
 /// [`record_resumption`] for a caller that holds the project's lock.
-fn record_resumption_locked(found: &Found, session_id: &str, source: &str) -> Result<HandoffDoc, String> {
-    let bytes = fsx::read_limited(&found.json_path, doc::READ_LIMIT).map_err(|e| e.to_string())?;
-    let mut handoff =
-        HandoffDoc::parse_in(&bytes, &found.root, Some(&found.dir)).map_err(|e| e.to_string())?;
+fn record_resumption_locked(
+    found: &Found,
+    session_id: &str,
+    source: &str,
+) -> Result<HandoffDoc, ResumeError> {
+    let bytes = fsx::read_limited(&found.json_path, doc::READ_LIMIT)
+        .map_err(|source| ResumeError::Read { path: found.json_path.clone(), source })?;
+    let mut handoff = HandoffDoc::parse_in(&bytes, &found.root, Some(&found.dir))?;
     if !handoff.baton().exists() || !handoff.writable() {
         return Ok(handoff);
     }
     let at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     handoff.baton_mut().add_resumption(session_id, &at, source);
-    store::rewrite_json(&found.json_path, &handoff).map_err(|e| e.to_string())?;
+    store::rewrite_json(&found.json_path, &handoff)?;
     Ok(handoff)
 }
 
@@ -636,9 +659,9 @@ pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config:
     }
     let paused: Vec<&Found> = all.iter().filter(|f| f.paused()).collect();
     if paused.is_empty() {
-        return all
-            .iter()
-            .find_map(|f| f.handoff.as_ref().err().map(|why| only_text(unreadable_line(f, why))));
+        return all.iter().find_map(|f| {
+            f.handoff.as_ref().err().map(|why| only_text(unreadable_line(f, &why.to_string())))
+        });
     }
     let _lock = store::project_lock(&root);
     let now = Utc::now();
@@ -792,15 +815,15 @@ pub fn first_prompt(cwd: &Path, session_id: &str, config: &Config) -> Option<Sta
 /// HANDOFF.json is archived then removed; its `.continue-here.md` (only a validated one
 /// inside `.planning/`) is archived, and removed only when baton wrote it. A HANDOFF.json
 /// of a newer version is archived as it is, unchanged.
-pub fn close(found: &Found, how: &str) -> Result<Vec<PathBuf>, String> {
+pub fn close(found: &Found, how: &str) -> Result<Vec<PathBuf>, ResumeError> {
     let _lock = store::project_lock(&found.root);
     let now = Utc::now();
     let mut raw = fsx::read_limited(&found.json_path, doc::READ_LIMIT)
-        .map_err(|e| format!("{}: {e}", found.json_path.display()))?;
+        .map_err(|source| ResumeError::Read { path: found.json_path.clone(), source })?;
     let mut parsed = HandoffDoc::parse_in(&raw, &found.root, Some(&found.dir)).ok();
     if let Some(handoff) = parsed.as_mut().filter(|h| h.writable()) {
         handoff.baton_mut().set_closed(how, &now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-        raw = doc::encode(&handoff.to_value()).map_err(|e| e.to_string())?;
+        raw = doc::encode(&handoff.to_value())?;
     }
     let owned =
         parsed.as_ref().and_then(|h| h.baton().id()).is_some_and(|id| store::is_registered(&found.root, id));
@@ -811,30 +834,28 @@ pub fn close(found: &Found, how: &str) -> Result<Vec<PathBuf>, String> {
         markdown: found.markdown.clone(),
         owned,
     };
-    let archived = store::archive(&found.root, &found.dir, &existing, now).map_err(|e| e.to_string())?;
+    let archived = store::archive(&found.root, &found.dir, &existing, now)?;
     std::fs::remove_file(&found.json_path)
-        .map_err(|e| format!("cannot remove {}: {e}", found.json_path.display()))?;
+        .map_err(|source| ResumeError::Remove { path: found.json_path.clone(), source })?;
     Ok(archived)
 }
 
 /// Trusts the handoff from now on: registers its id (giving it one if it has none).
-pub fn accept(found: &Found) -> Result<String, String> {
+pub fn accept(found: &Found) -> Result<String, ResumeError> {
     let _lock = store::project_lock(&found.root);
-    let mut handoff = found.handoff.clone()?;
+    let mut handoff = found.handoff.clone().map_err(ResumeError::Unusable)?;
     let id = match handoff.baton().id() {
         Some(id) => id.to_string(),
-        None if !handoff.writable() => {
-            return Err("its version is newer than this baton writes, so it cannot be given an id; it was not changed".into());
-        }
+        None if !handoff.writable() => return Err(ResumeError::NewerVersion),
         None => {
             let id = fsx::random_hex(12);
             handoff.baton_mut().id = doc::Field::Set(id.clone());
-            store::rewrite_json(&found.json_path, &handoff).map_err(|e| e.to_string())?;
+            store::rewrite_json(&found.json_path, &handoff)?;
             id
         }
     };
     let session = handoff.baton().session_id().unwrap_or("accepted").to_string();
-    store::register(&found.root, &id, &session, Utc::now()).map_err(|e| e.to_string())?;
+    store::register(&found.root, &id, &session, Utc::now())?;
     Ok(id)
 }
 

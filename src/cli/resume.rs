@@ -82,7 +82,8 @@ fn show(found: &Found, json_out: bool) -> ExitStatus {
     let handoff = match &found.handoff {
         Ok(handoff) => handoff,
         Err(why) => {
-            let line = resume::unreadable_line(found, why);
+            let why = why.to_string();
+            let line = resume::unreadable_line(found, &why);
             emit(
                 json_out,
                 json!({"found": true, "readable": false, "path": found.json_path, "error": why}),

@@ -193,7 +193,7 @@ struct Extra<'a> {
     bytes: &'a [u8],
 }
 
-fn validate_extras<'a>(files: &'a [(String, Vec<u8>)]) -> Result<Vec<Extra<'a>>, String> {
+fn validate_extras<'a>(files: &'a [(String, Vec<u8>)]) -> Result<Vec<Extra<'a>>, GitError> {
     let mut out: Vec<Extra<'a>> = Vec::with_capacity(files.len());
     for (path, bytes) in files {
         let bad = path.is_empty()
@@ -204,7 +204,7 @@ fn validate_extras<'a>(files: &'a [(String, Vec<u8>)]) -> Result<Vec<Extra<'a>>,
                 part.is_empty() || part == "." || part == ".." || part.eq_ignore_ascii_case(".git")
             });
         if bad {
-            return Err(format!("refusing the checkpoint file path {path:?}"));
+            return Err(format!("refusing the checkpoint file path {path:?}").into());
         }
         // The last one given for a path wins.
         out.retain(|e| e.path != path.as_bytes());

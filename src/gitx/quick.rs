@@ -79,13 +79,16 @@ fn diff_with_deadline<'r>(
     sides: Sides<'_>,
     flags: u32,
     deadline: &mut Deadline,
-) -> Result<Option<Diff<'r>>, String> {
+) -> Result<Option<Diff<'r>>, GitError> {
     // SAFETY: a zeroed git_diff_options is what git_diff_init_options expects to fill.
     let mut options: raw::git_diff_options = unsafe { std::mem::zeroed() };
     // SAFETY: `options` is a valid, writable git_diff_options; version 1 is the only one.
     let rc = unsafe { raw::git_diff_init_options(&mut options, 1) };
     if rc < 0 {
-        return Err(git2::Error::last_error(rc).message().to_string());
+        return Err(GitError::Git {
+            doing: "preparing the status diff",
+            source: git2::Error::last_error(rc),
+        });
     }
     options.flags = flags;
     options.ignore_submodules = raw::GIT_SUBMODULE_IGNORE_ALL;
@@ -116,7 +119,7 @@ fn diff_with_deadline<'r>(
         return Ok(None);
     }
     if rc < 0 || out.is_null() {
-        return Err(git2::Error::last_error(rc).message().to_string());
+        return Err(GitError::Git { doing: "diffing for the status", source: git2::Error::last_error(rc) });
     }
     // SAFETY: `out` is a diff libgit2 just created; git2's Diff owns and frees it.
     Ok(Some(unsafe { Diff::from_raw(out) }))

@@ -181,11 +181,22 @@ pub fn trust(hook: &CodexHook, states: &BTreeMap<String, HookState>) -> Trust {
     }
 }
 
+/// Why Codex's `config.toml` gives no hook states (the words follow the file's name).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("is not valid TOML ({0})")]
+    Toml(String),
+    #[error("is not UTF-8 text")]
+    NotUtf8,
+    #[error("cannot be read ({0})")]
+    Unreadable(String),
+}
+
 /// `hooks.state` of a `config.toml`'s text. An entry with a field of the wrong type is
 /// left out whole, as Codex leaves it out; a file that is not TOML is an error.
-pub fn parse_states(text: &str) -> Result<BTreeMap<String, HookState>, String> {
+pub fn parse_states(text: &str) -> Result<BTreeMap<String, HookState>, ConfigError> {
     let table: toml::Table =
-        text.parse().map_err(|e: toml::de::Error| format!("is not valid TOML ({})", e.message()))?;
+        text.parse().map_err(|e: toml::de::Error| ConfigError::Toml(e.message().to_string()))?;
     let mut states = BTreeMap::new();
     let entries = table.get("hooks").and_then(|h| h.get("state")).and_then(toml::Value::as_table);
     for (key, entry) in entries.into_iter().flatten() {
@@ -210,15 +221,15 @@ pub fn config_path(codex_home: &Path) -> PathBuf {
 
 /// Reads the hook states from `config.toml` (a missing file has none). A symlinked
 /// file (dotfiles) is read where it points.
-pub fn load_states(config: &Path) -> Result<BTreeMap<String, HookState>, String> {
+pub fn load_states(config: &Path) -> Result<BTreeMap<String, HookState>, ConfigError> {
     let real = std::fs::canonicalize(config).unwrap_or_else(|_| config.to_path_buf());
     match fsx::read_limited(&real, CONFIG_LIMIT) {
         Ok(bytes) => {
-            let text = String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".to_string())?;
+            let text = String::from_utf8(bytes).map_err(|_| ConfigError::NotUtf8)?;
             parse_states(&text)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
-        Err(e) => Err(format!("cannot be read ({e})")),
+        Err(e) => Err(ConfigError::Unreadable(e.to_string())),
     }
 }
 
@@ -382,6 +393,6 @@ mod tests {
         assert_eq!(at(text), Trust::Trusted);
         let text = "[hooks.state.\"/c/hooks.json:post_tool_use:0:0\"]\nenabled = \"no\"\ntrusted_hash = \"sha256:aa\"\n";
         assert_eq!(at(text), Trust::Untrusted);
-        assert!(parse_states("[hooks\n").unwrap_err().contains("not valid TOML"));
+        assert!(parse_states("[hooks\n").unwrap_err().to_string().contains("not valid TOML"));
     }
 }
