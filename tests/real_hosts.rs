@@ -856,4 +856,5 @@ fn factory_droid_exec() {
 }
 mod contexts;
 mod copilot;
+mod pane18;
 mod relay;

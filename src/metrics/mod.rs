@@ -15,8 +15,9 @@ use crate::config::Settings;
 
 pub use bridge::{Bridge, is_fresh, read_any_bridge, read_bridge, write_bridge};
 pub use headroom::{
-    ClaudeCompaction, CompactionAt, CompactionRule, Footer, FooterKind, Headroom, HeadroomEnd, claude_footer,
-    compaction_point, headroom, headroom_to, short_tokens,
+    AUTO_COMPACT_WINDOW_MIN, COMPACT_MARGIN, ClaudeCompaction, CompactionAt, CompactionRule, Footer,
+    FooterKind, Headroom, HeadroomEnd, OUTPUT_RESERVE_MAX, claude_footer, compaction_point, headroom,
+    headroom_to, short_tokens,
 };
 pub use payload::figure_from_statusline;
 pub use session::{

@@ -11,6 +11,7 @@
 
 pub mod agent;
 pub mod chat_hosts;
+pub mod rate_limits;
 pub mod scripted;
 pub mod server;
 

@@ -1,0 +1,169 @@
+//! What the user sees on Claude Code's own screen (issues 18 and 20), read from the
+//! captured tmux pane of the interactive Claude Code against the stand-in server: baton's
+//! meter beside Claude Code's own "N% context used", baton's notices at the WARNING and at
+//! the CRITICAL handoff, the rate limits when the payload carries them, and the window the
+//! statusline payload gave winning over the table's for the next tool call.
+
+use std::time::Duration;
+
+use super::{CRITICAL, Checks, SERVER_LIFETIME, WARNING, first_per_turn, turns_with};
+use crate::real_hosts_support::server::{FINAL_TEXT, Server, Step};
+use crate::real_hosts_support::{self, CLAUDE_200K_MODEL, Tmux, World, rate_limits, with_hosts};
+
+const PROMPT: &str = "Run the scripted steps, one shell command at a time.";
+
+/// The statusline row of the pane: the one with baton's meter (a bar and `│` separators).
+fn statusline_row(pane: &str) -> Option<String> {
+    pane.lines()
+        .find(|l| l.contains('\u{2502}') && (l.contains('\u{2591}') || l.contains('\u{2588}')))
+        .map(|l| l.trim().to_string())
+}
+
+/// The `N` of Claude Code's own "N% context used" in the pane.
+fn claude_code_used(pane: &str) -> Option<u32> {
+    let at = pane.find("% context used")?;
+    let digits: String = pane[..at]
+        .chars()
+        .rev()
+        .take_while(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse().ok()
+}
+
+/// The `N` of baton's meter (`███████░░░ N%`) in the statusline row.
+fn meter_used(row: &str) -> Option<u32> {
+    let bar_end = row.rfind(['\u{2591}', '\u{2588}'])?;
+    let rest = row[bar_end..].chars().skip(1).collect::<String>();
+    rest.trim_start().split('%').next()?.trim().parse().ok()
+}
+
+/// Starts the interactive Claude Code in tmux with `env` and waits for its prompt.
+fn start_claude(checks: &mut Checks, world: &World, env: &[(String, String)], model: &str) -> Option<Tmux> {
+    if !real_hosts_support::tmux_available()
+        && real_hosts_support::mode() != real_hosts_support::Mode::Required
+    {
+        real_hosts_support::skipped("claude interactive (pane18)", "tmux is not on PATH");
+        return None;
+    }
+    let tmux = match Tmux::start(
+        world,
+        env,
+        &world.hosts.claude,
+        &["--model", model, "--allowedTools", "Bash,Read"],
+    ) {
+        Ok(tmux) => tmux,
+        Err(reason) => panic!("claude interactive: {reason}"),
+    };
+    let ready = tmux.wait_for(Duration::from_secs(30), |pane| {
+        pane.contains("for shortcuts") || pane.contains("\u{276f}")
+    });
+    checks.check("claude started (prompt shown)", ready, || tmux.pane());
+    std::thread::sleep(Duration::from_secs(2));
+    Some(tmux)
+}
+
+/// The pane's text, saved into the world's logs for a look.
+fn save_pane(world: &World, tmux: &Tmux, name: &str) -> String {
+    let pane = tmux.pane();
+    let logs = world.root().join("logs");
+    let _ = std::fs::create_dir_all(&logs);
+    let _ = std::fs::write(logs.join(format!("{name}-pane.txt")), &pane);
+    pane
+}
+
+/// The environment of a gateway login (see [`rate_limits`]) against `server`: Claude Code
+/// then fills `rate_limits` in the statusline payload from the server's headers.
+fn gateway_env(world: &World, server: &Server) -> Vec<(String, String)> {
+    let mut env = world.env();
+    env.extend(world.claude_env(server).into_iter().map(|(k, v)| (k.to_string(), v)));
+    env.retain(|(k, _)| k != "ANTHROPIC_API_KEY");
+    env.push(("ANTHROPIC_AUTH_TOKEN".to_string(), rate_limits::gateway_token()));
+    env
+}
+
+/// One interactive session to 158k of a 200k window, crossing WARNING (135k) and CRITICAL
+/// (158k) on tool calls, with the rate-limit headers on every reply: the pane shows both
+/// notices, Claude Code's "88% context used" (of 180k) beside baton's meter, which names
+/// its base (79 % of 200k), and the rate limits.
+#[test]
+fn claude_code_screen_shows_notices_footer_and_rate_limits() {
+    with_hosts("claude interactive: screen", |hosts| {
+        let mut checks = Checks::new("claude interactive: screen");
+        let world = World::new(hosts);
+        world.claude_setup();
+        let at = |pct: f64| (200_000.0 * pct / 100.0) as u64;
+        let script = vec![
+            Step::tool(at(20.0), "echo step 0"),
+            Step::tool(at(60.0), "echo step 1"),
+            Step::tool(at(67.5), "echo step 2"), // crosses 65 %: WARNING and its notice
+            Step::tool(158_000, "echo step 3"),  // crosses 75 %: CRITICAL, the handoff and its notice
+            Step::text(158_000),                 // Claude Code: 88 % context used (of 180k)
+        ];
+        let server = Server::start(script, SERVER_LIFETIME);
+        let now = crate::common::now();
+        server.set_headers(rate_limits::headers(0.42, now + 4800, 0.18, now + 3 * 86_400 + 4 * 3600));
+        let env = gateway_env(&world, &server);
+        let Some(tmux) = start_claude(&mut checks, &world, &env, CLAUDE_200K_MODEL) else { return };
+        let sent = tmux.type_line(PROMPT, || !server.main_requests().is_empty());
+        checks.check("prompt submitted", sent, || tmux.pane());
+        let finished = tmux.wait_for(Duration::from_secs(60), |pane| pane.contains(FINAL_TEXT));
+        checks.check("session ran all turns", finished, || format!("{}\n{}", tmux.pane(), server.summary()));
+        // Claude Code's footer takes its turn in the notification corner (a tmux hint may
+        // hold it first); the statusline renders after the last reply.
+        let settled = tmux.wait_for(Duration::from_secs(30), |pane| {
+            claude_code_used(pane).is_some()
+                && statusline_row(pane).is_some_and(|row| meter_used(&row) == Some(79) && row.contains("5h "))
+        });
+        let pane = save_pane(&world, &tmux, "01-screen");
+        world.save_requests(&server, "01-screen");
+        drop(tmux);
+        checks.check("the pane settled (footer, meter at 79 %, rate limits)", settled, || pane.clone());
+
+        let requests = first_per_turn(server.main_requests());
+        let warned = turns_with(&requests, WARNING);
+        let critical = turns_with(&requests, CRITICAL);
+        checks.check(
+            "the agent was warned after the crossing call, then told CRITICAL",
+            warned.first() == Some(&3) && critical.first() == Some(&4),
+            || format!("warning in turns {warned:?}, critical in {critical:?}\n{}", server.summary()),
+        );
+        let says =
+            |needle: &str| pane.lines().any(|l| l.contains("says: baton: context") && l.contains(needle));
+        checks.check(
+            "the pane shows baton's WARNING notice",
+            says("68 % — the agent was told to wrap up"),
+            || pane.clone(),
+        );
+        checks.check(
+            "the pane shows baton's CRITICAL notice (where the handoff and the checkpoint are)",
+            says("79 % — handoff saved to .planning/HANDOFF.json, checkpoint refs/baton/wip/"),
+            || pane.clone(),
+        );
+
+        let row = statusline_row(&pane).unwrap_or_default();
+        let ours = meter_used(&row);
+        let theirs = claude_code_used(&pane);
+        // 158,000 tokens: 79 % of the 200k window (the payload's, baton's); 88 % of 180k
+        // (the window less Claude Code's 20k output reserve: its footer).
+        checks.check("Claude Code's footer reads 88% context used (of 180k)", theirs == Some(88), || {
+            format!("footer {theirs:?}\n{pane}")
+        });
+        checks.check("baton's meter reads 79 % (of 200k)", ours == Some(79), || {
+            format!("meter {ours:?}: {row}")
+        });
+        checks.check(
+            "where the two differ, the line says the meter's base",
+            ours == theirs || row.contains(&format!("{}% of 200k", ours.unwrap_or_default())),
+            || format!("meter {ours:?}, footer {theirs:?}: {row}"),
+        );
+        checks.check(
+            "the statusline shows the rate limits the payload carries (5h 42 %, 7d 18 %)",
+            row.contains("5h 42%") && row.contains("7d 18%"),
+            || row.clone(),
+        );
+        checks.finish();
+    });
+}
