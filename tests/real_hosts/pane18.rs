@@ -167,3 +167,108 @@ fn claude_code_screen_shows_notices_footer_and_rate_limits() {
         checks.finish();
     });
 }
+
+/// The window `windows.json` (baton's state dir) remembers for `model`.
+fn remembered_window(world: &World, model: &str) -> Option<u64> {
+    let path = world.sandbox.state_dir().join("windows.json");
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    value["models"][model].as_u64()
+}
+
+/// `claude -p` with `model` against a server running `steps`: the first request of each
+/// turn and the run.
+fn claude_print(
+    world: &World,
+    model: &str,
+    steps: Vec<Step>,
+    name: &str,
+) -> (Vec<String>, crate::real_hosts_support::Run) {
+    let server = Server::start(steps, SERVER_LIFETIME);
+    let run = world.claude_print(&server, Some(model), PROMPT);
+    world.save_requests(&server, name);
+    (first_per_turn(server.main_requests()).iter().map(|r| r.text()).collect(), run)
+}
+
+/// The crossing script of `contexts.rs`'s unknown id: 80-85 % of an assumed 200k, 16-17 %
+/// of 1M.
+fn unknown_id_script() -> Vec<Step> {
+    vec![
+        Step::tool(40_000, "echo step 0"),
+        Step::tool(140_000, "echo step 1"),
+        Step::tool(160_000, "echo step 2"),
+        Step::tool(170_000, "echo step 3"),
+        Step::text(171_000),
+    ]
+}
+
+/// Issue 18: after a statusline render the remembered window wins. Claude Code 2.1.332
+/// gives a `claude-*` id it does not know a 1,000,000-token window (its result's
+/// `modelUsage.contextWindow`, and the payload's `context_window_size`); baton's table
+/// does not know it either, so before any render baton assumes 200k: in `claude -p` the
+/// session is told CRITICAL (with no handoff) at 160k. Once the interactive Claude Code has
+/// rendered its statusline, `windows.json` remembers the payload's 1M for the id, and the
+/// hook measures the tool calls against it: nothing to say at 140-170k, in the interactive
+/// session and in a later `claude -p`, which has no statusline at all.
+#[test]
+fn claude_code_remembered_window_wins_after_a_render() {
+    with_hosts("claude interactive: remembered window", |hosts| {
+        let mut checks = Checks::new("claude interactive: remembered window");
+        let world = World::new(hosts);
+        world.claude_setup();
+        let unknown = "claude-nova-9-9";
+
+        // Before any render: the window is assumed (200k).
+        let (words, run) = claude_print(&world, unknown, unknown_id_script(), "01-before-render");
+        checks.check(
+            "before a render: claude -p is told CRITICAL of an assumed window",
+            words.iter().any(|w| w.contains(CRITICAL) && w.contains("does not know this model")),
+            || run.describe(),
+        );
+        checks.check(
+            "before a render: nothing remembered",
+            remembered_window(&world, unknown).is_none(),
+            || format!("{:?}", remembered_window(&world, unknown)),
+        );
+
+        // The interactive session renders its statusline after the first reply.
+        let server = Server::start(unknown_id_script(), SERVER_LIFETIME);
+        let mut env = world.env();
+        env.extend(world.claude_env(&server).into_iter().map(|(k, v)| (k.to_string(), v)));
+        let Some(tmux) = start_claude(&mut checks, &world, &env, unknown) else { return };
+        let sent = tmux.type_line(PROMPT, || !server.main_requests().is_empty());
+        checks.check("prompt submitted", sent, || tmux.pane());
+        let finished = tmux.wait_for(Duration::from_secs(60), |pane| pane.contains(FINAL_TEXT));
+        checks.check("session ran all turns", finished, || format!("{}\n{}", tmux.pane(), server.summary()));
+        let shown = tmux.wait_for(Duration::from_secs(10), |pane| {
+            statusline_row(pane).is_some_and(|row| meter_used(&row) == Some(17))
+        });
+        let pane = save_pane(&world, &tmux, "02-remembered");
+        world.save_requests(&server, "02-remembered");
+        drop(tmux);
+        checks.check("the statusline shows 17 % (171k of the payload's 1M)", shown, || pane.clone());
+        let remembered = remembered_window(&world, unknown);
+        checks.check(
+            "the render remembered the payload's window for the id: 1,000,000",
+            remembered == Some(1_000_000),
+            || format!("windows.json: {remembered:?}"),
+        );
+        let requests = first_per_turn(server.main_requests());
+        let warned = turns_with(&requests, "CONTEXT ");
+        checks.check(
+            "interactive: measured against the remembered 1M, 140-170k is not warned",
+            requests.len() >= 5 && warned.is_empty(),
+            || format!("warned in turns {warned:?}\n{}", server.summary()),
+        );
+        drop(server);
+
+        // A later `claude -p` (no statusline in it): the remembered window still wins.
+        let (words, run) = claude_print(&world, unknown, unknown_id_script(), "03-after-render");
+        checks.check("after a render: claude -p ran all turns", words.len() >= 5, || run.describe());
+        checks.check(
+            "after a render: claude -p is measured against the remembered 1M (no warning at 170k)",
+            !words.iter().any(|w| w.contains("CONTEXT ")),
+            || words.iter().filter(|w| w.contains("CONTEXT ")).cloned().collect::<Vec<_>>().join("\n\n"),
+        );
+        checks.finish();
+    });
+}
