@@ -92,7 +92,15 @@ fn other_hooks_on_the_same_events_are_kept_in_order() {
     let keys: Vec<&String> = settings.as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["$schema", "model", "permissions", "hooks", "statusLine", "enableAllProjectMcpServers"]
+        [
+            "$schema",
+            "model",
+            "permissions",
+            "hooks",
+            "statusLine",
+            "enableAllProjectMcpServers",
+            "subagentStatusLine"
+        ]
     );
     let post = hook_commands(&settings, "PostToolUse");
     assert_eq!(post.len(), 3);

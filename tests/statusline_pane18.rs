@@ -60,3 +60,98 @@ fn a_narrow_terminal_drops_the_base_first() {
     );
     assert_eq!(line.trim_end(), "79%");
 }
+
+/// The row context Claude Code 2.1.332 sends its `subagentStatusLine` command (the fields
+/// it fills, as read in its bundle), for two subagents.
+fn rows_payload() -> Value {
+    json!({
+        "session_id": common::SESSION, "transcript_path": "/nonexistent/t.jsonl", "cwd": "/nonexistent",
+        "permission_mode": "default", "agent_type": "main", "columns": 120,
+        "tasks": [
+            {"id": "a1b2", "name": null, "type": "local_agent", "agentType": "Explore", "status": "running",
+             "description": "Find the limiter", "label": "Find the limiter", "startTime": 1764576000000_u64,
+             "model": "claude-sonnet-4-5-20250929", "contextWindowSize": 200000, "tokenCount": 135000,
+             "tokenSamples": [90000, 135000], "cwd": "/nonexistent"},
+            {"id": "c3d4", "type": "local_agent", "agentType": "general-purpose", "status": "running",
+             "description": "Run the tests", "model": "claude-opus-4-7", "contextWindowSize": 1000000,
+             "tokenCount": 0, "tokenSamples": []}
+        ]
+    })
+}
+
+#[test]
+fn subagent_rows_one_json_line_each() {
+    let sandbox = Sandbox::new();
+    let out = render(&sandbox, &["statusline", "--subagents"], &rows_payload(), &[]);
+    let rows: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        rows,
+        [
+            json!({"id": "a1b2", "content": "██████░░░░ 68% · 135k/200k"}),
+            json!({"id": "c3d4", "content": "░░░░░░░░░░ --"}),
+        ]
+    );
+    // In colour: the level baton judges the subagent on (68 % is a WARNING).
+    let output = sandbox.run_with(&["statusline", "--subagents"], rows_payload().to_string().as_bytes(), &[]);
+    let first: Value =
+        serde_json::from_str(String::from_utf8_lossy(&output.stdout).lines().next().unwrap()).unwrap();
+    assert!(first["content"].as_str().unwrap().starts_with("\u{1b}[33m"), "{first}");
+    // Nothing is written: no bridge for the parent session.
+    assert!(!sandbox.bridge_path(common::SESSION).exists());
+}
+
+#[test]
+fn subagent_rows_on_bad_input_print_nothing_and_exit_zero() {
+    let sandbox = Sandbox::new();
+    for input in [&b"not json"[..], b"{}", br#"{"tasks": "x"}"#, b""] {
+        let output = sandbox.run_with(&["statusline", "--subagents"], input, &[("NO_COLOR", "1")]);
+        assert!(output.status.success());
+        assert_eq!(common::stdout(&output), "", "{}", String::from_utf8_lossy(input));
+    }
+    assert!(!sandbox.run(&["statusline", "--subagents", "--wrap", "x"], b"{}").status.success());
+}
+
+#[test]
+fn install_registers_the_subagent_rows_and_uninstall_removes_exactly_them() {
+    let sandbox = Sandbox::plain();
+    let before =
+        "{\"model\": \"opus\", \"subagentStatusLine\": {\"type\": \"command\", \"command\": \"rows.sh\"}}\n";
+    // Another tool's rows stay, and install says so.
+    common::write(&sandbox.claude_settings(), before);
+    let out = common::ok(&sandbox.run(&["install"], b""));
+    assert!(out.contains("subagentStatusLine is `rows.sh`, not baton's; left as it is"), "{out}");
+    let settings = common::read_json(&sandbox.claude_settings());
+    assert_eq!(settings["subagentStatusLine"]["command"], "rows.sh");
+    common::ok(&sandbox.run(&["uninstall"], b""));
+    assert_eq!(std::fs::read_to_string(sandbox.claude_settings()).unwrap(), before);
+
+    // None before: baton's is added, doctor checks it, uninstall takes it away.
+    common::write(&sandbox.claude_settings(), "{\"model\": \"opus\"}\n");
+    let out = common::ok(&sandbox.run(&["install"], b""));
+    assert!(out.contains("+ subagentStatusLine: "), "{out}");
+    let settings = common::read_json(&sandbox.claude_settings());
+    let command = settings["subagentStatusLine"]["command"].as_str().unwrap();
+    assert!(command.ends_with(" statusline --subagents"), "{command}");
+    assert_eq!(settings["subagentStatusLine"]["type"], "command");
+    let check = doctor_check(&sandbox, "subagentStatusLine");
+    assert_eq!(check["status"], "ok", "{check}");
+    common::ok(&sandbox.run(&["uninstall"], b""));
+    assert_eq!(std::fs::read_to_string(sandbox.claude_settings()).unwrap(), "{\"model\": \"opus\"}\n");
+
+    // An older install (no rows): doctor warns and says how to add them.
+    common::ok(&sandbox.run(&["install"], b""));
+    let mut settings = common::read_json(&sandbox.claude_settings());
+    settings.as_object_mut().unwrap().remove("subagentStatusLine");
+    common::write(&sandbox.claude_settings(), &settings.to_string());
+    let check = doctor_check(&sandbox, "subagentStatusLine");
+    assert_eq!(check["status"], "warn", "{check}");
+    assert!(check["fix"].as_str().unwrap_or_default().contains("install --statusline-only"), "{check}");
+    let out = common::ok(&sandbox.run(&["install", "--statusline-only"], b""));
+    assert!(out.contains("+ subagentStatusLine"), "{out}");
+}
+
+fn doctor_check(sandbox: &Sandbox, name: &str) -> Value {
+    let output = sandbox.run(&["doctor", "--json"], b"");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    report["checks"].as_array().unwrap().iter().find(|c| c["check"] == name).cloned().unwrap_or(Value::Null)
+}

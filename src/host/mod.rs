@@ -26,7 +26,8 @@ use std::path::PathBuf;
 
 pub use envelope::Envelope;
 pub use input::{
-    ContextWindow, CurrentUsage, Event, HookInput, PromptCache, RateLimits, RateWindow, StatuslineInput,
+    ContextWindow, CurrentUsage, Event, HookInput, PromptCache, RateLimits, RateWindow, SUBAGENT_ROWS_MAX,
+    StatuslineInput, SubagentRowsInput, SubagentTask,
 };
 
 /// A host that runs hooks.
@@ -179,6 +180,11 @@ impl HostKind {
     /// first prompt (UserPromptSubmit) instead.
     pub fn brief_on_first_prompt(self) -> bool {
         matches!(self, HostKind::Qwen)
+    }
+
+    /// Only Claude Code has rows per subagent (its `subagentStatusLine`).
+    pub fn has_subagent_statusline(self) -> bool {
+        matches!(self, HostKind::Claude) && claude::HAS_SUBAGENT_STATUSLINE
     }
 
     /// Only Claude Code has a command status line.

@@ -25,16 +25,21 @@ pub fn segment(ctx: &Context) -> Option<Segment> {
         return Some(Segment::new(format!("{} --", "░".repeat(CELLS)), Style::Dim).with_short("--"));
     };
     let used = figure.used_pct();
-    let filled = (used as usize * CELLS / 100).min(CELLS);
     let base =
         footer_base(ctx, figure).map(|w| format!(" of {}", metrics::short_tokens(w))).unwrap_or_default();
-    let text = format!("{}{} {used}%{base}", "█".repeat(filled), "░".repeat(CELLS - filled));
+    let text = format!("{} {used}%{base}", bar(used));
     let style = match ctx.level {
         Level::Normal => Style::Normal,
         Level::Warning => Style::Warning,
         Level::Critical => Style::Critical,
     };
     Some(Segment::new(text, style).with_short(format!("{used}%")))
+}
+
+/// The 10-cell bar of `used` %.
+pub(super) fn bar(used: u32) -> String {
+    let filled = (used as usize * CELLS / 100).min(CELLS);
+    format!("{}{}", "█".repeat(filled), "░".repeat(CELLS - filled))
 }
 
 /// The window the meter is of, when Claude Code's own footer is on screen beside it.

@@ -25,6 +25,7 @@ mod model;
 mod project;
 mod rate_limits;
 mod style;
+mod subagents;
 mod task;
 pub mod wrap;
 
@@ -41,6 +42,7 @@ pub use git::GitSettings;
 pub use git_cache::Record as GitRecord;
 pub use layout::{char_width, cut, width};
 pub use style::Style;
+pub use subagents::rows as subagent_rows;
 
 // The segment names and the default order are declared with the configuration key
 // (`config::keys`); a test below keeps `SEGMENTS` and that list in sync.
