@@ -87,8 +87,8 @@ fn subagent_rows_one_json_line_each() {
     assert_eq!(
         rows,
         [
-            json!({"id": "a1b2", "content": "██████░░░░ 68% · 135k/200k"}),
-            json!({"id": "c3d4", "content": "░░░░░░░░░░ --"}),
+            json!({"id": "a1b2", "content": "Explore  Find the limiter │ ██████░░░░ 68% · 135k/200k"}),
+            json!({"id": "c3d4", "content": "general-purpose  Run the tests │ ░░░░░░░░░░ --"}),
         ]
     );
     // In colour: the level baton judges the subagent on (68 % is a WARNING).

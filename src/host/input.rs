@@ -261,6 +261,11 @@ pub struct SubagentTask {
     pub agent_type: Option<String>,
     #[serde(deserialize_with = "text")]
     pub status: Option<String>,
+    /// What the row says of the task (its progress summary, else its description).
+    #[serde(deserialize_with = "text")]
+    pub label: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub description: Option<String>,
     #[serde(deserialize_with = "text")]
     pub model: Option<String>,
     /// The window of the subagent's model, as Claude Code counts it.

@@ -272,3 +272,88 @@ fn claude_code_remembered_window_wins_after_a_render() {
         checks.finish();
     });
 }
+
+const SUBAGENT_TASK: &str = "SUBAGENT-ROW-TASK: run two shell commands and report back.";
+
+/// Issue 20: a running subagent gets baton's row in Claude Code's agent panel (the
+/// `subagentStatusLine` that `baton install` registered): the agent type and the task's
+/// words, then its own context, 46k of its 200k (23 %). The subagent's second command
+/// sleeps, so the row is read while it runs (Claude Code refreshes rows every 5 s).
+#[test]
+fn claude_code_agent_panel_shows_baton_s_subagent_row() {
+    use crate::real_hosts_support::scripted::{self, Reply, Scripted};
+    use serde_json::json;
+    with_hosts("claude interactive: subagent row", |hosts| {
+        let mut checks = Checks::new("claude interactive: subagent row");
+        let world = World::new(hosts);
+        world.claude_setup();
+        let server = Scripted::start(SERVER_LIFETIME, move |body| {
+            if scripted::first_user_text(body).contains(SUBAGENT_TASK) {
+                match scripted::tool_results(body) {
+                    0 => Reply::bash(46_000, "echo subagent step 0"),
+                    1 => Reply::bash(46_000, "sleep 12"),
+                    _ => Reply::text(46_500, "Subagent done."),
+                }
+            } else {
+                match scripted::tool_results(body) {
+                    0 => Reply::tools(
+                        20_000,
+                        &[(
+                            "Agent",
+                            json!({"description": "Run two commands", "prompt": SUBAGENT_TASK,
+                                   "subagent_type": "general-purpose", "run_in_background": false}),
+                        )],
+                    ),
+                    _ => Reply::text(21_000, FINAL_TEXT),
+                }
+            }
+        });
+        let mut env = world.env();
+        env.extend([
+            ("ANTHROPIC_BASE_URL".to_string(), server.base_url()),
+            ("ANTHROPIC_API_KEY".to_string(), crate::real_hosts_support::API_KEY.to_string()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".to_string(), "1".to_string()),
+            ("DISABLE_AUTOUPDATER".to_string(), "1".to_string()),
+            ("DISABLE_TELEMETRY".to_string(), "1".to_string()),
+        ]);
+        if !real_hosts_support::tmux_available()
+            && real_hosts_support::mode() != real_hosts_support::Mode::Required
+        {
+            real_hosts_support::skipped("claude interactive: subagent row", "tmux is not on PATH");
+            return;
+        }
+        let args = ["--model", CLAUDE_200K_MODEL, "--allowedTools", "Bash,Read,Agent"];
+        let tmux = match Tmux::start(&world, &env, &world.hosts.claude, &args) {
+            Ok(tmux) => tmux,
+            Err(reason) => panic!("claude interactive: {reason}"),
+        };
+        let ready = tmux.wait_for(Duration::from_secs(30), |pane| {
+            pane.contains("for shortcuts") || pane.contains("\u{276f}")
+        });
+        checks.check("claude started (prompt shown)", ready, || tmux.pane());
+        std::thread::sleep(Duration::from_secs(2));
+        let sent = tmux.type_line(PROMPT, || !server.main_requests().is_empty());
+        checks.check("prompt submitted", sent, || tmux.pane());
+        let row_of =
+            |pane: &str| pane.lines().find(|l| l.contains("23% · 46k/200k")).map(|l| l.trim().to_string());
+        let shown = tmux.wait_for(Duration::from_secs(30), |pane| row_of(pane).is_some());
+        let pane = save_pane(&world, &tmux, "01-subagent-row");
+        server.save(&world.root().join("logs"), "01-subagent-row");
+        drop(tmux);
+        checks.check(
+            "the agent panel shows baton's row for the running subagent (23 % · 46k/200k)",
+            shown,
+            || format!("{pane}\n{}", server.summary()),
+        );
+        let row = row_of(&pane).unwrap_or_default();
+        checks.check(
+            "the row keeps what Claude Code's own row said (agent type, task)",
+            row.contains("general-purpose") && row.contains("Run two commands"),
+            || row.clone(),
+        );
+        if pane.contains("subagentStatusLine is deprecated") {
+            eprintln!("real hosts: Claude Code says: subagentStatusLine is deprecated in favor of mods");
+        }
+        checks.finish();
+    });
+}
