@@ -113,10 +113,22 @@ fn claude_code_screen_shows_notices_footer_and_rate_limits() {
         checks.check("session ran all turns", finished, || format!("{}\n{}", tmux.pane(), server.summary()));
         // Claude Code's footer takes its turn in the notification corner (a tmux hint may
         // hold it first); the statusline renders after the last reply.
-        let settled = tmux.wait_for(Duration::from_secs(30), |pane| {
+        let waited = std::time::Instant::now();
+        let mut corner = String::new();
+        let settled = tmux.wait_for(Duration::from_secs(40), |pane| {
+            // What holds the corner meanwhile (the row above the prompt's rule).
+            for line in pane.lines().filter(|l| l.starts_with("                                        ")) {
+                if !line.trim().is_empty() && !corner.contains(line.trim()) {
+                    corner.push_str(&format!("{:.1}s {}\n", waited.elapsed().as_secs_f64(), line.trim()));
+                }
+            }
             claude_code_used(pane).is_some()
                 && statusline_row(pane).is_some_and(|row| meter_used(&row) == Some(79) && row.contains("5h "))
         });
+        eprintln!(
+            "real hosts: screen: settled after {:.1} s; the corner held:\n{corner}",
+            waited.elapsed().as_secs_f64()
+        );
         let pane = save_pane(&world, &tmux, "01-screen");
         world.save_requests(&server, "01-screen");
         drop(tmux);
