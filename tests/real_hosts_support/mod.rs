@@ -585,13 +585,6 @@ impl Tmux {
         false
     }
 
-    /// Presses keys (tmux key names: `Down`, `Escape`, `C-o` …).
-    pub fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "0"];
-        args.extend_from_slice(keys);
-        self.tmux(&args);
-    }
-
     /// Polls the pane until `done` holds (true) or `limit` passes (false).
     pub fn wait_for(&self, limit: Duration, mut done: impl FnMut(&str) -> bool) -> bool {
         let started = Instant::now();
