@@ -383,6 +383,7 @@ pub fn analyse_settings(files: &[SettingsFile], hosts: &[Host], facts: &Facts) -
 
     if hosts.contains(&Host::Claude) {
         checks.push(statusline_check(&parsed, facts));
+        checks.extend(subagent_statusline_check(&parsed, facts));
     }
 
     for (file, settings) in &parsed {
@@ -509,6 +510,48 @@ fn statusline_check(parsed: &[(&SettingsFile, &Value)], facts: &Facts) -> Check 
             )),
         ),
     }
+}
+
+/// Claude Code's effective `subagentStatusLine` (the agent panel's row per subagent), once
+/// baton's statusLine is registered: baton's, another tool's (left alone), or none.
+fn subagent_statusline_check(parsed: &[(&SettingsFile, &Value)], facts: &Facts) -> Option<Check> {
+    const NAME: &str = "subagentStatusLine";
+    let mut claude: Vec<&(&SettingsFile, &Value)> =
+        parsed.iter().filter(|(f, _)| f.host == Host::Claude).collect();
+    claude.sort_by_key(|(f, _)| std::cmp::Reverse(f.scope));
+    let line = claude.iter().find(|(_, v)| v.get("statusLine").is_some())?;
+    let ours = |pointer: &str, v: &Value| v.pointer(pointer).and_then(Value::as_str).map(commands::recognise);
+    if !matches!(ours("/statusLine/command", line.1), Some(Some(BatonCommand::Statusline { .. }))) {
+        return None;
+    }
+    let Some((file, settings)) = claude.iter().find(|(_, v)| v.get(NAME).is_some()) else {
+        return Some(Check::new(
+            Status::Ok,
+            NAME,
+            format!(
+                "not set (opt-in, since Claude Code calls it deprecated): `{} install --statusline-only --subagent-rows{}` adds a context meter per subagent to the agent panel",
+                facts.me,
+                flags(Host::Claude, line.0.scope)
+            ),
+            None,
+        ));
+    };
+    let check = match ours("/subagentStatusLine/command", settings) {
+        Some(Some(BatonCommand::SubagentStatusline { .. })) => {
+            Check::new(Status::Ok, NAME, format!("baton statusline --subagents ({})", file.shown), None)
+        }
+        _ => {
+            let command = settings.pointer("/subagentStatusLine/command").and_then(Value::as_str);
+            let shown = command.map_or_else(|| settings[NAME].to_string(), |c| format!("`{c}`"));
+            Check::new(
+                Status::Ok,
+                NAME,
+                format!("{shown} ({}), another tool's: baton leaves it", file.shown),
+                None,
+            )
+        }
+    };
+    Some(check)
 }
 
 /// Reads every host settings file there is, for each scope.
@@ -1261,6 +1304,7 @@ mod tests {
             statusline: true,
             replace_statusline: false,
             replace_other_monitors: false,
+            subagent_rows: false,
         };
         merge::install(&before, &plan, &Record::default()).unwrap().settings
     }

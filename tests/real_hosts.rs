@@ -857,4 +857,5 @@ fn factory_droid_exec() {
 mod contexts;
 mod copilot;
 mod ctx17;
+mod pane18;
 mod relay;

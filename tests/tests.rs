@@ -31,6 +31,7 @@ mod report;
 mod resume;
 mod snapshots;
 mod statusline;
+mod statusline_pane18;
 mod statusline_segments;
 mod transcript_fallback;
 mod untrusted;

@@ -81,6 +81,11 @@ pub(super) struct InstallArgs {
     /// is warned once (uninstall puts them back).
     #[arg(long)]
     replace_other_monitors: bool,
+    /// Also show a row per running subagent in Claude Code's agent panel (its
+    /// `subagentStatusLine`, which Claude Code 2.1.332 calls deprecated and mentions at
+    /// every start while it is set).
+    #[arg(long)]
+    subagent_rows: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -98,6 +103,10 @@ pub(super) struct UninstallArgs {
     #[arg(long, hide = true)]
     #[allow(dead_code)]
     replace_other_monitors: bool,
+    /// Accepted so install's flags can be repeated; uninstall removes baton's rows anyway.
+    #[arg(long, hide = true)]
+    #[allow(dead_code)]
+    subagent_rows: bool,
 }
 
 fn options(target: &TargetArgs) -> Options {
@@ -125,6 +134,7 @@ fn options(target: &TargetArgs) -> Options {
         statusline: !target.hooks_only,
         replace_statusline: false,
         replace_other_monitors: false,
+        subagent_rows: false,
     }
 }
 
@@ -140,6 +150,7 @@ pub(super) fn install(args: &InstallArgs) -> ExitStatus {
     let options = Options {
         replace_statusline: args.replace_statusline,
         replace_other_monitors: args.replace_other_monitors,
+        subagent_rows: args.subagent_rows,
         ..options(&args.target)
     };
     run(Mode::Install, &options)

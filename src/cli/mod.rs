@@ -85,8 +85,10 @@ enum Command {
     ///
     /// Segments, in the order `statusline.segments` gives (see `baton config`): model,
     /// project, branch, git (+staged ~modified ?untracked ↑ahead ↓behind), task, handoff,
-    /// meter, headroom, cost; and on request rate_limits (5-hour and 7-day, from the
-    /// payload), cache (the prompt cache's time left), compactions (so far). A second row
+    /// meter (of the full window; it names that window while Claude Code's own footer
+    /// shows a figure of a smaller base), headroom, cost, rate_limits (5-hour and 7-day,
+    /// when the payload has them); and on request cache (the prompt cache's time left),
+    /// compactions (so far). A second row
     /// comes from `statusline.second_line`. When COLUMNS is set, the least important
     /// segments are shortened or dropped until each row fits. Always exits 0.
     Statusline(statusline::StatuslineArgs),

@@ -1,5 +1,6 @@
-//! `baton statusline [--wrap COMMAND]`: the line under the prompt. Always exits 0; a
-//! panic prints nothing rather than an error the host would show.
+//! `baton statusline [--wrap COMMAND]`: the line under the prompt; `baton statusline
+//! --subagents`: the rows of Claude Code's agent panel (`subagentStatusLine`). Always
+//! exits 0; a panic prints nothing rather than an error the host would show.
 
 use std::path::PathBuf;
 
@@ -7,7 +8,7 @@ use clap::Args;
 
 use super::{ExitStatus, print_out, run_guarded};
 use crate::config::Config;
-use crate::host::StatuslineInput;
+use crate::host::{StatuslineInput, SubagentRowsInput};
 use crate::{metrics, statusline, stdin};
 
 #[derive(Args)]
@@ -15,8 +16,13 @@ pub(super) struct StatuslineArgs {
     /// Run this other statusline command on the same stdin and print its output
     /// instead (baton's own line when it fails, prints nothing or takes longer than
     /// `statusline.wrap_timeout_ms`). `baton install` sets this up.
-    #[arg(long, value_name = "COMMAND")]
+    #[arg(long, value_name = "COMMAND", conflicts_with = "subagents")]
     wrap: Option<String>,
+    /// Answer Claude Code's `subagentStatusLine` instead: one `{"id", "content"}` line per
+    /// subagent of its agent panel, with that subagent's own context meter. `baton
+    /// install` sets this up.
+    #[arg(long)]
+    subagents: bool,
 }
 
 /// `baton statusline` with no argument: the host's own call.
@@ -29,6 +35,13 @@ pub(super) fn run_own_line() -> ExitStatus {
 }
 
 pub(super) fn run(args: StatuslineArgs) -> ExitStatus {
+    if args.subagents {
+        if super::stdin_is_a_terminal("statusline --subagents", "Claude Code's subagentStatusLine JSON") {
+            return ExitStatus::Success;
+        }
+        run_guarded(subagent_rows);
+        return ExitStatus::Success;
+    }
     match args.wrap {
         None => return run_own_line(),
         Some(old) => run_guarded(move || print_out(&statusline::wrap::run(&old, metrics::now_unix()))),
@@ -48,4 +61,12 @@ fn own_line() {
     let config = Config::load(project.as_deref());
     let line = statusline::run(&input, &config, metrics::now_unix());
     print_out(&format!("{line}\n"));
+}
+
+fn subagent_rows() {
+    // Malformed input: no rows (Claude Code keeps its own text for each).
+    let Ok(input) = stdin::read_json::<SubagentRowsInput>(stdin::timeout_from_env()) else { return };
+    let project = input.cwd.as_deref().map(PathBuf::from).filter(|p| p.is_absolute());
+    let config = Config::load(project.as_deref());
+    print_out(&statusline::subagent_rows(&input, &config, metrics::now_unix(), statusline::colour_wanted()));
 }

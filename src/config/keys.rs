@@ -103,7 +103,7 @@ pub const SEGMENT_NAMES: &[&str] = &[
 
 /// The segments shown when the configuration does not say.
 pub const DEFAULT_SEGMENTS: &[&str] =
-    &["model", "project", "branch", "git", "task", "handoff", "meter", "headroom", "cost"];
+    &["model", "project", "branch", "git", "task", "handoff", "meter", "headroom", "cost", "rate_limits"];
 
 /// One configuration key.
 #[derive(Debug, Clone, Copy)]

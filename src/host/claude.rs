@@ -29,6 +29,9 @@ pub const ID: &str = "claude";
 /// The hook timeout, in seconds.
 pub const HOOK_TIMEOUT: u64 = 10;
 pub const HAS_STATUSLINE: bool = true;
+/// `subagentStatusLine`: a command per agent-panel refresh, one `{"id", "content"}` line
+/// per subagent back (marked deprecated in 2.1.332's settings schema, still run).
+pub const HAS_SUBAGENT_STATUSLINE: bool = true;
 
 /// Whether a hook's `continue: false` stops the agent (the pause). Claude Code 2.1.332 ends the turn on a PostToolUse `continue: false` (seen on the real CLI).
 pub const HONOURS_STOP: bool = true;

@@ -232,6 +232,69 @@ pub struct CurrentUsage {
     pub cache_read_input_tokens: Option<f64>,
 }
 
+/// The row context Claude Code's `subagentStatusLine` command gets on stdin (2.1.332, read
+/// in its bundle): the session's fields, the columns a row may take, and one entry per
+/// subagent in the agent panel. Only the fields baton uses are kept.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct SubagentRowsInput {
+    #[serde(deserialize_with = "text")]
+    pub session_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub cwd: Option<String>,
+    /// The width a row may take.
+    #[serde(deserialize_with = "number")]
+    pub columns: Option<f64>,
+    /// Each subagent; an entry without the shape of one is skipped.
+    #[serde(deserialize_with = "tasks")]
+    pub tasks: Vec<SubagentTask>,
+}
+
+/// One subagent of the agent panel.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct SubagentTask {
+    /// The key of the row baton answers (`{"id", "content"}`).
+    #[serde(deserialize_with = "text")]
+    pub id: Option<String>,
+    #[serde(deserialize_with = "text", rename = "agentType")]
+    pub agent_type: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub status: Option<String>,
+    /// What the row says of the task (its progress summary, else its description).
+    #[serde(deserialize_with = "text")]
+    pub label: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub description: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub model: Option<String>,
+    /// The window of the subagent's model, as Claude Code counts it.
+    #[serde(deserialize_with = "number", rename = "contextWindowSize")]
+    pub context_window_size: Option<f64>,
+    /// The subagent's latest prompt plus output tokens: its context now (0 before its
+    /// first reply).
+    #[serde(deserialize_with = "number", rename = "tokenCount")]
+    pub token_count: Option<f64>,
+}
+
+/// At most this many subagent rows are answered.
+pub const SUBAGENT_ROWS_MAX: usize = 64;
+
+fn tasks<'de, D>(deserializer: D) -> Result<Vec<SubagentTask>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let value = serde_json::Value::deserialize(deserializer)?;
+    let entries = value.as_array().map(Vec::as_slice).unwrap_or_default();
+    Ok(entries
+        .iter()
+        .filter(|entry| entry.is_object())
+        .filter_map(|entry| SubagentTask::deserialize(entry).ok())
+        .filter(|task| task.id.is_some())
+        .take(SUBAGENT_ROWS_MAX)
+        .collect())
+}
+
 impl StatuslineInput {
     /// The folder the session works in.
     pub fn current_dir(&self) -> Option<&str> {
@@ -255,6 +318,26 @@ impl StatuslineInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subagent_rows_are_read_leniently() {
+        let input: SubagentRowsInput = serde_json::from_str(
+            r#"{"session_id": "s", "columns": 120, "tasks": [
+                {"id": "a1", "agentType": "Explore", "status": "running", "model": "claude-sonnet-4-5", "contextWindowSize": 200000, "tokenCount": 46000, "tokenSamples": [1, 2]},
+                {"id": 7}, "junk", {"name": "no id"},
+                {"id": "a2", "tokenCount": "many"}
+            ]}"#,
+        )
+        .unwrap();
+        assert_eq!(input.columns, Some(120.0));
+        let ids: Vec<_> = input.tasks.iter().map(|t| t.id.as_deref().unwrap()).collect();
+        assert_eq!(ids, ["a1", "a2"]);
+        assert_eq!(input.tasks[0].token_count, Some(46_000.0));
+        assert_eq!(input.tasks[0].context_window_size, Some(200_000.0));
+        assert_eq!(input.tasks[1].token_count, None);
+        let none: SubagentRowsInput = serde_json::from_str(r#"{"tasks": {"a": 1}}"#).unwrap();
+        assert!(none.tasks.is_empty());
+    }
 
     #[test]
     fn wrong_types_mean_absent() {

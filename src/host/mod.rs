@@ -25,7 +25,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use envelope::Envelope;
-pub use input::{Event, HookInput, RateWindow, StatuslineInput};
+pub use input::{Event, HookInput, RateWindow, StatuslineInput, SubagentRowsInput, SubagentTask};
 
 /// A host that runs hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -177,6 +177,11 @@ impl HostKind {
     /// first prompt (UserPromptSubmit) instead.
     pub fn brief_on_first_prompt(self) -> bool {
         matches!(self, HostKind::Qwen)
+    }
+
+    /// Only Claude Code has rows per subagent (its `subagentStatusLine`).
+    pub fn has_subagent_statusline(self) -> bool {
+        matches!(self, HostKind::Claude) && claude::HAS_SUBAGENT_STATUSLINE
     }
 
     /// Only Claude Code has a command status line.

@@ -91,6 +91,11 @@ pub fn statusline_command(binary: &str, wrap: Option<&str>) -> String {
     }
 }
 
+/// `<binary> statusline --subagents` (Claude Code's `subagentStatusLine`).
+pub fn subagent_statusline_command(binary: &str) -> String {
+    format!("{} statusline --subagents", quote(binary))
+}
+
 /// One of baton's own commands, as found in a settings file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BatonCommand {
@@ -98,13 +103,17 @@ pub enum BatonCommand {
     Hook { program: String },
     /// `<program> statusline [--wrap <old>]`
     Statusline { program: String, wrap: Option<String> },
+    /// `<program> statusline --subagents`
+    SubagentStatusline { program: String },
 }
 
 impl BatonCommand {
     /// The program word (the binary's path as written, `$HOME` and all).
     pub fn program(&self) -> &str {
         match self {
-            BatonCommand::Hook { program } | BatonCommand::Statusline { program, .. } => program,
+            BatonCommand::Hook { program }
+            | BatonCommand::Statusline { program, .. }
+            | BatonCommand::SubagentStatusline { program } => program,
         }
     }
 }
@@ -121,6 +130,9 @@ pub fn recognise(command: &str) -> Option<BatonCommand> {
     }
     match args.first().map(String::as_str) {
         Some("hook") => Some(BatonCommand::Hook { program: program.clone() }),
+        Some("statusline") if args[1..].iter().any(|a| a == "--subagents") => {
+            Some(BatonCommand::SubagentStatusline { program: program.clone() })
+        }
         Some("statusline") => {
             let mut wrap = None;
             let mut rest = args[1..].iter();

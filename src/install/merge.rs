@@ -32,6 +32,9 @@ pub struct Plan {
     pub replace_statusline: bool,
     /// Remove other tools' context monitors (uninstall puts them back).
     pub replace_other_monitors: bool,
+    /// Register Claude Code's `subagentStatusLine` too (opt-in: Claude Code 2.1.332 calls
+    /// the setting deprecated and says so at every start while it is set).
+    pub subagent_rows: bool,
 }
 
 /// What install did that uninstall cannot read back from the settings.
@@ -90,6 +93,9 @@ pub enum Change {
     StatuslineUnwrapped { restored: String },
     StatuslineRestored { restored: String },
     StatuslineRemoved,
+    SubagentStatuslineAdded { command: String },
+    SubagentStatuslineUpdated { from: String, to: String },
+    SubagentStatuslineRemoved,
     MonitorRemoved { event: String, name: &'static str, command: String },
     MonitorRestored { event: String, command: String },
 }
@@ -115,6 +121,13 @@ impl fmt::Display for Change {
             Change::StatuslineUnwrapped { restored } => write!(f, "~ statusLine: back to `{restored}`"),
             Change::StatuslineRestored { restored } => write!(f, "~ statusLine: restored {restored}"),
             Change::StatuslineRemoved => write!(f, "- statusLine: baton statusline"),
+            Change::SubagentStatuslineAdded { command } => write!(f, "+ subagentStatusLine: {command}"),
+            Change::SubagentStatuslineUpdated { from, to } => {
+                write!(f, "~ subagentStatusLine: {from} -> {to}")
+            }
+            Change::SubagentStatuslineRemoved => {
+                write!(f, "- subagentStatusLine: baton statusline --subagents")
+            }
             Change::MonitorRemoved { event, name, command } => {
                 write!(f, "- {event}: {name} `{command}` (uninstall restores it)")
             }
@@ -134,6 +147,8 @@ pub enum Note {
     StatuslineRemovedWithoutRecord,
     /// Uninstall found no record of a monitor it may have removed.
     RestoreSkipped { event: String, command: String },
+    /// `subagentStatusLine` is another tool's: left as it is.
+    SubagentStatuslineTaken { current: String },
 }
 
 impl fmt::Display for Note {
@@ -157,6 +172,11 @@ impl fmt::Display for Note {
             Note::RestoreSkipped { event, command } => {
                 write!(f, "{event}: `{command}` is registered again already; not restored twice")
             }
+            Note::SubagentStatuslineTaken { current } => write!(
+                f,
+                "subagentStatusLine is {current}, not baton's; left as it is (the agent panel shows no \
+                 context meter per subagent)"
+            ),
         }
     }
 }
@@ -285,6 +305,9 @@ pub fn install(settings: &Value, plan: &Plan, previous: &Record) -> Result<Outco
     }
     if plan.statusline && plan.host.has_statusline() {
         install_statusline(root, plan, &mut record, &mut changes, &mut notes);
+    }
+    if plan.statusline && plan.subagent_rows && plan.host.has_subagent_statusline() {
+        install_subagent_statusline(root, plan, &mut record, &mut changes, &mut notes);
     }
     Ok(Outcome { settings, changes, notes, record })
 }
@@ -440,6 +463,54 @@ fn install_statusline(
     }
 }
 
+/// Claude Code's `subagentStatusLine` (the agent panel's rows): baton's own when there is
+/// none, updated in place when it is baton's, left alone (with a note) when it is another
+/// tool's.
+fn install_subagent_statusline(
+    root: &mut Map<String, Value>,
+    plan: &Plan,
+    record: &mut Record,
+    changes: &mut Vec<Change>,
+    notes: &mut Vec<Note>,
+) {
+    let command = commands::subagent_statusline_command(&plan.binary);
+    let Some(current) = root.get_mut(SUBAGENT_STATUSLINE) else {
+        root.insert(SUBAGENT_STATUSLINE.into(), json!({"type": "command", "command": command}));
+        record.mark_created(format!("/{SUBAGENT_STATUSLINE}"));
+        changes.push(Change::SubagentStatuslineAdded { command });
+        return;
+    };
+    let from = current.get("command").and_then(Value::as_str).map(str::to_string);
+    match from.as_deref().map(commands::recognise) {
+        Some(Some(BatonCommand::SubagentStatusline { .. })) => {
+            let from = from.unwrap_or_default();
+            if from != command {
+                set_command(current, &command);
+                changes.push(Change::SubagentStatuslineUpdated { from, to: command });
+            }
+        }
+        _ => notes.push(Note::SubagentStatuslineTaken { current: describe_statusline(current) }),
+    }
+}
+
+/// Removes baton's `subagentStatusLine` (another tool's stays).
+fn uninstall_subagent_statusline(
+    root: &mut Map<String, Value>,
+    rest: &mut Record,
+    changes: &mut Vec<Change>,
+) {
+    let pointer = format!("/{SUBAGENT_STATUSLINE}");
+    rest.created.retain(|p| *p != pointer);
+    let command = root.get(SUBAGENT_STATUSLINE).and_then(|v| v.get("command")).and_then(Value::as_str);
+    if matches!(command.map(commands::recognise), Some(Some(BatonCommand::SubagentStatusline { .. }))) {
+        root.shift_remove(SUBAGENT_STATUSLINE);
+        changes.push(Change::SubagentStatuslineRemoved);
+    }
+}
+
+/// Claude Code's setting for the agent panel's rows (deprecated in 2.1.332, still run).
+const SUBAGENT_STATUSLINE: &str = "subagentStatusLine";
+
 /// Removes what install added to `settings`: baton's hooks (every one, wherever it is),
 /// baton's statusline (a wrapped one goes back to the command it wrapped), and puts
 /// back what install removed, per `record`. Without a record, a container is removed
@@ -457,6 +528,9 @@ pub fn uninstall(settings: &Value, plan: &Plan, record: Option<&Record>) -> Resu
     }
     if plan.statusline && plan.host.has_statusline() {
         uninstall_statusline(root, record, &mut rest, &mut changes, &mut notes);
+    }
+    if plan.statusline && plan.host.has_subagent_statusline() {
+        uninstall_subagent_statusline(root, &mut rest, &mut changes);
     }
     if rest.created.is_empty() && rest.removed_monitors.is_empty() && rest.replaced_statusline.is_none() {
         rest = Record::default();
@@ -598,6 +672,7 @@ mod tests {
             statusline: true,
             replace_statusline: false,
             replace_other_monitors: false,
+            subagent_rows: true,
         }
     }
 
@@ -655,10 +730,11 @@ mod tests {
                     "SessionEnd": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}],
                     "PostCompact": [{"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10}]}]
                 },
-                "statusLine": {"type": "command", "command": "/opt/baton/bin/baton statusline", "padding": 0}
+                "statusLine": {"type": "command", "command": "/opt/baton/bin/baton statusline", "padding": 0},
+                "subagentStatusLine": {"type": "command", "command": "/opt/baton/bin/baton statusline --subagents"}
             })
         );
-        assert_eq!(out.changes.len(), 11);
+        assert_eq!(out.changes.len(), 12);
         assert_eq!(
             out.record.created,
             vec![
@@ -673,7 +749,8 @@ mod tests {
                 "/hooks/PreCompact",
                 "/hooks/SessionEnd",
                 "/hooks/PostCompact",
-                "/statusLine"
+                "/statusLine",
+                "/subagentStatusLine"
             ]
         );
     }
@@ -733,7 +810,8 @@ mod tests {
                 "+ Stop: /opt/baton/bin/baton hook",
                 "+ SubagentStop: /opt/baton/bin/baton hook",
                 "+ SessionEnd: /opt/baton/bin/baton hook",
-                "+ PostCompact: /opt/baton/bin/baton hook"
+                "+ PostCompact: /opt/baton/bin/baton hook",
+                "+ subagentStatusLine: /opt/baton/bin/baton statusline --subagents"
             ]
         );
         for event in [
@@ -760,7 +838,7 @@ mod tests {
         let before = gsd_claude();
         let out = round_trip(&before, &plan(Host::Claude));
         let keys: Vec<&String> = out.settings.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["model", "hooks", "statusLine", "permissions"]);
+        assert_eq!(keys, ["model", "hooks", "statusLine", "permissions", "subagentStatusLine"]);
         let post = out.settings["hooks"]["PostToolUse"].as_array().unwrap();
         assert_eq!(post.len(), 3);
         assert_eq!(post[0], before["hooks"]["PostToolUse"][0]);
@@ -888,7 +966,8 @@ mod tests {
                 "/hooks/PreCompact",
                 "/hooks/SessionEnd",
                 "/hooks/PostCompact",
-                "/statusLine"
+                "/statusLine",
+                "/subagentStatusLine"
             ]
         );
         let back = uninstall(&installed.settings, &plan(Host::Claude), Some(&installed.record)).unwrap();
@@ -936,10 +1015,38 @@ mod tests {
 
     #[test]
     fn a_statusline_without_a_command_is_left_alone() {
-        let before = json!({"statusLine": {"type": "static"}});
+        let before = json!({"statusLine": {"type": "static"}, "subagentStatusLine": {"type": "command", "command": "rows.sh"}});
         let out = install(&before, &Plan { hooks: false, ..plan(Host::Claude) }, &Record::default()).unwrap();
         assert_eq!(out.settings, before);
-        assert_eq!(out.notes, vec![Note::StatuslineNotACommand]);
+        assert_eq!(
+            out.notes,
+            vec![Note::StatuslineNotACommand, Note::SubagentStatuslineTaken { current: "`rows.sh`".into() }]
+        );
+        let back = uninstall(&out.settings, &Plan { hooks: false, ..plan(Host::Claude) }, Some(&out.record))
+            .unwrap();
+        assert_eq!(back.settings, before, "another tool's subagentStatusLine stays");
+    }
+
+    #[test]
+    fn baton_s_subagent_rows_are_updated_in_place_and_removed_exactly() {
+        let before = json!({"subagentStatusLine": {"type": "command", "command": "/old/baton statusline --subagents", "padding": 1}, "x": 1});
+        let out = install(&before, &plan(Host::Claude), &Record::default()).unwrap();
+        assert_eq!(
+            out.settings["subagentStatusLine"],
+            json!({"type": "command", "command": "/opt/baton/bin/baton statusline --subagents", "padding": 1})
+        );
+        assert!(out.changes.contains(&Change::SubagentStatuslineUpdated {
+            from: "/old/baton statusline --subagents".into(),
+            to: "/opt/baton/bin/baton statusline --subagents".into()
+        }));
+        assert!(!out.record.created.contains(&"/subagentStatusLine".to_string()));
+        let back = uninstall(&out.settings, &plan(Host::Claude), Some(&out.record)).unwrap();
+        assert_eq!(back.settings.get("subagentStatusLine"), None);
+        assert!(back.changes.contains(&Change::SubagentStatuslineRemoved));
+        assert!(back.record.is_empty(), "{:?}", back.record);
+        // Other hosts have none.
+        let codex = install(&json!({}), &plan(Host::Codex), &Record::default()).unwrap();
+        assert_eq!(codex.settings.get("subagentStatusLine"), None);
     }
 
     #[test]

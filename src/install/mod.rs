@@ -73,6 +73,8 @@ pub struct Options {
     pub statusline: bool,
     pub replace_statusline: bool,
     pub replace_other_monitors: bool,
+    /// Also register Claude Code's `subagentStatusLine` ([`merge::Plan::subagent_rows`]).
+    pub subagent_rows: bool,
 }
 
 /// The settings files to work on, and why any host was passed over.
@@ -315,6 +317,7 @@ impl Run<'_> {
             statusline: self.options.statusline,
             replace_statusline: self.options.replace_statusline,
             replace_other_monitors: self.options.replace_other_monitors,
+            subagent_rows: self.options.subagent_rows,
         };
         if self.mode == Mode::Uninstall {
             if let (Some(entry), Some(bytes)) = (entry.as_ref(), existing.as_deref()) {
@@ -690,6 +693,7 @@ mod tests {
             statusline: true,
             replace_statusline: false,
             replace_other_monitors: false,
+            subagent_rows: false,
         }
     }
 

@@ -153,7 +153,6 @@ pub fn headroom(used: u64, window: u64, rule: &CompactionRule, tokens_per_call: 
 /// What Claude Code's own footer says (bottom right), by its formula.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-#[cfg(test)]
 pub enum FooterKind {
     /// "N% context used": of the window less the output reserve (the model waits for
     /// the API's error).
@@ -166,7 +165,6 @@ pub enum FooterKind {
 
 /// Claude Code's footer figure for `tokens`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg(test)]
 pub struct Footer {
     pub kind: FooterKind,
     /// The number it shows.
@@ -180,7 +178,6 @@ pub struct Footer {
 }
 
 /// Claude Code's footer for `tokens` in a `window`-token model (pure; 2.1.332's formula).
-#[cfg(test)]
 pub fn claude_footer(tokens: u64, window: u64, rule: &CompactionRule) -> Footer {
     let c = rule.claude(window);
     let left = |base: u64| {

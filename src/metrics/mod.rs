@@ -15,8 +15,8 @@ use crate::config::Settings;
 
 pub use bridge::{Bridge, is_fresh, read_any_bridge, read_bridge, write_bridge};
 pub use headroom::{
-    CompactionAt, CompactionRule, Headroom, HeadroomEnd, compaction_point, headroom, headroom_to,
-    short_tokens,
+    AUTO_COMPACT_WINDOW_MIN, COMPACT_MARGIN, CompactionAt, CompactionRule, Headroom, HeadroomEnd,
+    OUTPUT_RESERVE_MAX, claude_footer, compaction_point, headroom, headroom_to, short_tokens,
 };
 pub use payload::figure_from_statusline;
 pub use session::{

@@ -25,6 +25,7 @@ mod model;
 mod project;
 mod rate_limits;
 mod style;
+mod subagents;
 mod task;
 pub mod wrap;
 
@@ -39,8 +40,9 @@ use crate::metrics::{self, Basis, Figure, Level, Limits, Want};
 pub use branch::{GitPlace, find_git};
 pub use git::GitSettings;
 pub use git_cache::Record as GitRecord;
-pub use layout::cut;
+pub use layout::{cut, width};
 pub use style::Style;
+pub use subagents::rows as subagent_rows;
 
 // The segment names and the default order are declared with the configuration key
 // (`config::keys`); a test below keeps `SEGMENTS` and that list in sync.
@@ -150,6 +152,12 @@ impl<'a> Context<'a> {
     /// with a status line) of the payload's model.
     fn basis_of(input: &'a StatuslineInput, limits: Limits) -> Basis<'a> {
         Basis { limits, host: HostKind::Claude, model: input.model_id(), project: None }
+    }
+
+    /// Claude Code's compaction rule for this session's model, its settings files read.
+    pub fn claude_rule(&self) -> metrics::CompactionRule {
+        let project = self.input.project_dir().map(std::path::Path::new);
+        metrics::claude_rule(self.limits.rule, self.input.model_id(), project)
     }
 
     /// What this line's figure is assessed on ([`metrics::assess`]).

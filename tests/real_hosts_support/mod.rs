@@ -12,6 +12,7 @@
 pub mod agent;
 pub mod chat_hosts;
 pub mod ctx17;
+pub mod rate_limits;
 pub mod scripted;
 pub mod server;
 

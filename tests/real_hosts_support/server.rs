@@ -116,6 +116,8 @@ struct Shared {
     recorded: Vec<Recorded>,
     /// Answers the main requests in place of the script ([`Server::with_agent`]).
     agent: Option<Arc<super::agent::Agent>>,
+    /// Extra response headers on every reply ([`Server::set_headers`]).
+    headers: Vec<(String, String)>,
 }
 
 impl Server {
@@ -135,7 +137,13 @@ impl Server {
         listener.set_nonblocking(true).expect("nonblocking listener");
         let port = listener.local_addr().expect("local addr").port();
         let stop = Arc::new(AtomicBool::new(false));
-        let shared = Arc::new(Mutex::new(Shared { started: Instant::now(), steps, recorded: vec![], agent }));
+        let shared = Arc::new(Mutex::new(Shared {
+            started: Instant::now(),
+            steps,
+            recorded: vec![],
+            agent,
+            headers: vec![],
+        }));
         let thread = {
             let stop = Arc::clone(&stop);
             let shared = Arc::clone(&shared);
@@ -146,6 +154,14 @@ impl Server {
 
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Sends `headers` with every reply from now on (the rate-limit headers of
+    /// `rate_limits.rs`, for one).
+    pub fn set_headers(&self, headers: Vec<(String, String)>) {
+        if let Ok(mut shared) = self.shared.lock() {
+            shared.headers = headers;
+        }
     }
 
     /// Every request so far.
@@ -229,8 +245,12 @@ fn serve_connection(stream: TcpStream, shared: &Mutex<Shared>) -> std::io::Resul
             return Ok(());
         };
         let (status, content_type, payload) = respond(&method, &target, &headers, &body, shared);
+        let extra: String = shared
+            .lock()
+            .map(|s| s.headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect())
+            .unwrap_or_default();
         let head = format!(
-            "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\ncache-control: no-cache\r\nconnection: keep-alive\r\n\r\n",
+            "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\ncache-control: no-cache\r\nconnection: keep-alive\r\n{extra}\r\n",
             payload.len()
         );
         writer.write_all(head.as_bytes())?;
