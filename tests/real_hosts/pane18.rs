@@ -94,15 +94,6 @@ fn claude_code_screen_shows_notices_footer_and_rate_limits() {
         let mut checks = Checks::new("claude interactive: screen");
         let world = World::new(hosts);
         world.claude_setup();
-        // The rows are opt-in: the user asks for them.
-        let env: Vec<(String, String)> = world.env();
-        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        let added = world.sandbox.run_with(&["install", "--statusline-only", "--subagent-rows"], b"", &pairs);
-        assert!(
-            added.status.success(),
-            "install --subagent-rows: {}",
-            String::from_utf8_lossy(&added.stderr)
-        );
         let at = |pct: f64| (200_000.0 * pct / 100.0) as u64;
         let script = vec![
             Step::tool(at(20.0), "echo step 0"),
@@ -308,6 +299,15 @@ fn claude_code_agent_panel_shows_baton_s_subagent_row() {
         let mut checks = Checks::new("claude interactive: subagent row");
         let world = World::new(hosts);
         world.claude_setup();
+        // The rows are opt-in: the user asks for them.
+        let env: Vec<(String, String)> = world.env();
+        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let added = world.sandbox.run_with(&["install", "--statusline-only", "--subagent-rows"], b"", &pairs);
+        assert!(
+            added.status.success(),
+            "install --subagent-rows: {}",
+            String::from_utf8_lossy(&added.stderr)
+        );
         let server = Scripted::start(SERVER_LIFETIME, move |body| {
             if scripted::first_user_text(body).contains(SUBAGENT_TASK) {
                 match scripted::tool_results(body) {
