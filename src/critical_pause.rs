@@ -5,63 +5,15 @@
 //! next. Only where the stop is sure to end the agent ([`can_stop`]): on a host seen to
 //! honour it ([`crate::host::HostKind::honours_stop`]: Claude Code), and under `baton run`
 //! on any host, since the relay ends a leg whose host goes on after the stop (Codex
-//! 0.171.0 does; Gemini CLI's documented stop has not been seen on the real CLI).
+//! 0.171.0 and Gemini CLI 0.61.0 both do, seen on the real CLIs).
 //! Elsewhere the pause acts as `advise`.
 //!
 //! [`decide`] is the whole rule, a pure function over the pause's part of the session
 //! state; [`may_pause`] is the one place that says which figures may carry a pause;
-//! [`armed_words`] and [`stop_reason`] word what the agent and the user are told;
-//! [`rewrite_handoff`] writes the handoff again as the agent stops (the hook at the stop,
-//! `baton run` after it ended a leg whose host went on).
+//! [`armed_words`] and [`stop_reason`] word what the agent and the user are told.
 
-use std::path::Path;
-
-use crate::config::Config;
 use crate::config::keys::OnCritical;
-use crate::gitx::Mode;
-use crate::handoff::{self, Trigger};
-use crate::host::HostKind;
 use crate::metrics::Figure;
-
-/// Where the agent was when the pause stopped it: enough to write its handoff again.
-#[derive(Debug, Clone)]
-pub struct Stopped<'a> {
-    pub session: &'a str,
-    pub cwd: &'a Path,
-    pub transcript: Option<&'a Path>,
-    pub host: HostKind,
-    pub figure: Option<Figure>,
-}
-
-/// Rewrites the session's CRITICAL handoff as the pause stops the agent, so it holds what
-/// the grace calls did (the commands they ran, the todos they ticked off), and what a host
-/// that went on after the stop ran before `baton run` ended it; checkpointed as configured
-/// (never a commit on the branch). Silent on failure: the stop goes out regardless.
-pub fn rewrite_handoff(config: &Config, stopped: &Stopped) {
-    if !config.handoff_auto() {
-        return;
-    }
-    let checkpoint = match config.auto_checkpoint() {
-        Mode::Branch => Mode::Off,
-        mode => mode,
-    };
-    let request = handoff::Request {
-        trigger: Trigger::CriticalContext,
-        session_id: stopped.session.to_string(),
-        cwd: stopped.cwd.to_path_buf(),
-        transcript_path: stopped.transcript.map(Path::to_path_buf),
-        transcript_format: stopped.host.transcript_format(),
-        figure: stopped.figure.clone(),
-        checkpoint,
-        dir: config.handoff_dir(),
-        now: chrono::Utc::now(),
-    };
-    if let Ok(outcome) = handoff::write(&request) {
-        if config.checkpoint_github_auto() {
-            let _ = crate::checkpoint_github::spawn_auto_push(&outcome.root);
-        }
-    }
-}
 
 /// The pause's part of a session's state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

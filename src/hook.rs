@@ -462,15 +462,6 @@ fn pause(
             }
             note.pause_armed |= step != critical_pause::PauseStep::Nothing;
             note.stopped |= step == critical_pause::PauseStep::Stop;
-            if step == critical_pause::PauseStep::Stop {
-                note.stopped_at = call.cwd.clone().map(|cwd| relay::StopPoint {
-                    session: session.to_string(),
-                    host: call.host.id().to_string(),
-                    cwd,
-                    transcript: call.input.transcript_path.as_deref().map(PathBuf::from),
-                    model: call.input.model.clone(),
-                });
-            }
         });
     }
     match step {
@@ -506,18 +497,29 @@ fn pause(
     }
 }
 
-/// The session's CRITICAL handoff written again as the pause stops the agent
-/// ([`critical_pause::rewrite_handoff`]).
+/// Rewrites the session's CRITICAL handoff when the pause stops the agent, so it holds
+/// what the grace calls did (the commands they ran, the todos they ticked off); its
+/// checkpoint as configured. Silent on failure: the stop goes out regardless.
 fn refresh_handoff_at_stop(call: &Call, session: &str, figure: Option<metrics::Figure>) {
-    let Some(cwd) = call.cwd.as_deref() else { return };
-    let stopped = critical_pause::Stopped {
-        session,
-        cwd,
-        transcript: call.input.transcript_path.as_deref().map(Path::new),
-        host: call.host,
-        figure,
+    let Some(cwd) = call.cwd.clone().filter(|_| call.config.handoff_auto()) else { return };
+    let checkpoint = match call.config.auto_checkpoint() {
+        Mode::Branch => Mode::Off,
+        mode => mode,
     };
-    critical_pause::rewrite_handoff(&call.config, &stopped);
+    let request = handoff::Request {
+        trigger: Trigger::CriticalContext,
+        session_id: session.to_string(),
+        cwd,
+        transcript_path: call.input.transcript_path.as_deref().map(PathBuf::from),
+        transcript_format: call.transcript_format(),
+        figure,
+        checkpoint,
+        dir: call.config.handoff_dir(),
+        now: chrono::Utc::now(),
+    };
+    if let Ok(outcome) = handoff::write(&request) {
+        push_to_github(&call.config, &outcome.root);
+    }
 }
 
 /// Whether the event carries the resume brief in place of SessionStart (pure): Qwen

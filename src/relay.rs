@@ -9,7 +9,6 @@
 //! The headless grammar of each host (where the prompt is, how it is replaced by the
 //! continue prompt) is [`HeadlessCommand`].
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -54,10 +53,6 @@ pub struct LegNote {
     /// baton stopped the agent through the host in this leg.
     #[serde(default)]
     pub stopped: bool,
-    /// Where the agent was when baton stopped it: `baton run` writes the handoff again from
-    /// there when it had to end the leg itself (the host went on after the stop).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped_at: Option<StopPoint>,
     /// The leg's host process has exited (a hook holding it at the stop may let go).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended: bool,
@@ -79,19 +74,6 @@ pub fn hold_until_leg_ends(run_id: &str, leg: u32) {
         }
         std::thread::sleep(crate::util::proc::END_POLL);
     }
-}
-
-/// A stopped session, as the relay needs it to write its handoff again.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct StopPoint {
-    pub session: String,
-    /// The host's id (`HostKind::id`).
-    pub host: String,
-    pub cwd: PathBuf,
-    #[serde(default)]
-    pub transcript: Option<PathBuf>,
-    #[serde(default)]
-    pub model: Option<String>,
 }
 
 /// A run's record: the legs so far.
@@ -406,28 +388,6 @@ pub fn stop_grace(host: HostKind) -> Duration {
     if host.honours_stop() { Duration::from_secs(20) } else { Duration::ZERO }
 }
 
-/// The handoff of a session the relay ended, written again from its transcript as it is
-/// now, with the figure it ended at.
-fn rewrite_stopped_handoff(point: &StopPoint) {
-    let Some(host) = HostKind::from_id(&point.host) else { return };
-    if !crate::fsx::valid_session_id(&point.session) {
-        return;
-    }
-    let config = crate::config::Config::load(Some(&point.cwd));
-    let transcript = point.transcript.as_deref();
-    let session = crate::monitor::SessionRef {
-        host,
-        model: point.model.as_deref(),
-        ..crate::monitor::SessionRef::claude(&point.session, transcript)
-    };
-    let figure =
-        crate::monitor::current_figure(&session, &config, config.stale_seconds(), crate::metrics::now_unix())
-            .map(|(found, _)| found.figure);
-    let stopped =
-        crate::critical_pause::Stopped { session: &point.session, cwd: &point.cwd, transcript, host, figure };
-    crate::critical_pause::rewrite_handoff(&config, &stopped);
-}
-
 /// Runs the legs of a headless relay: each leg in the foreground with the run's id and
 /// its number in its environment (the host's hooks inherit them), the next one with the
 /// continue prompt when the leg's session state says baton paused it. `after_leg` is told
@@ -463,13 +423,6 @@ pub fn run_headless(
         let record = load(run_id);
         let next = next_step(leg_paused(record.leg(leg)), leg, max_legs);
         let code = ended.code;
-        if ended.interrupted {
-            // What the host ran between baton's stop and the signal belongs in the handoff
-            // the next leg is briefed from.
-            if let Some(point) = record.leg(leg).and_then(|n| n.stopped_at.as_ref()) {
-                rewrite_stopped_handoff(point);
-            }
-        }
         after_leg(&LegEnd { leg, code, next, interrupted: ended.interrupted }, &record);
         if next != NextStep::Continue {
             return Ok(RunOutcome { legs: leg, code, end: next, record, elapsed });

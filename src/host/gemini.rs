@@ -22,8 +22,8 @@ pub const HOOK_TIMEOUT: u64 = 10_000;
 pub const HAS_STATUSLINE: bool = false;
 
 /// Whether a hook's `continue: false` stops the agent (the pause). Gemini CLI documents it
-/// on AfterTool, but the real-host suite has not seen it stop `gemini -p` yet: until it has,
-/// the pause acts as `advise` here.
+/// on AfterTool, but 0.61.0's `gemini -p` puts the stop reason in place of the call's
+/// output and goes on (the real-host suite): the pause acts as `advise` here.
 pub const HONOURS_STOP: bool = false;
 /// Every hook's `systemMessage` is shown in the interactive UI (0.61.0).
 pub const SHOWS_SYSTEM_MESSAGE: bool = true;
