@@ -121,6 +121,49 @@ fn check_no_compaction_and_permissions(checks: &mut Checks, world: &World, serve
 /// What every relay must show: the task done across at least 3 contexts, every step run
 /// once in order, every later leg briefed as leg N in its first request, the summary, no
 /// compaction, no refused call; prints the time per hand-over.
+/// What every pause without `baton run` must show: CRITICAL reached the agent, the agent
+/// was stopped within the 3 grace calls (the request carrying CRITICAL answers the call
+/// that armed the pause, each later one a grace call) without finishing, and steps.log
+/// holds steps 1..N in order, at least `min_steps` of them. Returns N.
+fn check_stopped_within_grace(
+    checks: &mut Checks,
+    world: &World,
+    agent: &Agent,
+    server: &Server,
+    run: &crate::real_hosts_support::Run,
+    min_steps: u32,
+) -> u32 {
+    let requests = server.main_requests();
+    let decisions = agent.decisions();
+    let moves = || decisions.iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect::<Vec<_>>().join(" ");
+    let critical_at = requests.iter().position(|r| r.text().contains(CRITICAL));
+    checks.check("CRITICAL reached the agent", critical_at.is_some(), || {
+        format!("{}\n{}", moves(), run.describe())
+    });
+    let after = critical_at.map(|at| requests.len() - at);
+    checks.check("stopped within the 3 grace calls after CRITICAL", after.is_some_and(|n| n <= 3), || {
+        format!("{after:?} requests from the CRITICAL one on; {}\n{}", moves(), run.describe())
+    });
+    checks.check(
+        "the agent did not finish (it was stopped)",
+        !decisions.iter().any(|d| matches!(d.made, Move::Finish(_))),
+        moves,
+    );
+    eprintln!(
+        "real hosts: relay: stopped: exit {:?}; stdout {:?}; stderr {:?}",
+        run.status.map(|s| s.code()),
+        common_tail(&run.stdout),
+        common_tail(&run.stderr)
+    );
+    let done = steps_log(world).len() as u32;
+    checks.check(
+        "steps.log so far is steps 1..N in order",
+        steps_log(world) == expected_log(done) && done >= min_steps,
+        || format!("{:?}", steps_log(world)),
+    );
+    done
+}
+
 /// How a leg of the relay ends.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum LegEnds {
@@ -249,41 +292,12 @@ fn claude_print_is_stopped_within_the_grace_calls_and_continue_resumes() {
             Duration::from_secs(120),
         );
         world.save_requests(&server, "pause-claude-print");
-        let requests = server.main_requests();
-        let decisions = agent.decisions();
-        let moves =
-            || decisions.iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect::<Vec<_>>().join(" ");
-        let critical_at = requests.iter().position(|r| r.text().contains(CRITICAL));
-        checks.check("CRITICAL reached the agent", critical_at.is_some(), moves);
-        // The request carrying CRITICAL answers the call that armed the pause; each later
-        // request answers one grace call; the call that uses the last one is stopped.
-        let after = critical_at.map(|at| requests.len() - at);
-        checks.check(
-            "stopped within the 3 grace calls after CRITICAL",
-            after.is_some_and(|n| n <= 3),
-            || format!("{after:?} requests from the CRITICAL one on; {}", moves()),
-        );
-        checks.check(
-            "the agent did not finish (it was stopped)",
-            !decisions.iter().any(|d| matches!(d.made, Move::Finish(_))),
-            moves,
-        );
+        let stopped_after = check_stopped_within_grace(&mut checks, &world, &agent, &server, &run, 5);
         let result: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap_or_default();
         checks.check(
             "claude -p exited 0, ended by the hook",
             run.status.is_some_and(|s| s.success()) && result["terminal_reason"] == "hook_stopped",
             || run.describe(),
-        );
-        eprintln!(
-            "real hosts: relay: claude -p stopped: stdout {:?}, stderr {:?}",
-            common_tail(&run.stdout),
-            common_tail(&run.stderr)
-        );
-        let stopped_after = steps_log(&world).len() as u32;
-        checks.check(
-            "steps.log so far is steps 1..N in order",
-            steps_log(&world) == expected_log(stopped_after) && stopped_after >= 5,
-            || format!("{:?}", steps_log(&world)),
         );
         let state_dir = world.sandbox.state_dir();
         let paused = sessions_paused(&state_dir);
@@ -394,35 +408,7 @@ fn codex_exec_is_stopped_within_the_grace_calls() {
         args.push(TASK);
         let run = world.run(&codex, &args, &codex_env(), Duration::from_secs(120));
         world.save_requests(&server, "pause-codex-exec");
-        let requests = server.main_requests();
-        let decisions = agent.decisions();
-        let moves =
-            || decisions.iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect::<Vec<_>>().join(" ");
-        let critical_at = requests.iter().position(|r| r.text().contains(CRITICAL));
-        checks.check("CRITICAL reached the agent", critical_at.is_some(), moves);
-        let after = critical_at.map(|at| requests.len() - at);
-        checks.check(
-            "stopped within the 3 grace calls after CRITICAL",
-            after.is_some_and(|n| n <= 3),
-            || format!("{after:?} requests from the CRITICAL one on; {}\n{}", moves(), run.describe()),
-        );
-        checks.check(
-            "the agent did not finish (it was stopped)",
-            !decisions.iter().any(|d| matches!(d.made, Move::Finish(_))),
-            moves,
-        );
-        eprintln!(
-            "real hosts: relay: codex exec stopped: exit {:?}; stdout {:?}; stderr {:?}",
-            run.status.map(|s| s.code()),
-            common_tail(&run.stdout),
-            common_tail(&run.stderr)
-        );
-        let done = steps_log(&world).len() as u32;
-        checks.check(
-            "steps.log so far is steps 1..N in order",
-            steps_log(&world) == expected_log(done) && done >= 4,
-            || format!("{:?}", steps_log(&world)),
-        );
+        check_stopped_within_grace(&mut checks, &world, &agent, &server, &run, 4);
         checks.finish();
     });
 }
@@ -520,37 +506,7 @@ fn gemini_print_is_stopped_within_the_grace_calls() {
         args.extend(["-p", TASK]);
         let run = world.run(&gemini, &args, &gemini_env(&server), Duration::from_secs(120));
         world.save_requests(&server, "pause-gemini-print");
-        let requests = server.main_requests();
-        let decisions = agent.decisions();
-        let moves =
-            || decisions.iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect::<Vec<_>>().join(" ");
-        let critical_at = requests.iter().position(|r| r.text().contains(CRITICAL));
-        checks.check("CRITICAL reached the agent", critical_at.is_some(), || {
-            format!("{}\n{}", moves(), run.describe())
-        });
-        let after = critical_at.map(|at| requests.len() - at);
-        checks.check(
-            "stopped within the 3 grace calls after CRITICAL",
-            after.is_some_and(|n| n <= 3),
-            || format!("{after:?} requests from the CRITICAL one on; {}\n{}", moves(), run.describe()),
-        );
-        checks.check(
-            "the agent did not finish (it was stopped)",
-            !decisions.iter().any(|d| matches!(d.made, Move::Finish(_))),
-            moves,
-        );
-        eprintln!(
-            "real hosts: relay: gemini -p stopped: exit {:?}; stdout {:?}; stderr {:?}",
-            run.status.map(|s| s.code()),
-            common_tail(&run.stdout),
-            common_tail(&run.stderr)
-        );
-        let done = steps_log(&world).len() as u32;
-        checks.check(
-            "steps.log so far is steps 1..N in order",
-            steps_log(&world) == expected_log(done) && done >= 4,
-            || format!("{:?}", steps_log(&world)),
-        );
+        check_stopped_within_grace(&mut checks, &world, &agent, &server, &run, 4);
         checks.finish();
     });
 }
