@@ -20,7 +20,7 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use super::server::Api;
+use super::server::{Api, stream_anthropic, stream_responses};
 
 /// The marker a step's shell output carries.
 pub fn done_marker(step: u32) -> String {
@@ -367,7 +367,7 @@ impl Agent {
         Some((
             "200 OK",
             "text/event-stream",
-            anthropic_sse(&msg_id, &model, &content, stop, &usage).into_bytes(),
+            stream_anthropic(&msg_id, &model, &content, stop, &usage).into_bytes(),
         ))
     }
 }
@@ -402,28 +402,7 @@ impl Agent {
             log.push(decision);
         }
         let id = format!("resp_agent_{n:03}");
-        let mut out = sse(
-            "response.created",
-            &json!({"type": "response.created", "response": {"id": id, "object": "response", "status": "in_progress"}}),
-        );
-        for (index, item) in items.iter().enumerate() {
-            out += &sse(
-                "response.output_item.added",
-                &json!({"type": "response.output_item.added", "output_index": index, "item": item}),
-            );
-            out += &sse(
-                "response.output_item.done",
-                &json!({"type": "response.output_item.done", "output_index": index, "item": item}),
-            );
-        }
-        out += &sse(
-            "response.completed",
-            &json!({"type": "response.completed", "response": {
-                "id": id, "object": "response", "status": "completed", "output": items,
-                "usage": {"input_tokens": tokens, "input_tokens_details": {"cached_tokens": 0},
-                          "output_tokens": 40, "output_tokens_details": {"reasoning_tokens": 0},
-                          "total_tokens": tokens + 40}}}),
-        );
+        let out = stream_responses(&id, &items, tokens, 40);
         ("200 OK", "text/event-stream", out.into_bytes())
     }
 }
@@ -489,49 +468,4 @@ fn shell_call(request: &Value, command: &str) -> (String, String) {
         return ("exec_command".into(), json!({"cmd": command}).to_string());
     }
     ("shell".into(), json!({"command": ["bash", "-lc", command]}).to_string())
-}
-
-fn sse(event: &str, data: &Value) -> String {
-    format!("event: {event}\ndata: {data}\n\n")
-}
-
-/// A streamed Anthropic reply of `content` blocks (text and tool_use).
-fn anthropic_sse(id: &str, model: &str, content: &[Value], stop: &str, usage: &Value) -> String {
-    let mut start_usage = usage.clone();
-    start_usage["output_tokens"] = json!(1);
-    let mut out = sse(
-        "message_start",
-        &json!({"type": "message_start", "message": {"id": id, "type": "message", "role": "assistant",
-                "model": model, "content": [], "stop_reason": null, "stop_sequence": null, "usage": start_usage}}),
-    );
-    for (index, block) in content.iter().enumerate() {
-        if block["type"] == "tool_use" {
-            out += &sse(
-                "content_block_start",
-                &json!({"type": "content_block_start", "index": index, "content_block": {
-                    "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}),
-            );
-            out += &sse(
-                "content_block_delta",
-                &json!({"type": "content_block_delta", "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": block["input"].to_string()}}),
-            );
-        } else {
-            out += &sse(
-                "content_block_start",
-                &json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}),
-            );
-            out += &sse(
-                "content_block_delta",
-                &json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": block["text"]}}),
-            );
-        }
-        out += &sse("content_block_stop", &json!({"type": "content_block_stop", "index": index}));
-    }
-    out += &sse(
-        "message_delta",
-        &json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": usage}),
-    );
-    out += &sse("message_stop", &json!({"type": "message_stop"}));
-    out
 }

@@ -461,7 +461,7 @@ fn tool_results(api: Api, body: &Value) -> usize {
     }
 }
 
-fn sse(event: &str, data: &Value) -> String {
+pub fn sse(event: &str, data: &Value) -> String {
     format!("event: {event}\ndata: {data}\n\n")
 }
 
@@ -489,47 +489,49 @@ fn anthropic_json(model: &str, step: &Step, turn: usize) -> Value {
 
 fn anthropic_sse(model: &str, step: &Step, turn: usize) -> String {
     let id = format!("msg_stand_in_{turn:02}_{}", std::process::id());
+    let stop = if step.command.is_some() { "tool_use" } else { "end_turn" };
+    let content = anthropic_content(step, turn);
+    let usage = json!({"input_tokens": step.prompt_tokens, "output_tokens": 20,
+                       "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0});
+    stream_anthropic(&id, model, content.as_array().map_or(&[][..], Vec::as_slice), stop, &usage)
+}
+
+/// A streamed Anthropic reply of `content` blocks (text and tool_use).
+pub fn stream_anthropic(id: &str, model: &str, content: &[Value], stop: &str, usage: &Value) -> String {
+    let mut start_usage = usage.clone();
+    start_usage["output_tokens"] = json!(1);
     let mut out = sse(
         "message_start",
-        &json!({"type": "message_start", "message": {
-            "id": id, "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": step.prompt_tokens, "output_tokens": 1,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}}),
+        &json!({"type": "message_start", "message": {"id": id, "type": "message", "role": "assistant",
+                "model": model, "content": [], "stop_reason": null, "stop_sequence": null, "usage": start_usage}}),
     );
-    let stop_reason = match &step.command {
-        Some(command) => {
-            let input = json!({"command": command, "description": format!("Run step {turn}")}).to_string();
+    for (index, block) in content.iter().enumerate() {
+        if block["type"] == "tool_use" {
             out += &sse(
                 "content_block_start",
-                &json!({"type": "content_block_start", "index": 0, "content_block": {
-                    "type": "tool_use", "id": format!("toolu_stand_in_{turn:02}"), "name": "Bash", "input": {}}}),
+                &json!({"type": "content_block_start", "index": index, "content_block": {
+                    "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}),
             );
             out += &sse(
                 "content_block_delta",
-                &json!({"type": "content_block_delta", "index": 0,
-                        "delta": {"type": "input_json_delta", "partial_json": input}}),
+                &json!({"type": "content_block_delta", "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": block["input"].to_string()}}),
             );
-            "tool_use"
-        }
-        None => {
+        } else {
             out += &sse(
                 "content_block_start",
-                &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                &json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}),
             );
             out += &sse(
                 "content_block_delta",
-                &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": FINAL_TEXT}}),
+                &json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": block["text"]}}),
             );
-            "end_turn"
         }
-    };
-    out += &sse("content_block_stop", &json!({"type": "content_block_stop", "index": 0}));
+        out += &sse("content_block_stop", &json!({"type": "content_block_stop", "index": index}));
+    }
     out += &sse(
         "message_delta",
-        &json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null},
-                "usage": {"input_tokens": step.prompt_tokens, "output_tokens": 20,
-                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}),
+        &json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": usage}),
     );
     out += &sse("message_stop", &json!({"type": "message_stop"}));
     out
@@ -551,10 +553,6 @@ fn openai_tool_call(request: &Value, command: &str) -> (String, String) {
 
 fn openai_sse(request: &Value, step: &Step, turn: usize) -> String {
     let id = format!("resp_stand_in_{turn:02}");
-    let mut out = sse(
-        "response.created",
-        &json!({"type": "response.created", "response": {"id": id, "object": "response", "status": "in_progress"}}),
-    );
     let message = |text: &str| {
         json!({"type": "message", "id": format!("msg_{turn:02}"), "role": "assistant", "status": "completed",
                "content": [{"type": "output_text", "text": text, "annotations": []}]})
@@ -575,6 +573,15 @@ fn openai_sse(request: &Value, step: &Step, turn: usize) -> String {
         }
         None => items.push(message(step.say.as_deref().unwrap_or(FINAL_TEXT))),
     }
+    stream_responses(&id, &items, step.prompt_tokens, 20)
+}
+
+/// A streamed Responses API reply of `items` (messages and function calls).
+pub fn stream_responses(id: &str, items: &[Value], input_tokens: u64, output_tokens: u64) -> String {
+    let mut out = sse(
+        "response.created",
+        &json!({"type": "response.created", "response": {"id": id, "object": "response", "status": "in_progress"}}),
+    );
     for (index, item) in items.iter().enumerate() {
         out += &sse(
             "response.output_item.added",
@@ -589,9 +596,9 @@ fn openai_sse(request: &Value, step: &Step, turn: usize) -> String {
         "response.completed",
         &json!({"type": "response.completed", "response": {
             "id": id, "object": "response", "status": "completed", "output": items,
-            "usage": {"input_tokens": step.prompt_tokens, "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0},
-                      "total_tokens": step.prompt_tokens + 20}}}),
+            "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
+                      "total_tokens": input_tokens + output_tokens}}}),
     );
     out
 }
