@@ -125,6 +125,11 @@ impl<'a> Call<'a> {
         })
     }
 
+    /// The transcript of the session `session`, which the handoff's facts come from.
+    fn transcript_path(&self, session: &str) -> Option<PathBuf> {
+        self.host.transcript_path(self.input.transcript_path.as_deref(), session)
+    }
+
     /// The format the host writes its transcript in.
     fn transcript_format(&self) -> crate::transcript::Format {
         self.host.transcript_format()
@@ -510,7 +515,7 @@ fn refresh_handoff_at_stop(call: &Call, session: &str, figure: Option<metrics::F
         trigger: Trigger::CriticalContext,
         session_id: session.to_string(),
         cwd,
-        transcript_path: call.input.transcript_path.as_deref().map(PathBuf::from),
+        transcript_path: call.transcript_path(session),
         transcript_format: call.transcript_format(),
         figure,
         checkpoint,
@@ -565,7 +570,7 @@ fn pre_compact(call: &Call) -> Option<Envelope> {
             trigger: Trigger::PreCompact,
             session_id: session.to_string(),
             cwd,
-            transcript_path: call.input.transcript_path.as_deref().map(PathBuf::from),
+            transcript_path: call.transcript_path(session),
             transcript_format: call.transcript_format(),
             figure: figure.clone(),
             checkpoint: Mode::Ref,
@@ -622,7 +627,7 @@ fn critical_handoff(call: &Call, warning: &monitor::Warning, mode: Mode) -> Hand
         trigger: Trigger::CriticalContext,
         session_id: session.to_string(),
         cwd,
-        transcript_path: call.input.transcript_path.as_deref().map(PathBuf::from),
+        transcript_path: call.transcript_path(session),
         transcript_format: call.transcript_format(),
         figure: Some(warning.figure.clone()),
         checkpoint: mode,

@@ -105,12 +105,19 @@ impl HostKind {
             HostKind::Claude => crate::transcript::Format::ClaudeCode,
             HostKind::Gemini => crate::transcript::Format::GeminiChat,
             HostKind::Codex => crate::transcript::Format::CodexRollout,
-            // Qwen Code's recording is read for the figure only; its facts are not read yet.
-            HostKind::Qwen => crate::transcript::Format::ClaudeCode,
-            // Droid's transcript is Claude-like in part; its facts are not read yet.
-            HostKind::Droid => crate::transcript::Format::ClaudeCode,
-            // Copilot CLI names no transcript on PostToolUse; its facts are not read yet.
-            HostKind::Copilot => crate::transcript::Format::ClaudeCode,
+            HostKind::Qwen => crate::transcript::Format::QwenChat,
+            HostKind::Droid => crate::transcript::Format::DroidSession,
+            HostKind::Copilot => crate::transcript::Format::CopilotEvents,
+        }
+    }
+
+    /// The transcript the handoff's facts are read from: the one the hook names, else,
+    /// for Copilot CLI (which names none on PostToolUse), its session's event log.
+    pub fn transcript_path(self, named: Option<&str>, session_id: &str) -> Option<std::path::PathBuf> {
+        match (named, self) {
+            (Some(path), _) => Some(std::path::PathBuf::from(path)),
+            (None, HostKind::Copilot) => copilot::events_path(session_id),
+            (None, _) => None,
         }
     }
 

@@ -10,13 +10,87 @@
 //! record, i.e. the record is the one of the call in flight.
 //!
 //! Read from the end, within a budget; a line that does not parse is skipped.
+//!
+//! The handoff's facts come from the same log: [`claude_shaped`] puts its events in
+//! Claude Code's line shape for the one facts reader (`user.message` is the request,
+//! `assistant.message` the agent's words and its `toolRequests`, and
+//! `tool.execution_complete` a call's result, failed when `success` is false or the
+//! shell's `exitCode` is not 0). Copilot CLI's tools: `bash`, `create` and `edit`.
 
 use std::io;
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{TailReader, clip, open_transcript, unix_seconds};
+
+/// An event in Claude Code's line shape (pure), or `None` for an event the facts do not
+/// use.
+pub fn claude_shaped(value: &Value) -> Option<Value> {
+    let data = value.get("data")?;
+    let at = value.get("timestamp");
+    match value.get("type")?.as_str()? {
+        "session.start" => Some(json!({
+            "type": "session_start",
+            "timestamp": data.get("startTime").or(at),
+            "sessionId": data.get("sessionId"),
+            "cwd": data.pointer("/context/cwd"),
+            "gitBranch": data.pointer("/context/branch"),
+        })),
+        "user.message" => Some(json!({
+            "type": "user",
+            "timestamp": at,
+            "message": {"role": "user", "content": data.get("content")},
+        })),
+        "assistant.message" => {
+            let mut blocks = vec![];
+            if let Some(said) = data.get("content").filter(|c| c.is_string()) {
+                blocks.push(json!({"type": "text", "text": said}));
+            }
+            for request in data.get("toolRequests").and_then(Value::as_array).into_iter().flatten() {
+                blocks.push(json!({
+                    "type": "tool_use",
+                    "id": request.get("toolCallId"),
+                    "name": request.get("name"),
+                    "input": request.get("arguments"),
+                }));
+            }
+            Some(json!({
+                "type": "assistant",
+                "timestamp": at,
+                "message": {"id": data.get("messageId"), "role": "assistant", "model": data.get("model"), "content": blocks},
+            }))
+        }
+        "tool.execution_complete" => {
+            let exit_code = data.pointer("/shellExecution/exitCode").and_then(Value::as_i64);
+            let succeeded = data.get("success").and_then(Value::as_bool) != Some(false);
+            let output = data
+                .pointer("/result/content")
+                .or_else(|| data.pointer("/error/message"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            Some(json!({
+                "type": "user",
+                "timestamp": at,
+                "message": {"role": "user", "content": [{
+                    "type": "tool_result",
+                    "tool_use_id": data.get("toolCallId"),
+                    "is_error": !succeeded || exit_code.is_some_and(|c| c != 0),
+                    "content": output,
+                }]},
+            }))
+        }
+        "session.compaction_complete" if data.get("success").and_then(Value::as_bool) == Some(true) => {
+            Some(json!({
+                "type": "system",
+                "subtype": "compact_boundary",
+                "timestamp": at,
+                "compactMetadata": {"trigger": data.get("trigger"), "preTokens": data.pointer("/compactionTokensUsed/inputTokens")},
+            }))
+        }
+        _ => None,
+    }
+}
 
 /// What the event log says about the context.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +170,52 @@ pub fn read(path: &Path, budget: u64) -> io::Result<Option<CopilotReading>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transcript::Format;
+
+    /// Captured from the real CLI against the stand-in server by the facts session in
+    /// tests/real_hosts/facts23.rs (see tests/fixtures/real/README.md), cut where the
+    /// CRITICAL hook ran.
+    const AT_CRITICAL: &[u8] = include_bytes!("../../tests/fixtures/real/copilot/events-at-critical.jsonl");
+
+    #[test]
+    fn facts_at_critical() {
+        for gib_before in [false, true] {
+            let facts =
+                crate::transcript::facts::facts_of_file(Format::CopilotEvents, AT_CRITICAL, gib_before);
+            assert_eq!(facts.format, Format::CopilotEvents);
+            assert_eq!(
+                Format::sniff(AT_CRITICAL.split(|b| *b == b'\n').next().unwrap()),
+                Format::CopilotEvents
+            );
+            let request = "Add the client limits file, then run the limit tests.";
+            assert_eq!(facts.last_request.as_deref(), Some(request));
+            // Past a gibibyte of other lines the first request is out of reach of the head read.
+            let first = if gib_before { None } else { Some(request) };
+            assert_eq!(facts.first_request.as_deref(), first);
+            assert_eq!(facts.model.as_deref(), Some("claude-sonnet-4.5"));
+            assert_eq!(facts.cwd.as_deref(), Some("/home/dev/shop-api"));
+            assert!(facts.session_id.is_some());
+            assert!(
+                facts
+                    .last_assistant_text
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("Progress: notes/limits.md is written")
+            );
+            assert_eq!(
+                facts.files_relative_to(std::path::Path::new("/home/dev/shop-api")),
+                vec!["notes/limits.md"]
+            );
+            let failing = "ls /baton-e2e-missing-folder";
+            let run = facts.commands_run.iter().find(|c| c.command == failing).unwrap();
+            assert!(run.failed);
+            assert!(facts.commands_run.iter().any(|c| c.command == "echo step 4" && !c.failed));
+            let failure = facts.last_failure.as_ref().unwrap();
+            assert_eq!(failure.command.as_deref(), Some(failing));
+            assert!(!failure.succeeded_later);
+            assert!(facts.todos.is_none());
+        }
+    }
 
     const LOG: &[u8] = include_bytes!("../../tests/fixtures/real/copilot/events.jsonl");
 

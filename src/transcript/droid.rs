@@ -4,10 +4,15 @@
 //! call's, and its prompt (input and cache reads) is the context figure; `model` names the
 //! model (`custom:<name>-<index>` for a custom one). The sidecar is small and rewritten
 //! whole; it is read within a limit.
+//!
+//! The handoff's facts come from the transcript itself, whose `message` lines carry
+//! Claude Code's content blocks (`text`, `tool_use`, `tool_result` with `is_error`)
+//! under another envelope: [`claude_shaped`] puts each line in Claude Code's shape for
+//! the one facts reader. Droid's tools: `Execute` (the shell), `Create` and `Edit`.
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::clip;
 
@@ -20,6 +25,37 @@ pub struct DroidReading {
     pub model: Option<String>,
     /// When the sidecar was written (Unix seconds).
     pub written_at: Option<i64>,
+}
+
+/// A transcript line in Claude Code's shape (pure): a `message` line becomes a `user` or
+/// `assistant` line (the line's `id` as the message id, `modelId` as the model); the
+/// `session_start` line gives the session id and folder; anything else is `None`.
+pub fn claude_shaped(value: &Value) -> Option<Value> {
+    match value.get("type")?.as_str()? {
+        "session_start" => Some(json!({
+            "type": "session_start",
+            "sessionId": value.get("id"),
+            "cwd": value.get("cwd"),
+        })),
+        "message" => {
+            let message = value.get("message")?;
+            let role = message.get("role")?.as_str()?;
+            if role != "user" && role != "assistant" {
+                return None;
+            }
+            Some(json!({
+                "type": role,
+                "timestamp": value.get("timestamp"),
+                "message": {
+                    "id": value.get("id"),
+                    "role": role,
+                    "model": message.get("modelId"),
+                    "content": message.get("content"),
+                },
+            }))
+        }
+        _ => None,
+    }
 }
 
 /// The sidecar of a transcript: `<session>.jsonl` → `<session>.settings.json`.
@@ -57,6 +93,52 @@ pub fn read(transcript: &Path) -> Option<DroidReading> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transcript::Format;
+
+    /// Captured from the real CLI against the stand-in server by the facts session in
+    /// tests/real_hosts/facts23.rs (see tests/fixtures/real/README.md), cut where the
+    /// CRITICAL hook ran.
+    const AT_CRITICAL: &[u8] = include_bytes!("../../tests/fixtures/real/droid/session-at-critical.jsonl");
+
+    #[test]
+    fn facts_at_critical() {
+        for gib_before in [false, true] {
+            let facts =
+                crate::transcript::facts::facts_of_file(Format::DroidSession, AT_CRITICAL, gib_before);
+            assert_eq!(facts.format, Format::DroidSession);
+            assert_eq!(
+                Format::sniff(AT_CRITICAL.split(|b| *b == b'\n').next().unwrap()),
+                Format::DroidSession
+            );
+            let request = "Add the client limits file, then run the limit tests.";
+            assert_eq!(facts.last_request.as_deref(), Some(request));
+            // Past a gibibyte of other lines the first request is out of reach of the head read.
+            let first = if gib_before { None } else { Some(request) };
+            assert_eq!(facts.first_request.as_deref(), first);
+            assert_eq!(facts.model.as_deref(), Some("custom:Standin-0"));
+            assert_eq!(facts.cwd.as_deref(), Some("/home/dev/shop-api"));
+            assert!(facts.session_id.is_some());
+            assert!(
+                facts
+                    .last_assistant_text
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("Progress: notes/limits.md is written")
+            );
+            assert_eq!(
+                facts.files_relative_to(std::path::Path::new("/home/dev/shop-api")),
+                vec!["notes/limits.md"]
+            );
+            let failing = "ls /baton-e2e-missing-folder";
+            let run = facts.commands_run.iter().find(|c| c.command == failing).unwrap();
+            assert!(run.failed);
+            assert!(facts.commands_run.iter().any(|c| c.command == "echo step 4" && !c.failed));
+            let failure = facts.last_failure.as_ref().unwrap();
+            assert_eq!(failure.command.as_deref(), Some(failing));
+            assert!(!failure.succeeded_later);
+            assert!(facts.todos.is_none());
+        }
+    }
 
     #[test]
     fn the_last_call_is_the_figure() {

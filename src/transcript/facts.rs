@@ -45,16 +45,31 @@ pub enum Format {
     CodexRollout,
     /// Gemini CLI's chat recording.
     GeminiChat,
+    /// Qwen Code's chat recording (`~/.qwen/projects/<slug>/chats/<session>.jsonl`).
+    QwenChat,
+    /// Factory Droid's session transcript (`~/.factory/sessions/<slug>/<session>.jsonl`).
+    DroidSession,
+    /// GitHub Copilot CLI's session event log (`session-state/<session>/events.jsonl`).
+    CopilotEvents,
 }
 
 impl Format {
     /// The format of a file read from its first line, for callers that do not know the
     /// host (`baton pause` given a path): Codex opens with `session_meta`, Gemini CLI
-    /// with the recording's `projectHash`; anything else is read as Claude Code's.
+    /// with the recording's `projectHash`, Factory Droid with `session_start`, Copilot
+    /// CLI with `session.start`, Qwen Code with a line whose message has `parts`;
+    /// anything else is read as Claude Code's.
     pub fn sniff(first_line: &[u8]) -> Format {
         let Some(value) = line::parse_line(first_line) else { return Format::ClaudeCode };
-        if value.get("type").and_then(Value::as_str) == Some("session_meta") {
+        let kind = value.get("type").and_then(Value::as_str);
+        if kind == Some("session_meta") {
             Format::CodexRollout
+        } else if kind == Some("session_start") {
+            Format::DroidSession
+        } else if kind == Some("session.start") {
+            Format::CopilotEvents
+        } else if value.pointer("/message/parts").is_some_and(Value::is_array) {
+            Format::QwenChat
         } else if value.get("projectHash").is_some()
             || value.get("kind").is_some() && value.get("sessionId").is_some()
         {
@@ -70,6 +85,9 @@ impl Format {
             Format::ClaudeCode => "Claude Code's transcript",
             Format::CodexRollout => "Codex's rollout",
             Format::GeminiChat => "Gemini CLI's chat recording",
+            Format::QwenChat => "Qwen Code's chat recording",
+            Format::DroidSession => "Factory Droid's session transcript",
+            Format::CopilotEvents => "GitHub Copilot CLI's session events",
         }
     }
 }
@@ -212,10 +230,48 @@ pub fn gather_facts_as(format: Format, path: &Path, budget: FactsBudget) -> io::
         Format::GeminiChat => {
             super::gemini::facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start())
         }
+        Format::QwenChat => {
+            super::qwen::facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start())
+        }
+        Format::DroidSession => claude_shaped_facts(&read, super::droid::claude_shaped),
+        Format::CopilotEvents => claude_shaped_facts(&read, super::copilot::claude_shaped),
     };
     facts.format = format;
     facts.bytes_read = read.bytes_read();
     Ok(facts)
+}
+
+/// The facts of a host's transcript whose lines `shape` puts in Claude Code's shape
+/// (a line it returns `None` for is skipped).
+fn claude_shaped_facts(read: &BoundedRead, shape: fn(&Value) -> Option<Value>) -> SessionFacts {
+    let as_claude = |line: &[u8]| parse_line(line).and_then(|value| shape(&value));
+    facts_from_values(
+        read.head_lines().filter_map(as_claude),
+        read.tail_lines().filter_map(as_claude),
+        read.reached_start(),
+    )
+}
+
+/// The facts a reader gets from `bytes` written to a file, read as `format`; and, with
+/// `gib_before`, from the same bytes after a sparse gibibyte (the tail budget must keep
+/// the read bounded whatever the size). For the host readers' fixture tests.
+#[cfg(test)]
+pub(super) fn facts_of_file(format: Format, bytes: &[u8], gib_before: bool) -> SessionFacts {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("transcript.jsonl");
+    let mut file = std::fs::File::create(&path).unwrap();
+    if gib_before {
+        file.set_len(1 << 30).unwrap();
+        file.seek(SeekFrom::End(0)).unwrap();
+        file.write_all(b"\n").unwrap();
+    }
+    file.write_all(bytes).unwrap();
+    drop(file);
+    let budget = FactsBudget::default();
+    let facts = gather_facts_as(format, &path, budget).unwrap();
+    assert!(facts.bytes_read <= budget.head + budget.tail, "read {} bytes", facts.bytes_read);
+    facts
 }
 
 /// A bounded read of a transcript: its last `budget.tail` bytes as complete lines and,
@@ -279,19 +335,29 @@ pub fn facts_from_lines<'a, 'b>(
     tail: impl IntoIterator<Item = &'b [u8]>,
     tail_reached_start: bool,
 ) -> SessionFacts {
+    facts_from_values(
+        head.into_iter().filter_map(parse_line),
+        tail.into_iter().filter_map(parse_line),
+        tail_reached_start,
+    )
+}
+
+/// The facts from parsed lines in Claude Code's shape: its own transcript's, or another
+/// host's lines put in that shape (Factory Droid, Copilot CLI).
+pub(super) fn facts_from_values(
+    head: impl IntoIterator<Item = Value>,
+    tail: impl IntoIterator<Item = Value>,
+    tail_reached_start: bool,
+) -> SessionFacts {
     let mut builder = FactsBuilder::default();
-    for line in head {
-        if let Some(value) = parse_line(line) {
+    for value in head {
+        builder.opening_line(Entry(&value));
+    }
+    for value in tail {
+        if tail_reached_start {
             builder.opening_line(Entry(&value));
         }
-    }
-    for line in tail {
-        if let Some(value) = parse_line(line) {
-            if tail_reached_start {
-                builder.opening_line(Entry(&value));
-            }
-            builder.tail_line(Entry(&value));
-        }
+        builder.tail_line(Entry(&value));
     }
     builder.finish(tail_reached_start)
 }
@@ -406,7 +472,7 @@ impl FactsBuilder {
         }
         let empty = Value::Null;
         let input = block.get("input").unwrap_or(&empty);
-        let command = (name == "Bash")
+        let command = is_shell_tool(name)
             .then(|| text(input.get("command")).map(|c| clip(c.trim(), COMMAND_MAX)))
             .flatten();
         match name {
@@ -423,8 +489,10 @@ impl FactsBuilder {
                 self.tasks.update(tool_use_id, input);
                 self.last_task_call = self.line_number;
             }
-            "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
-                let path = text(input.get("file_path")).or_else(|| text(input.get("notebook_path")));
+            "Write" | "Edit" | "MultiEdit" | "NotebookEdit" | "Create" | "create" | "edit" => {
+                let path = text(input.get("file_path"))
+                    .or_else(|| text(input.get("notebook_path")))
+                    .or_else(|| text(input.get("path")));
                 if let Some(path) = path {
                     self.touch_file(path);
                 }
@@ -448,7 +516,7 @@ impl FactsBuilder {
         }
         // A shell command counts as run once it is issued: at PostToolUse time in print
         // mode its result is often not yet written (a failed result marks it later).
-        if let Some(command) = command.clone().filter(|_| name == "Bash") {
+        if let Some(command) = command.clone() {
             push_command(
                 &mut self.facts.commands_run,
                 CommandRun { command, exit_code: None, failed: false },
@@ -513,7 +581,7 @@ impl FactsBuilder {
     ) {
         let call = self.tool_calls.get(tool_use_id);
         if let Some(command) =
-            call.filter(|c| is_error && c.name == "Bash").and_then(|c| c.command.as_deref())
+            call.filter(|c| is_error && is_shell_tool(&c.name)).and_then(|c| c.command.as_deref())
         {
             if let Some(run) = self.facts.commands_run.iter_mut().rev().find(|r| r.command == command) {
                 run.failed = true;
@@ -575,6 +643,12 @@ impl FactsBuilder {
         self.facts.reached_start = reached_start;
         self.facts
     }
+}
+
+/// The shell tool by each Claude-shaped host's name: Claude Code's `Bash`, Factory
+/// Droid's `Execute`, Copilot CLI's `bash`.
+fn is_shell_tool(name: &str) -> bool {
+    matches!(name, "Bash" | "Execute" | "bash")
 }
 
 /// Wrappers Claude Code puts in user lines that are not something the person asked.

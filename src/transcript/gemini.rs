@@ -44,7 +44,7 @@ pub fn facts_from_lines<'a, 'b>(
             reader.line(&value);
         }
     }
-    reader.finish(tail_reached_start)
+    reader.finish(tail_reached_start, Format::GeminiChat)
 }
 
 /// The facts of a whole chat recording held in memory.
@@ -55,16 +55,20 @@ pub fn facts_from_bytes(bytes: &[u8]) -> SessionFacts {
 
 /// One tool call, as its latest line shows it.
 #[derive(Debug, Clone)]
-struct ToolCall {
-    name: String,
-    args: Value,
-    status: Option<String>,
-    output: String,
-    at: Option<String>,
+pub(super) struct ToolCall {
+    pub name: String,
+    pub args: Value,
+    /// `success`, `error`, `cancelled` …; `None` while the call has no result.
+    pub status: Option<String>,
+    pub output: String,
+    pub at: Option<String>,
 }
 
+/// The facts of a Gemini-family recording as its messages are fed in. Gemini CLI's own
+/// lines come through [`Recording::line`]; Qwen Code, a fork that writes another line
+/// shape with the same tools, feeds the same steps from `super::qwen`.
 #[derive(Default)]
-struct Recording {
+pub(super) struct Recording {
     facts: SessionFacts,
     /// Tool calls in first-seen order; a later line with the same id replaces the entry.
     calls: Vec<ToolCall>,
@@ -88,7 +92,12 @@ fn request(value: &Value) -> Option<String> {
     if text(value.get("type")) != Some("user") {
         return None;
     }
-    let said = content_text(value.get("content"))?;
+    request_from(&content_text(value.get("content"))?)
+}
+
+/// The person's words in the text of a user message, clipped: `None` when it is only
+/// what a hook or the CLI put there.
+pub(super) fn request_from(said: &str) -> Option<String> {
     // A SessionStart or BeforeAgent hook's context comes first, in `<hook_context>`.
     let mut said = said.trim();
     while let Some(rest) = said.strip_prefix("<hook_context>") {
@@ -144,13 +153,14 @@ fn printed(output: &str) -> &str {
     rest[..end].trim_end_matches("</untrusted_context>")
 }
 
-/// `write_todos`'s `todos[]` of `{description, status}`; cancelled items are dropped.
+/// `write_todos`'s `todos[]` of `{description, status}` (Qwen Code's `todo_write`:
+/// `{content, status, id}`); cancelled items are dropped.
 fn todo_items(args: &Value) -> Option<Vec<TodoItem>> {
     let list = args.get("todos")?.as_array()?;
     Some(
         list.iter()
             .filter_map(|todo| {
-                let content = text(todo.get("description"))?;
+                let content = text(todo.get("description")).or_else(|| text(todo.get("content")))?;
                 let status = match text(todo.get("status")).map(str::trim) {
                     Some("completed") => TodoStatus::Completed,
                     Some("in_progress") => TodoStatus::InProgress,
@@ -171,12 +181,16 @@ fn todo_items(args: &Value) -> Option<Vec<TodoItem>> {
 
 impl Recording {
     fn opening_line(&mut self, value: &Value) {
+        self.opening(text(value.get("startTime")).or_else(|| text(value.get("timestamp"))), request(value));
+    }
+
+    /// What the start of the file tells: when the session started, its first request.
+    pub(super) fn opening(&mut self, started_at: Option<&str>, request: Option<String>) {
         if self.facts.started_at.is_none() {
-            let at = text(value.get("startTime")).or_else(|| text(value.get("timestamp")));
-            self.facts.started_at = at.map(|t| clip(t, SHORT_TEXT_MAX));
+            self.facts.started_at = started_at.map(|t| clip(t, SHORT_TEXT_MAX));
         }
         if self.facts.first_request.is_none() {
-            self.facts.first_request = request(value);
+            self.facts.first_request = request;
         }
     }
 
@@ -184,26 +198,15 @@ impl Recording {
         if value.get("$set").is_some() {
             return;
         }
-        if let Some(id) = text(value.get("sessionId")) {
-            self.facts.session_id = Some(clip(id, SHORT_TEXT_MAX));
-        }
-        if let Some(at) = text(value.get("timestamp")) {
-            self.facts.last_activity_at = Some(clip(at, SHORT_TEXT_MAX));
-        }
+        self.seen(text(value.get("sessionId")), text(value.get("timestamp")));
         match text(value.get("type")) {
             Some("user") => {
                 if let Some(request) = request(value) {
-                    super::facts::push_user_words(&mut self.facts.user_words, &request);
-                    self.facts.last_request = Some(request);
+                    self.request(request);
                 }
             }
             Some("gemini") => {
-                if let Some(model) = text(value.get("model")) {
-                    self.facts.model = Some(clip(model, SHORT_TEXT_MAX));
-                }
-                if let Some(said) = content_text(value.get("content")) {
-                    self.facts.last_assistant_text = Some(clip(said.trim(), ASSISTANT_TEXT_MAX));
-                }
+                self.agent_said(text(value.get("model")), content_text(value.get("content")));
                 if let Some(calls) = value.get("toolCalls").and_then(Value::as_array) {
                     for call in calls {
                         self.tool_call(call, text(value.get("timestamp")));
@@ -211,6 +214,42 @@ impl Recording {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A line of the session `id`, written at `at`.
+    pub(super) fn seen(&mut self, id: Option<&str>, at: Option<&str>) {
+        if let Some(id) = id {
+            self.facts.session_id = Some(clip(id, SHORT_TEXT_MAX));
+        }
+        if let Some(at) = at {
+            self.facts.last_activity_at = Some(clip(at, SHORT_TEXT_MAX));
+        }
+    }
+
+    /// Where the session runs: its folder and git branch, as a line says them.
+    pub(super) fn place(&mut self, cwd: Option<&str>, branch: Option<&str>) {
+        if let Some(cwd) = cwd {
+            self.facts.cwd = Some(clip(cwd, super::facts::PATH_MAX));
+        }
+        if let Some(branch) = branch {
+            self.facts.git_branch = Some(clip(branch, SHORT_TEXT_MAX));
+        }
+    }
+
+    /// A request the person made.
+    pub(super) fn request(&mut self, request: String) {
+        super::facts::push_user_words(&mut self.facts.user_words, &request);
+        self.facts.last_request = Some(request);
+    }
+
+    /// A reply of the agent: its model, and what it said (if it said anything).
+    pub(super) fn agent_said(&mut self, model: Option<&str>, said: Option<String>) {
+        if let Some(model) = model {
+            self.facts.model = Some(clip(model, SHORT_TEXT_MAX));
+        }
+        if let Some(said) = said.filter(|s| !s.trim().is_empty()) {
+            self.facts.last_assistant_text = Some(clip(said.trim(), ASSISTANT_TEXT_MAX));
         }
     }
 
@@ -223,7 +262,12 @@ impl Recording {
             output: result_text(call),
             at: text(call.get("timestamp")).or(at).map(|t| clip(t, SHORT_TEXT_MAX)),
         };
-        match text(call.get("id")).map(|id| clip(id, SHORT_TEXT_MAX)) {
+        self.call(text(call.get("id")), entry);
+    }
+
+    /// A tool call the agent made; a later call under the same `id` replaces it.
+    pub(super) fn call(&mut self, id: Option<&str>, entry: ToolCall) {
+        match id.map(|id| clip(id, SHORT_TEXT_MAX)) {
             Some(id) => match self.call_index.get(&id) {
                 Some(&index) => self.calls[index] = entry,
                 None if self.calls.len() < CALLS_MAX => {
@@ -237,15 +281,28 @@ impl Recording {
         }
     }
 
-    fn finish(mut self, reached_start: bool) -> SessionFacts {
+    /// The result of the call `id`, when it came on a line of its own (Qwen Code).
+    pub(super) fn call_result(&mut self, id: &str, status: Option<&str>, output: String) {
+        let Some(&index) = self.call_index.get(&clip(id, SHORT_TEXT_MAX)) else { return };
+        let call = &mut self.calls[index];
+        call.status = status.map(|s| clip(s, SHORT_TEXT_MAX));
+        call.output = output;
+    }
+
+    pub(super) fn finish(mut self, reached_start: bool, format: Format) -> SessionFacts {
         let mut files_seen = HashSet::new();
         let mut todo_items_latest = None;
         for call in &self.calls {
             let failed_status = matches!(call.status.as_deref(), Some("error"));
             match call.name.as_str() {
-                "write_todos" => {
+                "write_todos" | "todo_write" => {
                     if let Some(items) = todo_items(&call.args) {
-                        todo_items_latest = Some(items);
+                        let source = if call.name == "write_todos" {
+                            TodoSource::WriteTodos
+                        } else {
+                            TodoSource::QwenTodoWrite
+                        };
+                        todo_items_latest = Some((source, items));
                     }
                 }
                 "write_file" | "replace" | "edit" => {
@@ -289,8 +346,8 @@ impl Recording {
                 }
             }
         }
-        self.facts.todos = todo_items_latest.map(|items| todos::list_from(TodoSource::WriteTodos, items));
-        self.facts.format = Format::GeminiChat;
+        self.facts.todos = todo_items_latest.map(|(source, items)| todos::list_from(source, items));
+        self.facts.format = format;
         self.facts.reached_start = reached_start;
         self.facts
     }

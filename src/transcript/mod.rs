@@ -8,7 +8,9 @@
 //! - [`gather_facts`]: todos, files touched, background processes, the last failure,
 //!   the first and last requests … for the automatic handoff. Reads a bounded head and
 //!   a bounded tail. [`gather_facts_as`] reads the same facts from the host's own format:
-//!   Codex's rollout (`codex`) and Gemini CLI's chat recording (`gemini`).
+//!   Codex's rollout (`codex`), Gemini CLI's chat recording (`gemini`) and Qwen Code's
+//!   (`qwen`, through Gemini CLI's reader), Factory Droid's transcript (`droid`) and
+//!   Copilot CLI's event log (`copilot`), both put in Claude Code's line shape.
 //! - [`session_usage`]: exact token use of the whole session, for `baton report`.
 //!   Streams the whole file (`forward`).
 //! - [`current_todos`]: the todo list as of now, for the status line: a small tail

@@ -5,12 +5,21 @@
 //! the newest reply's prompt after the last compression, else that compression's size.
 //!
 //! Read from the end, within a budget; a line that does not parse is skipped.
+//!
+//! The handoff's facts come from the same recording ([`facts_from_lines`]). Qwen Code is a
+//! fork of Gemini CLI with the same tools (`run_shell_command`, `write_file`, `edit`, and
+//! `todo_write` for its todo list) but Claude-like lines: `user` (the request in the
+//! first text part; a hook's context follows in later parts), `assistant` (text parts and
+//! `functionCall` parts) and `tool_result` (`functionResponse` parts, with
+//! `toolCallResult.status`). They feed the Gemini CLI reader's steps.
 
 use std::io;
 use std::path::Path;
 
 use serde_json::Value;
 
+use super::gemini::{self, Recording, ToolCall};
+use super::line::{SHORT_TEXT_MAX, text};
 use super::{TailReader, clip, open_transcript, unix_seconds};
 
 /// Most bytes read from the end of a recording.
@@ -65,9 +74,143 @@ pub fn read(path: &Path) -> io::Result<Option<QwenReading>> {
     Ok(None)
 }
 
+/// The facts from a recording's lines (no I/O): `head` is the start of the file, oldest
+/// first (empty when the tail reached the start), `tail` its end, oldest first.
+pub fn facts_from_lines<'a, 'b>(
+    head: impl IntoIterator<Item = &'a [u8]>,
+    tail: impl IntoIterator<Item = &'b [u8]>,
+    tail_reached_start: bool,
+) -> super::SessionFacts {
+    let mut recording = Recording::default();
+    for line in head {
+        if let Some(value) = super::line::parse_line(line) {
+            opening_line(&mut recording, &value);
+        }
+    }
+    for line in tail {
+        if let Some(value) = super::line::parse_line(line) {
+            if tail_reached_start {
+                opening_line(&mut recording, &value);
+            }
+            fact_line(&mut recording, &value);
+        }
+    }
+    recording.finish(tail_reached_start, super::Format::QwenChat)
+}
+
+/// The parts of a line's message that are objects.
+fn parts(value: &Value) -> impl Iterator<Item = &Value> {
+    value.pointer("/message/parts").and_then(Value::as_array).into_iter().flatten().filter(|p| p.is_object())
+}
+
+/// The person's words in a `user` line: its first text part.
+fn request(value: &Value) -> Option<String> {
+    if value.get("type").and_then(Value::as_str) != Some("user") {
+        return None;
+    }
+    let first = parts(value).find_map(|p| text(p.get("text")))?;
+    gemini::request_from(first)
+}
+
+fn opening_line(recording: &mut Recording, value: &Value) {
+    recording.opening(text(value.get("timestamp")), request(value));
+}
+
+fn fact_line(recording: &mut Recording, value: &Value) {
+    recording.seen(text(value.get("sessionId")), text(value.get("timestamp")));
+    recording.place(text(value.get("cwd")), text(value.get("gitBranch")));
+    let at = text(value.get("timestamp"));
+    match value.get("type").and_then(Value::as_str) {
+        Some("user") => {
+            if let Some(request) = request(value) {
+                recording.request(request);
+            }
+        }
+        Some("assistant") => {
+            let said: Vec<&str> = parts(value)
+                .filter(|p| p.get("thought").and_then(Value::as_bool) != Some(true))
+                .filter_map(|p| text(p.get("text")))
+                .collect();
+            recording.agent_said(text(value.get("model")), (!said.is_empty()).then(|| said.join("\n")));
+            for call in parts(value).filter_map(|p| p.get("functionCall")) {
+                let Some(name) = text(call.get("name")) else { continue };
+                let entry = ToolCall {
+                    name: clip(name, SHORT_TEXT_MAX),
+                    args: call.get("args").cloned().unwrap_or(Value::Null),
+                    status: None,
+                    output: String::new(),
+                    at: at.map(|t| clip(t, SHORT_TEXT_MAX)),
+                };
+                recording.call(text(call.get("id")), entry);
+            }
+        }
+        Some("tool_result") => {
+            let status = value.pointer("/toolCallResult/status").and_then(Value::as_str);
+            for response in parts(value).filter_map(|p| p.get("functionResponse")) {
+                let Some(id) = text(response.get("id")) else { continue };
+                let output: Vec<&str> = ["output", "error"]
+                    .iter()
+                    .filter_map(|key| text(response.get("response").and_then(|r| r.get(*key))))
+                    .collect();
+                recording.call_result(id, status, output.join("\n"));
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transcript::Format;
+
+    /// Captured from the real CLI against the stand-in server by the facts session in
+    /// tests/real_hosts/facts23.rs (see tests/fixtures/real/README.md), cut where the
+    /// CRITICAL hook ran.
+    const AT_CRITICAL: &[u8] = include_bytes!("../../tests/fixtures/real/qwen/chat-at-critical.jsonl");
+
+    #[test]
+    fn facts_at_critical() {
+        for gib_before in [false, true] {
+            let facts = crate::transcript::facts::facts_of_file(Format::QwenChat, AT_CRITICAL, gib_before);
+            assert_eq!(facts.format, Format::QwenChat);
+            assert_eq!(Format::sniff(AT_CRITICAL.split(|b| *b == b'\n').next().unwrap()), Format::QwenChat);
+            let request = "Add the client limits file, then run the limit tests.";
+            assert_eq!(facts.last_request.as_deref(), Some(request));
+            // Past a gibibyte of other lines the first request is out of reach of the head read.
+            let first = if gib_before { None } else { Some(request) };
+            assert_eq!(facts.first_request.as_deref(), first);
+            assert_eq!(facts.model.as_deref(), Some("qwen3-coder-plus"));
+            assert_eq!(facts.cwd.as_deref(), Some("/home/dev/shop-api"));
+            assert!(facts.session_id.is_some());
+            assert!(
+                facts
+                    .last_assistant_text
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("Progress: notes/limits.md is written")
+            );
+            assert_eq!(
+                facts.files_relative_to(std::path::Path::new("/home/dev/shop-api")),
+                vec!["notes/limits.md"]
+            );
+            let failing = "ls /baton-e2e-missing-folder";
+            let run = facts.commands_run.iter().find(|c| c.command == failing).unwrap();
+            assert!(run.failed);
+            assert!(facts.commands_run.iter().any(|c| c.command == "echo step 4" && !c.failed));
+            let failure = facts.last_failure.as_ref().unwrap();
+            assert_eq!(failure.command.as_deref(), Some(failing));
+            assert!(!failure.succeeded_later);
+            let todos = facts.todos.as_ref().unwrap();
+            assert_eq!(todos.source, crate::transcript::TodoSource::QwenTodoWrite);
+            let names = |items: &[crate::transcript::TodoItem]| {
+                items.iter().map(|i| i.content.clone()).collect::<Vec<_>>()
+            };
+            assert_eq!(names(&todos.completed), vec!["Write the limits file"]);
+            assert_eq!(names(&todos.in_progress), vec!["Run the limit tests"]);
+            assert_eq!(names(&todos.pending), vec!["Fix what the tests find"]);
+        }
+    }
 
     const RECORDING: &[u8] = include_bytes!("../../tests/fixtures/real/qwen/transcript-with-compress.jsonl");
 

@@ -56,6 +56,8 @@ pub enum TodoSource {
     UpdatePlan,
     /// Gemini CLI's `write_todos`.
     WriteTodos,
+    /// Qwen Code's `todo_write`.
+    QwenTodoWrite,
 }
 
 /// The list, split by status, each part in the list's order.

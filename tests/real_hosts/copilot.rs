@@ -14,9 +14,9 @@ pub const COPILOT: Cli = Cli {
 };
 /// A model Copilot CLI's own table knows: 168,000 prompt tokens (`maxPromptTokens`).
 const MODEL: &str = "claude-sonnet-4.5";
-const WINDOW: u64 = 168_000;
+pub(super) const WINDOW: u64 = 168_000;
 
-fn copilot_print(
+pub(super) fn copilot_print(
     world: &World,
     copilot: &std::path::Path,
     server: &Server,
