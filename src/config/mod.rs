@@ -28,7 +28,10 @@ use layers::show_value;
 /// The effective configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
-    entries: BTreeMap<&'static str, Entry>,
+    /// Every key with its value and source. Left empty until asked for when nothing was
+    /// set (no file, no variable): then every key is its default, and the hook, which
+    /// reads only `typed`, does not pay for building it.
+    entries: std::sync::OnceLock<BTreeMap<&'static str, Entry>>,
     typed: Settings,
     /// Problems found: unparsable files, bad values, unknown keys.
     pub errors: Vec<String>,
@@ -101,6 +104,22 @@ impl Config {
             read_layer(path.clone(), Source::ProjectFile(path), parse_file);
         }
         layers.push(env_layer(|name| std::env::var(name).ok()));
+        Config::load_from(layers, errors, files)
+    }
+
+    /// Resolves the layers gathered (lowest precedence first) with the problems found
+    /// reading them.
+    fn load_from(layers: Vec<Layer>, mut errors: Vec<String>, files: Vec<(PathBuf, bool)>) -> Config {
+        if errors.is_empty() && layers.iter().all(|layer| layer.values.is_empty()) {
+            return Config {
+                entries: std::sync::OnceLock::new(),
+                typed: Settings::default(),
+                errors,
+                ignored: vec![],
+                files,
+                model_windows: BTreeMap::new(),
+            };
+        }
         let mut resolved = resolve_all(&layers);
         errors.append(&mut resolved.errors);
         let (model_windows, mut window_errors) = resolve_model_windows(&layers);
@@ -122,7 +141,7 @@ impl Config {
     ) -> Config {
         let typed = Settings::from_values(|key| resolved.settings.get(key).map(|e| e.value.clone()));
         Config {
-            entries: resolved.settings,
+            entries: std::sync::OnceLock::from(resolved.settings),
             typed,
             errors: resolved.errors,
             ignored: resolved.ignored,
@@ -133,12 +152,17 @@ impl Config {
 
     /// Whether `key` was set by a file or the environment (not left at its default).
     pub fn is_set(&self, key: &str) -> bool {
-        self.entries.get(key).is_some_and(|entry| !matches!(entry.source, Source::Default))
+        self.entry_map().get(key).is_some_and(|entry| !matches!(entry.source, Source::Default))
+    }
+
+    fn entry_map(&self) -> &BTreeMap<&'static str, Entry> {
+        self.entries.get_or_init(|| resolve_all(&[]).settings)
     }
 
     /// Every key with its value and source, in declaration order.
     pub fn entries(&self) -> impl Iterator<Item = (&'static KeySpec, &Entry)> {
-        KEYS.iter().filter_map(|spec| self.entries.get(spec.key).map(|s| (spec, s)))
+        let entries = self.entry_map();
+        KEYS.iter().filter_map(|spec| entries.get(spec.key).map(|s| (spec, s)))
     }
 
     /// Every key's effective value, typed.
@@ -379,6 +403,20 @@ mod tests {
 
     fn file_layer(source: Source, json: &str) -> Layer {
         Layer { source, values: parse_file(json.as_bytes()).unwrap() }
+    }
+
+    /// The load that finds nothing set skips resolving: its typed settings must be what
+    /// resolving no layer gives, and its entries every key at its default.
+    #[test]
+    fn nothing_set_is_every_default() {
+        let resolved = resolve_all(&[]);
+        let from_layers = Settings::from_values(|key| resolved.settings.get(key).map(|e| e.value.clone()));
+        assert_eq!(Settings::default(), from_layers);
+        let config = Config::load_from(vec![], vec![], vec![]);
+        assert_eq!(config.settings(), &from_layers);
+        assert_eq!(config.entries().count(), KEYS.len());
+        assert!(config.entries().all(|(_, entry)| entry.source == Source::Default));
+        assert!(!config.is_set("warn_remaining"));
     }
 
     #[test]
