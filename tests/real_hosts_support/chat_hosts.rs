@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Hosts, Mode, Run, World, cache_dir, mode, serial, skipped, wait_bounded, which};
+use super::{Hosts, Mode, Run, World, cache_dir, mode, scenario_slot, skipped, wait_bounded, which};
 
 /// A pinned CLI: its npm packages and the script to run with `node`.
 pub struct Cli {
@@ -111,7 +111,7 @@ pub fn with_cli(name: &str, cli: &Cli, scenario: impl FnOnce(&Hosts, &Path)) {
     });
     match found {
         Ok((hosts, entry)) => {
-            let _serial = serial();
+            let _slot = scenario_slot();
             let started = Instant::now();
             scenario(&hosts, &entry);
             eprintln!("real hosts: {name} took {:.1} s", started.elapsed().as_secs_f64());

@@ -192,7 +192,7 @@ pub fn with_hosts(name: &str, scenario: impl FnOnce(&Hosts)) {
     }
     match hosts() {
         Ok(hosts) => {
-            let _serial = serial();
+            let _slot = scenario_slot();
             let _timer = Timer { name: name.to_string(), started: Instant::now() };
             scenario(&hosts);
         }
@@ -220,10 +220,41 @@ impl Drop for Timer {
     }
 }
 
-/// One scenario at a time: the hosts are heavy and the box is small.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+/// How many scenarios run at once: `BATON_REAL_HOSTS_PARALLEL` (default 1; `.ci/run` runs
+/// two, with `--test-threads=2`). Each world has its own HOME, folders, tmux socket and
+/// stand-in server port, so scenarios share nothing but the installed CLIs, which they
+/// only read; the limit is the small box.
+fn parallel() -> usize {
+    std::env::var("BATON_REAL_HOSTS_PARALLEL")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(1)
+}
+
+/// A place among the scenarios allowed to run at once, held until dropped.
+pub struct Slot;
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let (count, freed) = &SLOTS;
+        *count.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) -= 1;
+        freed.notify_one();
+    }
+}
+
+static SLOTS: (std::sync::Mutex<usize>, std::sync::Condvar) =
+    (std::sync::Mutex::new(0), std::sync::Condvar::new());
+
+/// Waits for a free slot: at most [`parallel`] scenarios at a time.
+fn scenario_slot() -> Slot {
+    let (count, freed) = &SLOTS;
+    let mut taken = count.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    while *taken >= parallel() {
+        taken = freed.wait(taken).unwrap_or_else(|poisoned| poisoned.into_inner());
+    }
+    *taken += 1;
+    Slot
 }
 
 pub fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> Option<std::process::ExitStatus> {
