@@ -103,7 +103,9 @@ impl Config {
             let path = project_config_path(project);
             read_layer(path.clone(), Source::ProjectFile(path), parse_file);
         }
-        layers.push(env_layer(|name| std::env::var(name).ok()));
+        let names: Vec<&'static str> = KEYS.iter().filter_map(|spec| spec.env).collect();
+        let set = crate::util::env::vars_named(&names);
+        layers.push(env_layer(|name| set.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone())));
         Config::load_from(layers, errors, files)
     }
 
