@@ -7,11 +7,12 @@
 #   bench/counts.sh BINARY [BINARY ...]
 #
 # Needs valgrind, strace and /usr/bin/time. Each path runs in a scratch HOME/TMPDIR with
-# the bench's payloads: the hook below threshold (a fresh bridge), the statusline,
-# `baton status` for that session, and the hook with no bridge on a 1 MiB and a 1 GiB
-# transcript (with BATON_COUNTS_BIG=1).
+# the bench's payloads: the hook below threshold (a fresh bridge; again with 100 more
+# variables in its environment, as a host gives it), the statusline, `baton status` for
+# that session, and the hook with no bridge on a 1 MiB and a 1 GiB transcript (with
+# BATON_COUNTS_BIG=1).
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/baton-counts.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
@@ -51,9 +52,15 @@ EOF
     done
 fi
 
+# A host's hook environment holds about a hundred variables (the user's, plus the host's
+# own); the "host environment" rows add 100 such to the bare one.
+host_vars=()
+for i in $(seq 1 100); do host_vars+=("HOST_VARIABLE_$i=a value of a usual length, number $i"); done
+extra_env=()
 run_env() {
     env -i PATH=/usr/bin:/bin HOME="$scratch/home" TMPDIR="$scratch/tmp" \
-        XDG_CONFIG_HOME="$scratch/home/.config" XDG_STATE_HOME="$scratch/home/.local/state" NO_COLOR=1 "$@"
+        XDG_CONFIG_HOME="$scratch/home/.config" XDG_STATE_HOME="$scratch/home/.local/state" NO_COLOR=1 \
+        ${extra_env[@]+"${extra_env[@]}"} "$@"
 }
 instructions() {
     run_env valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
@@ -69,7 +76,7 @@ faults_rss() {
 row() { # name input command...
     local name=$1 input=$2
     shift 2
-    case $name in *"below threshold") bridge ;; esac
+    case $name in *"below threshold"*) bridge ;; esac
     local ir sc fr
     ir=$(instructions "$@" < "$input")
     sc=$(syscalls "$@" < "$input")
@@ -83,6 +90,9 @@ row "/bin/true" /dev/null /bin/true
 for binary in "$@"; do
     echo "| **$binary** | | | | |"
     row "hook, below threshold" "$scratch/hook.json" "$binary" hook
+    extra_env=("${host_vars[@]}")
+    row "hook, below threshold, host environment" "$scratch/hook.json" "$binary" hook
+    extra_env=()
     row "statusline" "$scratch/statusline.json" "$binary" statusline
     # What an agent runs from Bash to ask how full its context is (the same fresh bridge).
     absolute=$(realpath "$binary")

@@ -28,8 +28,9 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     // SAFETY: the C runtime passes argc strings in argv, each NUL-terminated.
     let args = unsafe { args_from(argc, argv) };
     start_like_std();
-    // A panic here is a bug: reported as std reports it (the default hook), exit 101.
-    // The hook and the statusline catch their own and exit 0.
+    // A panic here is a bug: reported as std reports it (the default hook), exit 101 (the
+    // shipped build aborts on a panic: the same report, then SIGABRT). The hook and the
+    // status line end their own with exit 0 (`cli::run_guarded`).
     let code = panic::catch_unwind(move || baton::main_with(args));
     let _ = std::io::stdout().flush();
     match code {

@@ -56,6 +56,27 @@ fn the_deadline_can_be_shortened() {
     assert!(start.elapsed() < Duration::from_millis(1500), "{:?}", start.elapsed());
 }
 
+/// A panic in the hook or the status line ends it at once with exit 0 and nothing said:
+/// the panic hook exits, before any unwinding, so the shipped build (which aborts on a
+/// panic) behaves the same. Elsewhere a panic is a bug, reported, with a failing exit.
+#[test]
+fn a_panic_in_a_host_facing_mode_exits_0_silently() {
+    let sandbox = Sandbox::new();
+    sandbox.write_bridge(SESSION, 10.0, 0);
+    let event =
+        format!(r#"{{"session_id": "{SESSION}", "hook_event_name": "PostToolUse", "tool_name": "Bash"}}"#);
+    let statusline = format!(r#"{{"session_id": "{SESSION}", "context_window": {{"used_percentage": 40}}}}"#);
+    for (mode, input) in [("hook", &event), ("statusline", &statusline)] {
+        let output = sandbox.run_with(&[mode], input.as_bytes(), &[("BATON_DEBUG_PANIC", "1")]);
+        assert_eq!(output.status.code(), Some(0), "{mode}");
+        assert!(output.stdout.is_empty(), "{mode}: {}", String::from_utf8_lossy(&output.stdout));
+        assert!(output.stderr.is_empty(), "{mode}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    // The variable is read only where the guard is: without it the modes still answer.
+    let output = sandbox.run_with(&["statusline"], statusline.as_bytes(), &[]);
+    assert!(!output.stdout.is_empty(), "the status line renders without the variable");
+}
+
 #[test]
 fn garbage_on_stdin_is_silent() {
     let sandbox = Sandbox::new();

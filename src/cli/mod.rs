@@ -200,10 +200,24 @@ fn best_suggestion_first(mut error: clap::Error) -> clap::Error {
     error
 }
 
-/// Runs a host-facing mode with panics silenced and swallowed.
-fn run_guarded(mode: impl FnOnce() + panic::UnwindSafe) {
-    panic::set_hook(Box::new(|_| {}));
-    let _ = panic::catch_unwind(mode);
+/// Runs a host-facing mode (the hook, the status line): a panic ends the process at once
+/// with exit 0, saying nothing, so the host sees a quiet hook or an empty line, never an
+/// error. The panic hook does it before any unwinding, so this holds whatever the build's
+/// panic strategy: the shipped build aborts on a panic (`panic = "abort"`: no unwinding
+/// tables, a smaller binary that starts with fewer pages). What stdout already holds is
+/// dropped: a mode writes it last, in one piece.
+fn run_guarded(mode: impl FnOnce()) {
+    panic::set_hook(Box::new(|_| {
+        // SAFETY: `_exit` has no preconditions; it ends the process without running
+        // anything more of it.
+        unsafe { libc::_exit(0) }
+    }));
+    // Test builds only: how the black-box tests make a guarded mode panic.
+    #[cfg(debug_assertions)]
+    if std::env::var_os("BATON_DEBUG_PANIC").is_some() {
+        panic!("BATON_DEBUG_PANIC is set");
+    }
+    mode();
 }
 
 /// Run by hand on a terminal, a host-facing mode would wait for input in silence: says
