@@ -87,6 +87,9 @@ row() { # name input command...
 echo "| path | instructions | system calls | minor faults | peak RSS KiB |"
 echo "|---|---:|---:|---:|---:|"
 row "/bin/true" /dev/null /bin/true
+extra_env=("${host_vars[@]}")
+row "/bin/true, host environment" /dev/null /bin/true
+extra_env=()
 for binary in "$@"; do
     echo "| **$binary** | | | | |"
     row "hook, below threshold" "$scratch/hook.json" "$binary" hook

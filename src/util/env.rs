@@ -15,14 +15,26 @@ unsafe extern "C" {
 /// environment lists them (a name set twice: the first, as `getenv` gives it).
 pub fn vars_named(names: &[&'static str]) -> Vec<(&'static str, String)> {
     let mut found: Vec<(&'static str, String)> = Vec::new();
+    // Most of an environment is other programs' variables: only an entry whose first
+    // byte starts one of the names is compared with them.
+    let mut first_bytes = [false; 256];
+    for name in names {
+        if let Some(&first) = name.as_bytes().first() {
+            first_bytes[usize::from(first)] = true;
+        }
+    }
     // SAFETY: baton never changes its own environment (no `set_var` anywhere), so the
     // array and its strings stay valid and unchanged while they are read. Each entry is a
     // NUL-terminated string; the array ends with a null pointer.
     unsafe {
         let mut entry = environ;
         while !entry.is_null() && !(*entry).is_null() {
-            let bytes = CStr::from_ptr(*entry).to_bytes();
+            let start = *entry;
             entry = entry.add(1);
+            if !first_bytes[usize::from(*start as u8)] {
+                continue;
+            }
+            let bytes = CStr::from_ptr(start).to_bytes();
             let Some(equals) = bytes.iter().position(|&b| b == b'=') else { continue };
             let (name, value) = (&bytes[..equals], &bytes[equals + 1..]);
             let Some(&wanted) = names.iter().find(|n| n.as_bytes() == name) else { continue };
