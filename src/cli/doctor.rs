@@ -19,6 +19,9 @@ enum HostFlag {
     Droid,
     /// GitHub Copilot CLI.
     Copilot,
+    /// OpenCode (baton's plugin file).
+    #[value(name = "opencode")]
+    OpenCode,
     /// Every host, installed or not.
     All,
 }
@@ -48,6 +51,7 @@ pub(super) fn run(args: &DoctorArgs) -> ExitStatus {
             HostFlag::Qwen => HostChoice::Qwen,
             HostFlag::Droid => HostChoice::Droid,
             HostFlag::Copilot => HostChoice::Copilot,
+            HostFlag::OpenCode => HostChoice::OpenCode,
             HostFlag::All => HostChoice::All,
         })
         .collect();

@@ -21,8 +21,11 @@ enum HostFlag {
     Droid,
     /// GitHub Copilot CLI.
     Copilot,
-    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid and GitHub Copilot CLI
-    /// where their folders exist.
+    /// OpenCode (baton's plugin file).
+    #[value(name = "opencode")]
+    OpenCode,
+    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid, GitHub Copilot CLI and
+    /// OpenCode where their folders exist.
     All,
 }
 
@@ -30,10 +33,11 @@ enum HostFlag {
 enum ScopeFlag {
     /// Yours, for every project: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR),
     /// ~/.gemini/settings.json, ~/.codex/hooks.json ($CODEX_HOME), ~/.qwen/settings.json, ~/.factory/settings.json,
-    /// ~/.copilot/hooks/baton.json ($COPILOT_HOME).
+    /// ~/.copilot/hooks/baton.json ($COPILOT_HOME), ~/.config/opencode/plugins/baton.js.
     User,
     /// The current folder's, shared with the project: .claude/settings.json,
-    /// .gemini/settings.json, .codex/hooks.json, .qwen/settings.json, .factory/settings.json, .github/hooks/baton.json.
+    /// .gemini/settings.json, .codex/hooks.json, .qwen/settings.json, .factory/settings.json, .github/hooks/baton.json,
+    /// .opencode/plugins/baton.js.
     Project,
     /// The current folder's, private: .claude/settings.local.json (Claude Code only).
     Local,
@@ -121,6 +125,7 @@ fn options(target: &TargetArgs) -> Options {
                 HostFlag::Qwen => HostArg::Qwen,
                 HostFlag::Droid => HostArg::Droid,
                 HostFlag::Copilot => HostArg::Copilot,
+                HostFlag::OpenCode => HostArg::OpenCode,
                 HostFlag::All => HostArg::All,
             })
             .collect(),

@@ -19,6 +19,7 @@ mod envelope;
 pub mod gemini;
 mod input;
 mod lenient;
+pub mod opencode;
 pub mod qwen;
 
 use std::fmt;
@@ -36,6 +37,7 @@ pub enum HostKind {
     Qwen,
     Droid,
     Copilot,
+    OpenCode,
 }
 
 /// One event baton registers for.
@@ -57,13 +59,14 @@ impl EventSpec {
 }
 
 impl HostKind {
-    pub const ALL: [HostKind; 6] = [
+    pub const ALL: [HostKind; 7] = [
         HostKind::Claude,
         HostKind::Gemini,
         HostKind::Codex,
         HostKind::Qwen,
         HostKind::Droid,
         HostKind::Copilot,
+        HostKind::OpenCode,
     ];
 
     /// Which host sent a hook event. Each host says how sure its own signs make it
@@ -76,6 +79,7 @@ impl HostKind {
             (HostKind::Qwen, qwen::detect(input, gemini_key_set)),
             (HostKind::Droid, droid::detect(input, gemini_key_set)),
             (HostKind::Copilot, copilot::detect(input, gemini_key_set)),
+            (HostKind::OpenCode, opencode::detect(input, gemini_key_set)),
         ];
         claims
             .into_iter()
@@ -111,6 +115,8 @@ impl HostKind {
             HostKind::Droid => crate::transcript::Format::ClaudeCode,
             // Copilot CLI names no transcript on PostToolUse; its facts are not read yet.
             HostKind::Copilot => crate::transcript::Format::ClaudeCode,
+            // OpenCode keeps its sessions in a database: no transcript is read.
+            HostKind::OpenCode => crate::transcript::Format::ClaudeCode,
         }
     }
 
@@ -123,6 +129,7 @@ impl HostKind {
             HostKind::Qwen => qwen::NAME,
             HostKind::Droid => droid::NAME,
             HostKind::Copilot => copilot::NAME,
+            HostKind::OpenCode => opencode::NAME,
         }
     }
 
@@ -135,6 +142,7 @@ impl HostKind {
             HostKind::Qwen => qwen::ID,
             HostKind::Droid => droid::ID,
             HostKind::Copilot => copilot::ID,
+            HostKind::OpenCode => opencode::ID,
         }
     }
 
@@ -151,6 +159,7 @@ impl HostKind {
             HostKind::Qwen => qwen::EVENTS,
             HostKind::Droid => droid::EVENTS,
             HostKind::Copilot => copilot::EVENTS,
+            HostKind::OpenCode => opencode::EVENTS,
         }
     }
 
@@ -165,6 +174,7 @@ impl HostKind {
             HostKind::Qwen => qwen::HOOK_TIMEOUT,
             HostKind::Droid => droid::HOOK_TIMEOUT,
             HostKind::Copilot => copilot::HOOK_TIMEOUT,
+            HostKind::OpenCode => opencode::HOOK_TIMEOUT,
         }
     }
 
@@ -193,6 +203,7 @@ impl HostKind {
             HostKind::Qwen => qwen::HAS_STATUSLINE,
             HostKind::Droid => droid::HAS_STATUSLINE,
             HostKind::Copilot => copilot::HAS_STATUSLINE,
+            HostKind::OpenCode => opencode::HAS_STATUSLINE,
         }
     }
 
@@ -205,6 +216,7 @@ impl HostKind {
             HostKind::Qwen => qwen::HONOURS_STOP,
             HostKind::Droid => droid::HONOURS_STOP,
             HostKind::Copilot => copilot::HONOURS_STOP,
+            HostKind::OpenCode => opencode::HONOURS_STOP,
         }
     }
 
@@ -217,6 +229,7 @@ impl HostKind {
             HostKind::Qwen => qwen::SHOWS_SYSTEM_MESSAGE,
             HostKind::Droid => droid::SHOWS_SYSTEM_MESSAGE,
             HostKind::Copilot => copilot::SHOWS_SYSTEM_MESSAGE,
+            HostKind::OpenCode => opencode::SHOWS_SYSTEM_MESSAGE,
         }
     }
 
@@ -229,6 +242,7 @@ impl HostKind {
             HostKind::Qwen => qwen::EMITS_TERMINAL_SEQUENCE,
             HostKind::Droid => droid::EMITS_TERMINAL_SEQUENCE,
             HostKind::Copilot => copilot::EMITS_TERMINAL_SEQUENCE,
+            HostKind::OpenCode => opencode::EMITS_TERMINAL_SEQUENCE,
         }
     }
 
@@ -241,6 +255,7 @@ impl HostKind {
             HostKind::Qwen => qwen::SCOPES,
             HostKind::Droid => droid::SCOPES,
             HostKind::Copilot => copilot::SCOPES,
+            HostKind::OpenCode => opencode::SCOPES,
         }
     }
 
@@ -254,6 +269,7 @@ impl HostKind {
             HostKind::Qwen => qwen::WINDOWS,
             HostKind::Droid => droid::WINDOWS,
             HostKind::Copilot => copilot::WINDOWS,
+            HostKind::OpenCode => opencode::WINDOWS,
         }
     }
 }
@@ -326,6 +342,7 @@ impl Places {
             HostKind::Qwen => qwen::home(self),
             HostKind::Droid => droid::home(self),
             HostKind::Copilot => copilot::home(self),
+            HostKind::OpenCode => opencode::home(self),
         }
     }
 
@@ -365,6 +382,7 @@ impl Places {
             HostKind::Qwen => qwen::settings_file(scope),
             HostKind::Droid => droid::settings_file(scope),
             HostKind::Copilot => copilot::settings_file(scope),
+            HostKind::OpenCode => opencode::settings_file(scope),
         };
         Ok(dir.join(name))
     }
@@ -390,6 +408,7 @@ fn project_folder(host: HostKind) -> &'static str {
         HostKind::Qwen => qwen::PROJECT_FOLDER,
         HostKind::Droid => droid::PROJECT_FOLDER,
         HostKind::Copilot => copilot::PROJECT_FOLDER,
+        HostKind::OpenCode => opencode::PROJECT_FOLDER,
     }
 }
 

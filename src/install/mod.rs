@@ -11,6 +11,7 @@ pub mod commands;
 pub mod diff;
 pub mod hosts;
 pub mod merge;
+pub mod opencode_plugin;
 pub mod state;
 
 use std::fs;
@@ -40,8 +41,10 @@ pub enum HostArg {
     Droid,
     /// GitHub Copilot CLI.
     Copilot,
-    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid and GitHub Copilot CLI
-    /// where their folders exist.
+    /// OpenCode.
+    OpenCode,
+    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid, GitHub Copilot CLI and
+    /// OpenCode where their folders exist.
     All,
 }
 
@@ -94,6 +97,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
             HostArg::Qwen => &[(Host::Qwen, true)],
             HostArg::Droid => &[(Host::Droid, true)],
             HostArg::Copilot => &[(Host::Copilot, true)],
+            HostArg::OpenCode => &[(Host::OpenCode, true)],
             HostArg::All => &[
                 (Host::Claude, true),
                 (Host::Gemini, false),
@@ -101,6 +105,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
                 (Host::Qwen, false),
                 (Host::Droid, false),
                 (Host::Copilot, false),
+                (Host::OpenCode, false),
             ],
         };
         for (host, explicit) in picks {
@@ -262,6 +267,9 @@ impl Run<'_> {
     }
 
     fn file(&mut self, host: Host, path: &Path) -> Done {
+        if host == Host::OpenCode {
+            return self.plugin_file(path);
+        }
         let shown = show_path(path, self.places.home.as_deref());
         let _ = writeln!(self.out, "{host}, {} settings: {shown}", self.options.scope);
         // A settings file that is a symlink (dotfiles) is updated where it points.
@@ -649,6 +657,9 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
             }
             if files.iter().any(|(host, _)| *host == Host::Copilot) {
                 let _ = writeln!(run.out, "{}.", crate::host::copilot::TRUST_NOTE);
+            }
+            if files.iter().any(|(host, _)| *host == Host::OpenCode) {
+                let _ = writeln!(run.out, "{}.", crate::host::opencode::TRUST_NOTE);
             }
         }
         let _ = writeln!(
