@@ -1195,7 +1195,10 @@ pub fn opencode_checks(plugins: &[install::opencode_plugin::PluginFile], facts: 
         })
         .collect();
     let Some(first) = mine.first() else {
-        problems.insert(0, "baton's plugin is not installed: no context warnings, handoff or resume brief".into());
+        problems.insert(
+            0,
+            "baton's plugin is not installed: no context warnings, handoff or resume brief".into(),
+        );
         checks.push(Check::new(
             Status::Fail,
             name,
@@ -1208,14 +1211,16 @@ pub fn opencode_checks(plugins: &[install::opencode_plugin::PluginFile], facts: 
     let mut fix = None;
     if mine.len() > 1 {
         status = Status::Warn;
-        problems.push("installed in both scopes: OpenCode loads both, so every event runs baton twice".into());
+        problems
+            .push("installed in both scopes: OpenCode loads both, so every event runs baton twice".into());
         fix = Some(format!("{} uninstall{}", facts.me, flags(Host::OpenCode, Scope::Project)));
     }
     for plugin in &mine {
         if matches!(plugin.state, PluginState::Baton { current: false, .. }) {
             status = Status::Warn;
             problems.push(format!("{} was written by another baton version", plugin.shown));
-            fix = fix.or_else(|| Some(format!("{} install{}", facts.me, flags(Host::OpenCode, plugin.scope))));
+            fix =
+                fix.or_else(|| Some(format!("{} install{}", facts.me, flags(Host::OpenCode, plugin.scope))));
         }
     }
     let events: Vec<&str> = Host::OpenCode.events().iter().map(|s| s.name).collect();

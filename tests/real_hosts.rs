@@ -857,5 +857,6 @@ fn factory_droid_exec() {
 mod contexts;
 mod copilot;
 mod ctx17;
+mod opencode21;
 mod pane18;
 mod relay;

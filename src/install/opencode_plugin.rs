@@ -22,7 +22,10 @@ impl Run<'_> {
         let shown = show_path(path, self.places.home.as_deref());
         let _ = writeln!(self.out, "{}, {} plugin: {shown}", Host::OpenCode, self.options.scope);
         if fsx::is_symlink(path) {
-            return self.fail(&shown, "is a symlink; left untouched (baton writes its plugin as a plain file)".into());
+            return self.fail(
+                &shown,
+                "is a symlink; left untouched (baton writes its plugin as a plain file)".into(),
+            );
         }
         let existing = match fsx::read_limited(path, PLUGIN_LIMIT) {
             Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
@@ -50,12 +53,16 @@ impl Run<'_> {
                     let old = existing.as_deref().unwrap_or("");
                     let old_label =
                         if existing.is_some() { format!("{shown} (now)") } else { "/dev/null".to_string() };
-                    let _ = write!(self.out, "{}", diff::unified(old, &text, &old_label, &format!("{shown} (after)")));
+                    let _ = write!(
+                        self.out,
+                        "{}",
+                        diff::unified(old, &text, &old_label, &format!("{shown} (after)"))
+                    );
                     return Done::Changed;
                 }
                 let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
-                let created_folder =
-                    entry.as_ref().is_some_and(|e| e.created_folder) || folder.is_some_and(|dir| !dir.exists());
+                let created_folder = entry.as_ref().is_some_and(|e| e.created_folder)
+                    || folder.is_some_and(|dir| !dir.exists());
                 let user = self.options.scope == Scope::User;
                 let options = if user { fsx::WriteOptions::HOME } else { fsx::WriteOptions::USER };
                 let written = folder
@@ -73,7 +80,8 @@ impl Run<'_> {
                         state::Entry {
                             host: Host::OpenCode.id().to_string(),
                             binary: self.binary.clone(),
-                            installed_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                            installed_at: chrono::Utc::now()
+                                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
                             backup: None,
                             written_sha256: Some(state::digest(text.as_bytes())),
                             created_folder,
@@ -94,14 +102,20 @@ impl Run<'_> {
                     return Done::Unchanged;
                 }
                 if self.options.dry_run {
-                    let _ = write!(self.out, "{}", diff::unified(&old, "", &format!("{shown} (now)"), "/dev/null"));
+                    let _ = write!(
+                        self.out,
+                        "{}",
+                        diff::unified(&old, "", &format!("{shown} (now)"), "/dev/null")
+                    );
                     return Done::Changed;
                 }
                 if let Err(e) = fs::remove_file(path) {
                     return self.fail(&shown, format!("cannot be removed ({e})"));
                 }
                 let _ = writeln!(self.out, "  removed baton's plugin");
-                let folder = path.parent().filter(|dir| entry.as_ref().is_some_and(|e| e.created_folder) && fs::remove_dir(dir).is_ok());
+                let folder = path.parent().filter(|dir| {
+                    entry.as_ref().is_some_and(|e| e.created_folder) && fs::remove_dir(dir).is_ok()
+                });
                 if let Some(dir) = folder {
                     let _ = writeln!(
                         self.out,
@@ -127,7 +141,10 @@ pub enum PluginState {
     Foreign,
     Unreadable(String),
     /// baton's plugin: the binary it runs, and whether it is this build's text for it.
-    Baton { binary: Option<String>, current: bool },
+    Baton {
+        binary: Option<String>,
+        current: bool,
+    },
 }
 
 /// One scope's plugin file as found.
@@ -170,9 +187,15 @@ mod tests {
     #[test]
     fn plugin_files_are_told_apart() {
         let text = opencode::plugin_text("/b/baton");
-        assert_eq!(plugin_state(&text), PluginState::Baton { binary: Some("/b/baton".into()), current: true });
+        assert_eq!(
+            plugin_state(&text),
+            PluginState::Baton { binary: Some("/b/baton".into()), current: true }
+        );
         let older = text.replace("TIMEOUT_MS", "TIMEOUT");
-        assert_eq!(plugin_state(&older), PluginState::Baton { binary: Some("/b/baton".into()), current: false });
+        assert_eq!(
+            plugin_state(&older),
+            PluginState::Baton { binary: Some("/b/baton".into()), current: false }
+        );
         assert_eq!(plugin_state("export const Mine = async () => ({});\n"), PluginState::Foreign);
     }
 }
