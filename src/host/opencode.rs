@@ -120,7 +120,7 @@ impl Report {
 
     /// When the reply was written, in Unix seconds.
     pub fn written_at(&self) -> Option<i64> {
-        count(self.completed_at).map(|ms| (ms / 1000) as i64)
+        self.completed_at.filter(|ms| *ms > 0.0 && *ms < 1e15).map(|ms| (ms / 1000.0) as i64)
     }
 
     /// The model id without its provider (`standin/m` → `m`) is not used: baton's tables
