@@ -123,6 +123,7 @@ pub enum HostChoice {
     Droid,
     Copilot,
     OpenCode,
+    Kilo,
     /// Every host, installed or not.
     All,
 }
@@ -164,6 +165,7 @@ pub fn hosts_to_check(asked: &[HostChoice], files: &[SettingsFile], recorded: &[
                 HostChoice::Droid => Host::Droid,
                 HostChoice::Copilot => Host::Copilot,
                 HostChoice::OpenCode => Host::OpenCode,
+                HostChoice::Kilo => Host::Kilo,
                 HostChoice::Claude | HostChoice::All => Host::Claude,
             })
             .collect()
@@ -190,8 +192,9 @@ pub fn hosts_to_check(asked: &[HostChoice], files: &[SettingsFile], recorded: &[
 pub fn analyse_settings(files: &[SettingsFile], hosts: &[Host], facts: &Facts) -> Vec<Check> {
     let mut checks = Vec::new();
     let files: Vec<&SettingsFile> = files.iter().filter(|f| hosts.contains(&f.host)).collect();
-    // OpenCode has a plugin file, not settings: [`opencode_checks`].
-    let hosts: Vec<Host> = hosts.iter().copied().filter(|h| *h != Host::OpenCode).collect();
+    // OpenCode and Kilo CLI have a plugin file, not settings: [`opencode_checks`].
+    let hosts: Vec<Host> =
+        hosts.iter().copied().filter(|h| !install::opencode_plugin::takes_plugin(*h)).collect();
     let hosts = hosts.as_slice();
     let parsed: Vec<(&SettingsFile, &Value)> = files
         .iter()
@@ -563,7 +566,7 @@ fn subagent_statusline_check(parsed: &[(&SettingsFile, &Value)], facts: &Facts) 
 fn read_settings(places: &Places) -> Vec<SettingsFile> {
     let mut seen = Vec::new();
     let mut files = Vec::new();
-    for host in Host::ALL.into_iter().filter(|h| *h != Host::OpenCode) {
+    for host in Host::ALL.into_iter().filter(|h| !install::opencode_plugin::takes_plugin(*h)) {
         for scope in host.scopes() {
             let Ok(path) = places.settings_path(host, *scope) else { continue };
             let key = install::state::key(&path);
@@ -1178,12 +1181,16 @@ pub fn copilot_trust_check(files: &[SettingsFile]) -> Check {
     )
 }
 
-/// OpenCode: baton's plugin file in one scope (both: every event runs baton twice), naming
-/// a binary that exists, preferably this one, in this build's text; and its approval step
-/// (pure over what was read).
-pub fn opencode_checks(plugins: &[install::opencode_plugin::PluginFile], facts: &Facts) -> Vec<Check> {
+/// OpenCode (or Kilo CLI): baton's plugin file in one scope (both: every event runs baton
+/// twice), naming a binary that exists, preferably this one, in this build's text; and its
+/// approval step (pure over what was read).
+pub fn opencode_checks(
+    host: Host,
+    plugins: &[install::opencode_plugin::PluginFile],
+    facts: &Facts,
+) -> Vec<Check> {
     use install::opencode_plugin::PluginState;
-    let name = "plugin (OpenCode)";
+    let name = &format!("plugin ({})", host.name());
     let mine: Vec<_> = plugins.iter().filter(|p| matches!(p.state, PluginState::Baton { .. })).collect();
     let mut checks = Vec::new();
     let mut problems: Vec<String> = plugins
@@ -1203,7 +1210,7 @@ pub fn opencode_checks(plugins: &[install::opencode_plugin::PluginFile], facts: 
             Status::Fail,
             name,
             problems.join("; "),
-            Some(format!("{} install{}", facts.me, flags(Host::OpenCode, Scope::User))),
+            Some(format!("{} install{}", facts.me, flags(host, Scope::User))),
         ));
         return checks;
     };
@@ -1223,7 +1230,7 @@ pub fn opencode_checks(plugins: &[install::opencode_plugin::PluginFile], facts: 
                 fix.or_else(|| Some(format!("{} install{}", facts.me, flags(Host::OpenCode, plugin.scope))));
         }
     }
-    let events: Vec<&str> = Host::OpenCode.events().iter().map(|s| s.name).collect();
+    let events: Vec<&str> = host.events().iter().map(|s| s.name).collect();
     let shown: Vec<&str> = mine.iter().map(|p| p.shown.as_str()).collect();
     let message = if problems.is_empty() {
         format!("baton's plugin in {} ({})", shown.join(", "), events.join(", "))
@@ -1248,20 +1255,17 @@ pub fn opencode_checks(plugins: &[install::opencode_plugin::PluginFile], facts: 
             Some(_) => {}
         }
     }
-    let name = "binary (OpenCode)";
+    let name = &format!("binary ({})", host.name());
     checks.push(if problems.is_empty() {
         Check::new(Status::Ok, name, format!("the plugin runs {}", facts.this), None)
     } else {
-        let fix = format!(
-            "{} install{} (writes the plugin for this binary)",
-            facts.me,
-            flags(Host::OpenCode, first.scope)
-        );
+        let fix =
+            format!("{} install{} (writes the plugin for this binary)", facts.me, flags(host, first.scope));
         Check::new(status, name, problems.join("; "), Some(fix))
     });
     checks.push(Check::new(
         Status::Ok,
-        "trust (OpenCode)",
+        &format!("trust ({})", host.name()),
         format!("{}; nothing to do", crate::host::opencode::TRUST_NOTE),
         None,
     ));
@@ -1300,10 +1304,15 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
     };
     let facts = Facts { this: &this, me: &me, home: home.as_deref(), resolve: &resolve };
     let files = read_settings(&places);
-    let plugins = install::opencode_plugin::plugin_files(&places);
+    let plugins: Vec<(Host, Vec<install::opencode_plugin::PluginFile>)> = [Host::OpenCode, Host::Kilo]
+        .into_iter()
+        .map(|host| (host, install::opencode_plugin::plugin_files(&places, host)))
+        .collect();
     let mut recorded = recorded_hosts();
-    if plugins.iter().any(|p| matches!(p.state, install::opencode_plugin::PluginState::Baton { .. })) {
-        recorded.push(Host::OpenCode);
+    for (host, files) in &plugins {
+        if files.iter().any(|p| matches!(p.state, install::opencode_plugin::PluginState::Baton { .. })) {
+            recorded.push(*host);
+        }
     }
     let hosts = hosts_to_check(asked, &files, &recorded);
     let names: Vec<&str> = hosts.iter().map(|h| h.name()).collect();
@@ -1322,8 +1331,8 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
     if hosts.contains(&Host::Copilot) {
         checks.push(copilot_trust_check(&files));
     }
-    if hosts.contains(&Host::OpenCode) {
-        checks.extend(opencode_checks(&plugins, &facts));
+    for (host, files) in plugins.iter().filter(|(host, _)| hosts.contains(host)) {
+        checks.extend(opencode_checks(*host, files, &facts));
     }
     let project = places.project.clone();
     let config = Config::load(project.as_deref());

@@ -234,7 +234,8 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
                     | HostKind::Qwen
                     | HostKind::Droid
                     | HostKind::Copilot
-                    | HostKind::OpenCode => {}
+                    | HostKind::OpenCode
+                    | HostKind::Kilo => {}
                 }
             }
             let text = resume::with_relay_leg(start.text, env.run.as_ref().map(|(_, leg)| *leg));

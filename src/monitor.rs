@@ -223,6 +223,9 @@ pub fn message(
             (HostKind::OpenCode, _) => {
                 " (This figure was reported by OpenCode to baton's plugin: its last model reply.)"
             }
+            (HostKind::Kilo, _) => {
+                " (This figure was reported by Kilo CLI to baton's plugin: its last model reply.)"
+            }
         });
     }
     if let Some(why) = &context.unkept_state {

@@ -97,3 +97,23 @@ fn all_takes_opencode_where_its_folders_exist() {
     let doctor = stdout(&sb.run(&["doctor"], b""));
     assert!(doctor.contains("installed in both scopes"), "{doctor}");
 }
+
+#[test]
+fn kilo_cli_takes_the_same_plugin_in_its_own_folder() {
+    let sb = Sandbox::new();
+    let plugin = sb.root().join("config").join("kilo").join("plugins").join("baton.js");
+    let out = ok(&sb.run(&["install", "--host", "kilo"], b""));
+    assert!(out.contains("Kilo CLI, user plugin"), "{out}");
+    let text = fs::read_to_string(&plugin).unwrap();
+    assert!(text.contains("const HOST = \"kilo\";"), "{text}");
+    // The plugin names its host in the report: the words name Kilo CLI.
+    let mut event: Value = serde_json::from_slice(&event("PostToolUse", 135_000, 200_000)).unwrap();
+    event["opencode"]["host"] = json!("kilo");
+    let out = sb.run(&["hook"], event.to_string().as_bytes());
+    let text = told(&out).expect("a warning");
+    assert!(text.contains("reported by Kilo CLI to baton's plugin"), "{text}");
+    let doctor = ok(&sb.run(&["doctor"], b""));
+    assert!(doctor.contains("plugin (Kilo CLI)") && !doctor.contains("plugin (OpenCode)"), "{doctor}");
+    ok(&sb.run(&["uninstall", "--host", "kilo"], b""));
+    assert!(!plugin.exists());
+}

@@ -22,6 +22,8 @@ enum HostFlag {
     /// OpenCode (baton's plugin file).
     #[value(name = "opencode")]
     OpenCode,
+    /// Kilo CLI (baton's OpenCode plugin).
+    Kilo,
     /// Every host, installed or not.
     All,
 }
@@ -52,6 +54,7 @@ pub(super) fn run(args: &DoctorArgs) -> ExitStatus {
             HostFlag::Droid => HostChoice::Droid,
             HostFlag::Copilot => HostChoice::Copilot,
             HostFlag::OpenCode => HostChoice::OpenCode,
+            HostFlag::Kilo => HostChoice::Kilo,
             HostFlag::All => HostChoice::All,
         })
         .collect();

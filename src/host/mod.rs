@@ -18,6 +18,7 @@ pub mod droid;
 mod envelope;
 pub mod gemini;
 mod input;
+pub mod kilo;
 mod lenient;
 pub mod opencode;
 pub mod qwen;
@@ -38,6 +39,7 @@ pub enum HostKind {
     Droid,
     Copilot,
     OpenCode,
+    Kilo,
 }
 
 /// One event baton registers for.
@@ -59,7 +61,7 @@ impl EventSpec {
 }
 
 impl HostKind {
-    pub const ALL: [HostKind; 7] = [
+    pub const ALL: [HostKind; 8] = [
         HostKind::Claude,
         HostKind::Gemini,
         HostKind::Codex,
@@ -67,6 +69,7 @@ impl HostKind {
         HostKind::Droid,
         HostKind::Copilot,
         HostKind::OpenCode,
+        HostKind::Kilo,
     ];
 
     /// Which host sent a hook event. Each host says how sure its own signs make it
@@ -80,6 +83,7 @@ impl HostKind {
             (HostKind::Droid, droid::detect(input, gemini_key_set)),
             (HostKind::Copilot, copilot::detect(input, gemini_key_set)),
             (HostKind::OpenCode, opencode::detect(input, gemini_key_set)),
+            (HostKind::Kilo, kilo::detect(input, gemini_key_set)),
         ];
         claims
             .into_iter()
@@ -116,7 +120,7 @@ impl HostKind {
             // Copilot CLI names no transcript on PostToolUse; its facts are not read yet.
             HostKind::Copilot => crate::transcript::Format::ClaudeCode,
             // OpenCode keeps its sessions in a database: no transcript is read.
-            HostKind::OpenCode => crate::transcript::Format::ClaudeCode,
+            HostKind::OpenCode | HostKind::Kilo => crate::transcript::Format::ClaudeCode,
         }
     }
 
@@ -130,6 +134,7 @@ impl HostKind {
             HostKind::Droid => droid::NAME,
             HostKind::Copilot => copilot::NAME,
             HostKind::OpenCode => opencode::NAME,
+            HostKind::Kilo => kilo::NAME,
         }
     }
 
@@ -143,6 +148,7 @@ impl HostKind {
             HostKind::Droid => droid::ID,
             HostKind::Copilot => copilot::ID,
             HostKind::OpenCode => opencode::ID,
+            HostKind::Kilo => kilo::ID,
         }
     }
 
@@ -159,7 +165,7 @@ impl HostKind {
             HostKind::Qwen => qwen::EVENTS,
             HostKind::Droid => droid::EVENTS,
             HostKind::Copilot => copilot::EVENTS,
-            HostKind::OpenCode => opencode::EVENTS,
+            HostKind::OpenCode | HostKind::Kilo => opencode::EVENTS,
         }
     }
 
@@ -174,7 +180,7 @@ impl HostKind {
             HostKind::Qwen => qwen::HOOK_TIMEOUT,
             HostKind::Droid => droid::HOOK_TIMEOUT,
             HostKind::Copilot => copilot::HOOK_TIMEOUT,
-            HostKind::OpenCode => opencode::HOOK_TIMEOUT,
+            HostKind::OpenCode | HostKind::Kilo => opencode::HOOK_TIMEOUT,
         }
     }
 
@@ -203,7 +209,7 @@ impl HostKind {
             HostKind::Qwen => qwen::HAS_STATUSLINE,
             HostKind::Droid => droid::HAS_STATUSLINE,
             HostKind::Copilot => copilot::HAS_STATUSLINE,
-            HostKind::OpenCode => opencode::HAS_STATUSLINE,
+            HostKind::OpenCode | HostKind::Kilo => opencode::HAS_STATUSLINE,
         }
     }
 
@@ -216,7 +222,7 @@ impl HostKind {
             HostKind::Qwen => qwen::HONOURS_STOP,
             HostKind::Droid => droid::HONOURS_STOP,
             HostKind::Copilot => copilot::HONOURS_STOP,
-            HostKind::OpenCode => opencode::HONOURS_STOP,
+            HostKind::OpenCode | HostKind::Kilo => opencode::HONOURS_STOP,
         }
     }
 
@@ -229,7 +235,7 @@ impl HostKind {
             HostKind::Qwen => qwen::SHOWS_SYSTEM_MESSAGE,
             HostKind::Droid => droid::SHOWS_SYSTEM_MESSAGE,
             HostKind::Copilot => copilot::SHOWS_SYSTEM_MESSAGE,
-            HostKind::OpenCode => opencode::SHOWS_SYSTEM_MESSAGE,
+            HostKind::OpenCode | HostKind::Kilo => opencode::SHOWS_SYSTEM_MESSAGE,
         }
     }
 
@@ -242,7 +248,7 @@ impl HostKind {
             HostKind::Qwen => qwen::EMITS_TERMINAL_SEQUENCE,
             HostKind::Droid => droid::EMITS_TERMINAL_SEQUENCE,
             HostKind::Copilot => copilot::EMITS_TERMINAL_SEQUENCE,
-            HostKind::OpenCode => opencode::EMITS_TERMINAL_SEQUENCE,
+            HostKind::OpenCode | HostKind::Kilo => opencode::EMITS_TERMINAL_SEQUENCE,
         }
     }
 
@@ -255,7 +261,7 @@ impl HostKind {
             HostKind::Qwen => qwen::SCOPES,
             HostKind::Droid => droid::SCOPES,
             HostKind::Copilot => copilot::SCOPES,
-            HostKind::OpenCode => opencode::SCOPES,
+            HostKind::OpenCode | HostKind::Kilo => opencode::SCOPES,
         }
     }
 
@@ -269,7 +275,7 @@ impl HostKind {
             HostKind::Qwen => qwen::WINDOWS,
             HostKind::Droid => droid::WINDOWS,
             HostKind::Copilot => copilot::WINDOWS,
-            HostKind::OpenCode => opencode::WINDOWS,
+            HostKind::OpenCode | HostKind::Kilo => opencode::WINDOWS,
         }
     }
 }
@@ -343,6 +349,7 @@ impl Places {
             HostKind::Droid => droid::home(self),
             HostKind::Copilot => copilot::home(self),
             HostKind::OpenCode => opencode::home(self),
+            HostKind::Kilo => kilo::home(self),
         }
     }
 
@@ -383,6 +390,7 @@ impl Places {
             HostKind::Droid => droid::settings_file(scope),
             HostKind::Copilot => copilot::settings_file(scope),
             HostKind::OpenCode => opencode::settings_file(scope),
+            HostKind::Kilo => kilo::settings_file(scope),
         };
         Ok(dir.join(name))
     }
@@ -409,6 +417,7 @@ fn project_folder(host: HostKind) -> &'static str {
         HostKind::Droid => droid::PROJECT_FOLDER,
         HostKind::Copilot => copilot::PROJECT_FOLDER,
         HostKind::OpenCode => opencode::PROJECT_FOLDER,
+        HostKind::Kilo => kilo::PROJECT_FOLDER,
     }
 }
 

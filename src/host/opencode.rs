@@ -54,7 +54,7 @@ pub const PROJECT_FOLDER: &str = ".opencode";
 pub const PLUGIN_FILE: &str = "plugins/baton.js";
 /// The line that marks the plugin file as baton's (install replaces and uninstall removes
 /// only a file that carries it).
-pub const PLUGIN_MARK: &str = "// baton-plugin: OpenCode plugin written by `baton install --host opencode`";
+pub const PLUGIN_MARK: &str = "// baton-plugin: an OpenCode plugin written by `baton install`";
 
 /// The events the plugin sends (doctor and install list them).
 pub const EVENTS: &[EventSpec] = &[
@@ -98,6 +98,9 @@ pub struct Report {
     /// When the reply was completed, in Unix milliseconds.
     #[serde(deserialize_with = "number")]
     pub completed_at: Option<f64>,
+    /// The host the plugin was written for (`opencode`, `kilo`).
+    #[serde(deserialize_with = "text")]
+    pub host: Option<String>,
 }
 
 fn count(value: Option<f64>) -> Option<u64> {
@@ -141,17 +144,23 @@ pub fn compaction_point(window: u64, input_limit: Option<u64>, output_limit: Opt
     }
 }
 
-/// The plugin's report is OpenCode's own sign.
+/// The plugin's report is OpenCode's own sign (unless it names Kilo CLI, [`super::kilo`]).
 pub fn detect(input: &HookInput, _gemini_key_set: bool) -> u8 {
-    if input.opencode.is_some() { 4 } else { 0 }
+    let kilo = input.opencode.as_ref().is_some_and(|r| r.host.as_deref() == Some(super::kilo::ID));
+    if input.opencode.is_some() && !kilo { 4 } else { 0 }
 }
 
 /// `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`.
 pub fn home(places: &Places) -> Option<PathBuf> {
+    config_home(places, "opencode")
+}
+
+/// `$XDG_CONFIG_HOME/<name>`, else `~/.config/<name>`.
+pub fn config_home(places: &Places, name: &str) -> Option<PathBuf> {
     let xdg = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
     match xdg.filter(|p| p.is_absolute()) {
-        Some(config) => Some(config.join("opencode")),
-        None => places.home.as_ref().map(|h| h.join(".config").join("opencode")),
+        Some(config) => Some(config.join(name)),
+        None => places.home.as_ref().map(|h| h.join(".config").join(name)),
     }
 }
 
@@ -160,12 +169,15 @@ pub fn settings_file(_scope: Scope) -> &'static str {
     PLUGIN_FILE
 }
 
-/// The plugin's source, running `binary` (an absolute path).
-pub fn plugin_text(binary: &str) -> String {
+/// The plugin's source for the host `host_id` (`opencode`, `kilo`), running `binary` (an
+/// absolute path).
+pub fn plugin_text(binary: &str, host_id: &str) -> String {
     let quoted = serde_json::to_string(binary).unwrap_or_else(|_| "\"baton\"".to_string());
+    let host = serde_json::to_string(host_id).unwrap_or_else(|_| "\"opencode\"".to_string());
     include_str!("opencode_plugin.js")
         .replace("__BATON_MARK__", PLUGIN_MARK)
         .replace("\"__BATON_BINARY__\"", &quoted)
+        .replace("\"__BATON_HOST__\"", &host)
         .replace("__BATON_TIMEOUT_MS__", &(HOOK_TIMEOUT * 1000).to_string())
 }
 
@@ -182,8 +194,8 @@ pub fn plugin_binary(text: &str) -> Option<String> {
 }
 
 /// What install and doctor say about the host's approval step.
-pub const TRUST_NOTE: &str = "OpenCode loads every plugin in its plugin folders without asking; it reads \
-them when it starts, so restart a running OpenCode";
+pub const TRUST_NOTE: &str = "OpenCode (and Kilo CLI) loads every plugin in its plugin folders without \
+asking, when it starts: restart a running one";
 
 #[cfg(test)]
 mod tests {
@@ -218,7 +230,7 @@ mod tests {
 
     #[test]
     fn the_plugin_names_its_binary_and_is_recognised() {
-        let text = plugin_text("/opt/my \"bin\"/baton");
+        let text = plugin_text("/opt/my \"bin\"/baton", ID);
         assert!(is_baton_plugin(&text));
         assert_eq!(plugin_binary(&text).as_deref(), Some("/opt/my \"bin\"/baton"));
         assert!(!text.contains("__BATON"));

@@ -1,10 +1,11 @@
 __BATON_MARK__
-// It runs `baton hook` on OpenCode's plugin events and applies the answer; `baton uninstall
-// --host opencode` removes this file. Edits here are lost on the next install.
+// It runs `baton hook` on OpenCode's plugin events and applies the answer; `baton uninstall`
+// removes this file. Edits here are lost on the next install.
 import { spawn } from "node:child_process";
 
 const BATON = "__BATON_BINARY__";
 const TIMEOUT_MS = __BATON_TIMEOUT_MS__;
+const HOST = "__BATON_HOST__";
 
 // One `baton hook` run: the event on stdin, at most one JSON answer on stdout.
 function ask(event) {
@@ -143,7 +144,7 @@ export const BatonPlugin = async ({ client, directory }) => {
           prompt_id: user?.info.id,
           tool_name: call?.tool,
           tool_use_id: call?.callID,
-          opencode: report(messages) ?? {},
+          opencode: { ...(report(messages) ?? {}), host: HOST },
         }),
       );
       if (answer && answer.continue === false) {

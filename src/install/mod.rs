@@ -43,8 +43,10 @@ pub enum HostArg {
     Copilot,
     /// OpenCode.
     OpenCode,
-    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid, GitHub Copilot CLI and
-    /// OpenCode where their folders exist.
+    /// Kilo CLI (OpenCode's plugin).
+    Kilo,
+    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid, GitHub Copilot CLI,
+    /// OpenCode and Kilo CLI where their folders exist.
     All,
 }
 
@@ -98,6 +100,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
             HostArg::Droid => &[(Host::Droid, true)],
             HostArg::Copilot => &[(Host::Copilot, true)],
             HostArg::OpenCode => &[(Host::OpenCode, true)],
+            HostArg::Kilo => &[(Host::Kilo, true)],
             HostArg::All => &[
                 (Host::Claude, true),
                 (Host::Gemini, false),
@@ -106,6 +109,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
                 (Host::Droid, false),
                 (Host::Copilot, false),
                 (Host::OpenCode, false),
+                (Host::Kilo, false),
             ],
         };
         for (host, explicit) in picks {
@@ -267,8 +271,8 @@ impl Run<'_> {
     }
 
     fn file(&mut self, host: Host, path: &Path) -> Done {
-        if host == Host::OpenCode {
-            return self.plugin_file(path);
+        if opencode_plugin::takes_plugin(host) {
+            return self.plugin_file(host, path);
         }
         let shown = show_path(path, self.places.home.as_deref());
         let _ = writeln!(self.out, "{host}, {} settings: {shown}", self.options.scope);
@@ -658,7 +662,7 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
             if files.iter().any(|(host, _)| *host == Host::Copilot) {
                 let _ = writeln!(run.out, "{}.", crate::host::copilot::TRUST_NOTE);
             }
-            if files.iter().any(|(host, _)| *host == Host::OpenCode) {
+            if files.iter().any(|(host, _)| opencode_plugin::takes_plugin(*host)) {
                 let _ = writeln!(run.out, "{}.", crate::host::opencode::TRUST_NOTE);
             }
         }
@@ -716,7 +720,7 @@ mod tests {
         let Targets { files, skipped } = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
         let hosts: Vec<Host> = files.iter().map(|(h, _)| *h).collect();
         assert_eq!(hosts, [Host::Claude, Host::Codex]);
-        assert_eq!(skipped.len(), 5, "{skipped:?}");
+        assert_eq!(skipped.len(), 6, "{skipped:?}");
         // Qwen Code's folder makes it one of them.
         fs::create_dir_all(dir.path().join("h/.qwen")).unwrap();
         let found = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
@@ -734,7 +738,7 @@ mod tests {
         // Local scope: only Claude Code has one.
         let found = targets(&options(vec![HostArg::All], Scope::Local), &p).unwrap();
         assert_eq!(found.files.len(), 1);
-        assert_eq!(found.skipped.len(), 6);
+        assert_eq!(found.skipped.len(), 7);
         assert!(targets(&options(vec![HostArg::Codex], Scope::Local), &p).is_err());
     }
 

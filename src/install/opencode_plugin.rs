@@ -1,5 +1,6 @@
-//! OpenCode has no settings baton can merge into: install writes baton's own plugin file
-//! (`plugins/baton.js` in OpenCode's config folder, [`crate::host::opencode::plugin_text`])
+//! OpenCode (and Kilo CLI, built on it) has no settings baton can merge into: install writes
+//! baton's own plugin file (`plugins/baton.js` in the host's config folder,
+//! [`crate::host::opencode::plugin_text`])
 //! and uninstall removes exactly that file, and the `plugins/` folder when install made
 //! it and nothing else is in it. A file of that name baton did not write (it lacks
 //! baton's mark) is never replaced or removed.
@@ -17,10 +18,10 @@ use crate::host::opencode;
 const PLUGIN_LIMIT: u64 = 1024 * 1024;
 
 impl Run<'_> {
-    /// Install or uninstall baton's plugin file at `path`.
-    pub(super) fn plugin_file(&mut self, path: &Path) -> Done {
+    /// Install or uninstall baton's plugin file for `host` at `path`.
+    pub(super) fn plugin_file(&mut self, host: Host, path: &Path) -> Done {
         let shown = show_path(path, self.places.home.as_deref());
-        let _ = writeln!(self.out, "{}, {} plugin: {shown}", Host::OpenCode, self.options.scope);
+        let _ = writeln!(self.out, "{host}, {} plugin: {shown}", self.options.scope);
         if fsx::is_symlink(path) {
             return self.fail(
                 &shown,
@@ -40,11 +41,13 @@ impl Run<'_> {
                 if foreign {
                     return self.fail(
                         &shown,
-                        "is not baton's plugin; left untouched. Move it away and run `baton install --host opencode` again."
-                            .into(),
+                        format!(
+                            "is not baton's plugin; left untouched. Move it away and run `baton install --host {}` again.",
+                            host.id()
+                        ),
                     );
                 }
-                let text = opencode::plugin_text(&self.binary);
+                let text = opencode::plugin_text(&self.binary, host.id());
                 if existing.as_deref() == Some(text.as_str()) {
                     let _ = writeln!(self.out, "  already installed; nothing to change");
                     return Done::Unchanged;
@@ -78,7 +81,7 @@ impl Run<'_> {
                     installs.installs.insert(
                         key,
                         state::Entry {
-                            host: Host::OpenCode.id().to_string(),
+                            host: host.id().to_string(),
                             binary: self.binary.clone(),
                             installed_at: chrono::Utc::now()
                                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
@@ -155,23 +158,28 @@ pub struct PluginFile {
     pub state: PluginState,
 }
 
-/// The plugin state of a file's text (pure).
-pub fn plugin_state(text: &str) -> PluginState {
+/// The plugin state of a file's text for `host` (pure).
+pub fn plugin_state(text: &str, host: Host) -> PluginState {
     if !opencode::is_baton_plugin(text) {
         return PluginState::Foreign;
     }
     let binary = opencode::plugin_binary(text);
-    let current = binary.as_deref().is_some_and(|b| opencode::plugin_text(b) == text);
+    let current = binary.as_deref().is_some_and(|b| opencode::plugin_text(b, host.id()) == text);
     PluginState::Baton { binary, current }
 }
 
-/// baton's OpenCode plugin file in each scope.
-pub fn plugin_files(places: &Places) -> Vec<PluginFile> {
+/// Whether `host` takes baton's plugin file in place of settings.
+pub fn takes_plugin(host: Host) -> bool {
+    matches!(host, Host::OpenCode | Host::Kilo)
+}
+
+/// baton's plugin file of `host` in each scope.
+pub fn plugin_files(places: &Places, host: Host) -> Vec<PluginFile> {
     let mut found = Vec::new();
-    for scope in Host::OpenCode.scopes() {
-        let Ok(path) = places.settings_path(Host::OpenCode, *scope) else { continue };
+    for scope in host.scopes() {
+        let Ok(path) = places.settings_path(host, *scope) else { continue };
         let state = match fsx::read_limited(&path, PLUGIN_LIMIT) {
-            Ok(bytes) => plugin_state(&String::from_utf8_lossy(&bytes)),
+            Ok(bytes) => plugin_state(&String::from_utf8_lossy(&bytes), host),
             Err(e) if e.kind() == io::ErrorKind::NotFound => PluginState::Missing,
             Err(e) => PluginState::Unreadable(e.to_string()),
         };
@@ -186,16 +194,13 @@ mod tests {
 
     #[test]
     fn plugin_files_are_told_apart() {
-        let text = opencode::plugin_text("/b/baton");
-        assert_eq!(
-            plugin_state(&text),
-            PluginState::Baton { binary: Some("/b/baton".into()), current: true }
-        );
+        let text = opencode::plugin_text("/b/baton", "opencode");
+        let state = |text: &str| plugin_state(text, Host::OpenCode);
+        assert_eq!(state(&text), PluginState::Baton { binary: Some("/b/baton".into()), current: true });
         let older = text.replace("TIMEOUT_MS", "TIMEOUT");
-        assert_eq!(
-            plugin_state(&older),
-            PluginState::Baton { binary: Some("/b/baton".into()), current: false }
-        );
-        assert_eq!(plugin_state("export const Mine = async () => ({});\n"), PluginState::Foreign);
+        assert_eq!(state(&older), PluginState::Baton { binary: Some("/b/baton".into()), current: false });
+        assert_eq!(state("export const Mine = async () => ({});\n"), PluginState::Foreign);
+        // Kilo CLI's file names its host: OpenCode's text is not current there.
+        assert!(matches!(plugin_state(&text, Host::Kilo), PluginState::Baton { current: false, .. }));
     }
 }

@@ -74,7 +74,7 @@ pub fn session_figure(query: &FigureQuery) -> Option<SessionFigure> {
         HostKind::Qwen => qwen_figure(query),
         HostKind::Droid => droid_figure(query),
         HostKind::Copilot => copilot_figure(query),
-        HostKind::OpenCode => opencode_figure(query),
+        HostKind::OpenCode | HostKind::Kilo => opencode_figure(query),
     }
 }
 
@@ -426,7 +426,7 @@ pub fn compaction_for(host: HostKind, figure: &Figure, project: Option<&Path>) -
             None => CompactionAt::Unknown,
         },
         // The model's output limit is not in the figure: OpenCode's largest reserve is assumed.
-        HostKind::OpenCode => match figure.window_tokens {
+        HostKind::OpenCode | HostKind::Kilo => match figure.window_tokens {
             Some(window) => CompactionAt::Tokens(
                 opencode::compaction_point(window, None, None),
                 HeadroomEnd::AutoCompaction,

@@ -22,7 +22,20 @@ const WINDOW: u64 = 200_000;
 /// OpenCode's user config (`$XDG_CONFIG_HOME/opencode/opencode.json`): the stand-in as
 /// the only provider and model, tools allowed, no update, no sharing.
 fn opencode_setup(world: &World, server: &Server) -> std::path::PathBuf {
-    let dir = world.root().join("config").join("opencode");
+    config_setup(world, server, "opencode", "opencode.json", "@opencode-ai/plugin", "1.18.33")
+}
+
+/// A config folder of OpenCode's kind (`$XDG_CONFIG_HOME/<folder>/<file>`) pointing at the
+/// stand-in, its plugin dependency (`package`) marked as installed.
+fn config_setup(
+    world: &World,
+    server: &Server,
+    folder: &str,
+    file: &str,
+    package: &str,
+    version: &str,
+) -> std::path::PathBuf {
+    let dir = world.root().join("config").join(folder);
     std::fs::create_dir_all(&dir).expect("opencode config dir");
     let config = json!({
         "$schema": "https://opencode.ai/config.json",
@@ -38,14 +51,14 @@ fn opencode_setup(world: &World, server: &Server) -> std::path::PathBuf {
         }},
         "permission": {"bash": "allow", "edit": "allow"}
     });
-    let path = dir.join("opencode.json");
-    std::fs::write(&path, format!("{config:#}\n")).expect("opencode.json");
+    let path = dir.join(file);
+    std::fs::write(&path, format!("{config:#}\n")).expect("config file");
     // OpenCode installs `@opencode-ai/plugin` into each config folder from npm when the
     // folder has no `node_modules` or its lock lacks it (for plugins that import it;
-    // baton's does not): a lock naming it keeps the runs offline and quick.
+    // baton's does not): a lock naming it keeps the runs offline and quick. (Kilo CLI 7.7.7
+    // asks for `@kilocode/plugin@7.7.7`, which npm does not have: 30 s lost on every run.)
     std::fs::create_dir_all(dir.join("node_modules")).expect("node_modules");
-    let lock =
-        json!({"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": "1.18.33"}}}});
+    let lock = json!({"lockfileVersion": 3, "packages": {"": {"dependencies": {package: version}}}});
     std::fs::write(dir.join("package-lock.json"), format!("{lock:#}\n")).expect("package-lock.json");
     path
 }
@@ -163,6 +176,59 @@ fn opencode_run_with_batons_plugin() {
                 && !doctor.status.success()
                 && common::stdout(&doctor).contains("baton's plugin is not installed"),
             || format!("{}\n{}", common::stdout(&uninstall), common::stdout(&doctor)),
+        );
+        checks.finish();
+    });
+}
+
+pub const KILO: Cli = Cli {
+    id: "kilo",
+    packages: &[("@kilocode/cli", "7.7.7"), ("@kilocode/cli-linux-x64", "7.7.7")],
+    entry: "@kilocode/cli-linux-x64/bin/kilo",
+};
+
+/// Kilo CLI (`kilo run`, built on OpenCode) with baton's plugin from `baton install --host
+/// kilo`: the crossing session (warning, CRITICAL, handoff, ref) and the round trip. One
+/// session only: Kilo CLI 7.7.7 spends some 15 s starting each run here; the low-usage
+/// session, the brief and the stop are the same plugin code as OpenCode's, run above.
+#[test]
+fn kilo_run_with_batons_plugin() {
+    with_cli("kilo run", &KILO, |hosts, kilo| {
+        let mut checks = Checks::new("kilo run");
+        let world = World::new(hosts);
+        world.baton_install("kilo");
+        let plugin = world.root().join("config").join("kilo").join("plugins").join("baton.js");
+        let doctor = world.baton(&["doctor"]);
+        let doctor_text = common::stdout(&doctor);
+        checks.check(
+            "install wrote baton's plugin for Kilo CLI; doctor passes and checks it",
+            plugin.is_file() && doctor.status.success() && doctor_text.contains("plugin (Kilo CLI)"),
+            || doctor_text.clone(),
+        );
+        let server = Server::start(crossing_script(WINDOW), SERVER_LIFETIME);
+        config_setup(&world, &server, "kilo", "kilo.json", "@kilocode/plugin", "7.7.7");
+        let env = vec![
+            ("KILO_DISABLE_MODELS_FETCH", "1".to_string()),
+            ("KILO_DISABLE_AUTOUPDATE", "1".to_string()),
+            ("KILO_TELEMETRY_LEVEL", "off".to_string()),
+        ];
+        let refs_before = world.baton_refs();
+        let run = world.run(kilo, &["run", PROMPT], &env, Duration::from_secs(150));
+        eprintln!("real hosts: kilo run took {:.1} s", run.seconds);
+        world.save_requests(&server, "01-kilo_run");
+        check_crossing(&mut checks, &world, &server, WINDOW, false, &refs_before);
+        let warning = server.main_requests().iter().map(|r| r.text()).find(|t| t.contains(WARNING));
+        checks.check(
+            "the warning says Kilo CLI reported the figure to baton's plugin",
+            warning.as_ref().is_some_and(|t| t.contains("reported by Kilo CLI to baton's plugin")),
+            || warning.clone().unwrap_or_default().chars().take(2000).collect(),
+        );
+        drop(server);
+        let uninstall = world.baton(&["uninstall", "--host", "kilo"]);
+        checks.check(
+            "uninstall removes baton's plugin and its folder",
+            uninstall.status.success() && !plugin.exists() && !plugin.parent().is_some_and(|d| d.exists()),
+            || common::stdout(&uninstall),
         );
         checks.finish();
     });
