@@ -122,6 +122,8 @@ pub enum HostChoice {
     Qwen,
     Droid,
     Copilot,
+    OpenCode,
+    Kilo,
     /// Every host, installed or not.
     All,
 }
@@ -162,6 +164,8 @@ pub fn hosts_to_check(asked: &[HostChoice], files: &[SettingsFile], recorded: &[
                 HostChoice::Qwen => Host::Qwen,
                 HostChoice::Droid => Host::Droid,
                 HostChoice::Copilot => Host::Copilot,
+                HostChoice::OpenCode => Host::OpenCode,
+                HostChoice::Kilo => Host::Kilo,
                 HostChoice::Claude | HostChoice::All => Host::Claude,
             })
             .collect()
@@ -188,6 +192,10 @@ pub fn hosts_to_check(asked: &[HostChoice], files: &[SettingsFile], recorded: &[
 pub fn analyse_settings(files: &[SettingsFile], hosts: &[Host], facts: &Facts) -> Vec<Check> {
     let mut checks = Vec::new();
     let files: Vec<&SettingsFile> = files.iter().filter(|f| hosts.contains(&f.host)).collect();
+    // OpenCode and Kilo CLI have a plugin file, not settings: [`opencode_checks`].
+    let hosts: Vec<Host> =
+        hosts.iter().copied().filter(|h| !install::opencode_plugin::takes_plugin(*h)).collect();
+    let hosts = hosts.as_slice();
     let parsed: Vec<(&SettingsFile, &Value)> = files
         .iter()
         .copied()
@@ -558,7 +566,7 @@ fn subagent_statusline_check(parsed: &[(&SettingsFile, &Value)], facts: &Facts) 
 fn read_settings(places: &Places) -> Vec<SettingsFile> {
     let mut seen = Vec::new();
     let mut files = Vec::new();
-    for host in Host::ALL {
+    for host in Host::ALL.into_iter().filter(|h| !install::opencode_plugin::takes_plugin(*h)) {
         for scope in host.scopes() {
             let Ok(path) = places.settings_path(host, *scope) else { continue };
             let key = install::state::key(&path);
@@ -1173,6 +1181,97 @@ pub fn copilot_trust_check(files: &[SettingsFile]) -> Check {
     )
 }
 
+/// OpenCode (or Kilo CLI): baton's plugin file in one scope (both: every event runs baton
+/// twice), naming a binary that exists, preferably this one, in this build's text; and its
+/// approval step (pure over what was read).
+pub fn opencode_checks(
+    host: Host,
+    plugins: &[install::opencode_plugin::PluginFile],
+    facts: &Facts,
+) -> Vec<Check> {
+    use install::opencode_plugin::PluginState;
+    let name = &format!("plugin ({})", host.name());
+    let mine: Vec<_> = plugins.iter().filter(|p| matches!(p.state, PluginState::Baton { .. })).collect();
+    let mut checks = Vec::new();
+    let mut problems: Vec<String> = plugins
+        .iter()
+        .filter_map(|p| match &p.state {
+            PluginState::Foreign => Some(format!("{} is not baton's plugin", p.shown)),
+            PluginState::Unreadable(why) => Some(format!("{} cannot be read ({why})", p.shown)),
+            _ => None,
+        })
+        .collect();
+    let Some(first) = mine.first() else {
+        problems.insert(
+            0,
+            "baton's plugin is not installed: no context warnings, handoff or resume brief".into(),
+        );
+        checks.push(Check::new(
+            Status::Fail,
+            name,
+            problems.join("; "),
+            Some(format!("{} install{}", facts.me, flags(host, Scope::User))),
+        ));
+        return checks;
+    };
+    let mut status = if problems.is_empty() { Status::Ok } else { Status::Warn };
+    let mut fix = None;
+    if mine.len() > 1 {
+        status = Status::Warn;
+        problems
+            .push("installed in both scopes: OpenCode loads both, so every event runs baton twice".into());
+        fix = Some(format!("{} uninstall{}", facts.me, flags(Host::OpenCode, Scope::Project)));
+    }
+    for plugin in &mine {
+        if matches!(plugin.state, PluginState::Baton { current: false, .. }) {
+            status = Status::Warn;
+            problems.push(format!("{} was written by another baton version", plugin.shown));
+            fix =
+                fix.or_else(|| Some(format!("{} install{}", facts.me, flags(Host::OpenCode, plugin.scope))));
+        }
+    }
+    let events: Vec<&str> = host.events().iter().map(|s| s.name).collect();
+    let shown: Vec<&str> = mine.iter().map(|p| p.shown.as_str()).collect();
+    let message = if problems.is_empty() {
+        format!("baton's plugin in {} ({})", shown.join(", "), events.join(", "))
+    } else {
+        format!("{} ({})", problems.join("; "), shown.join(", "))
+    };
+    checks.push(Check::new(status, name, message, fix));
+    let mut status = Status::Ok;
+    let mut problems = Vec::new();
+    for plugin in &mine {
+        let PluginState::Baton { binary, .. } = &plugin.state else { continue };
+        let program = binary.clone().unwrap_or_default();
+        match (facts.resolve)(&program) {
+            None => {
+                status = Status::Fail;
+                problems.push(format!("{} runs {program}, which does not exist", plugin.shown));
+            }
+            Some(real) if real != facts.this => {
+                status = status.max(Status::Warn);
+                problems.push(format!("{} runs {program}, not this baton ({})", plugin.shown, facts.this));
+            }
+            Some(_) => {}
+        }
+    }
+    let name = &format!("binary ({})", host.name());
+    checks.push(if problems.is_empty() {
+        Check::new(Status::Ok, name, format!("the plugin runs {}", facts.this), None)
+    } else {
+        let fix =
+            format!("{} install{} (writes the plugin for this binary)", facts.me, flags(host, first.scope));
+        Check::new(status, name, problems.join("; "), Some(fix))
+    });
+    checks.push(Check::new(
+        Status::Ok,
+        &format!("trust ({})", host.name()),
+        format!("{}; nothing to do", crate::host::opencode::TRUST_NOTE),
+        None,
+    ));
+    checks
+}
+
 /// Every check, in order, for `hosts` (empty: those baton is installed for); and the
 /// hosts checked.
 pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
@@ -1205,7 +1304,17 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
     };
     let facts = Facts { this: &this, me: &me, home: home.as_deref(), resolve: &resolve };
     let files = read_settings(&places);
-    let hosts = hosts_to_check(asked, &files, &recorded_hosts());
+    let plugins: Vec<(Host, Vec<install::opencode_plugin::PluginFile>)> = [Host::OpenCode, Host::Kilo]
+        .into_iter()
+        .map(|host| (host, install::opencode_plugin::plugin_files(&places, host)))
+        .collect();
+    let mut recorded = recorded_hosts();
+    for (host, files) in &plugins {
+        if files.iter().any(|p| matches!(p.state, install::opencode_plugin::PluginState::Baton { .. })) {
+            recorded.push(*host);
+        }
+    }
+    let hosts = hosts_to_check(asked, &files, &recorded);
     let names: Vec<&str> = hosts.iter().map(|h| h.name()).collect();
     let why = if asked.is_empty() { "where baton is installed; --host picks others" } else { "--host" };
     checks.push(Check::new(Status::Ok, "hosts", format!("{} ({why})", names.join(", ")), None));
@@ -1221,6 +1330,9 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
     }
     if hosts.contains(&Host::Copilot) {
         checks.push(copilot_trust_check(&files));
+    }
+    for (host, files) in plugins.iter().filter(|(host, _)| hosts.contains(host)) {
+        checks.extend(opencode_checks(*host, files, &facts));
     }
     let project = places.project.clone();
     let config = Config::load(project.as_deref());

@@ -116,6 +116,7 @@ impl<'a> Call<'a> {
             after_tool_call: self.input.tool_name.is_some(),
             agent: self.input.agent_id.as_deref(),
             project: self.project.as_deref(),
+            reported: self.input.opencode.as_ref(),
             moment: Moment {
                 cadence,
                 turn: self.input.turn(),
@@ -234,7 +235,12 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
                     // SessionStart, then that request), so the copy PostCompact left for
                     // the turn's next PostToolUse would be a second one.
                     HostKind::Codex => audit::brief_given_in_turn(session),
-                    HostKind::Gemini | HostKind::Qwen | HostKind::Droid | HostKind::Copilot => {}
+                    HostKind::Gemini
+                    | HostKind::Qwen
+                    | HostKind::Droid
+                    | HostKind::Copilot
+                    | HostKind::OpenCode
+                    | HostKind::Kilo => {}
                 }
             }
             let text = resume::with_relay_leg(start.text, env.run.as_ref().map(|(_, leg)| *leg));

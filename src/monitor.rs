@@ -220,6 +220,12 @@ pub fn message(
             (HostKind::Copilot, _) => {
                 " (This figure was read from GitHub Copilot CLI's session events: its last model call.)"
             }
+            (HostKind::OpenCode, _) => {
+                " (This figure was reported by OpenCode to baton's plugin: its last model reply.)"
+            }
+            (HostKind::Kilo, _) => {
+                " (This figure was reported by Kilo CLI to baton's plugin: its last model reply.)"
+            }
         });
     }
     if let Some(why) = &context.unkept_state {
@@ -411,6 +417,8 @@ pub struct SessionRef<'a> {
     pub agent: Option<&'a str>,
     /// The project folder (resolved once by the caller).
     pub project: Option<&'a Path>,
+    /// The figure the event itself reports (OpenCode's plugin).
+    pub reported: Option<&'a crate::host::opencode::Report>,
     /// The event, for the debounce across events.
     pub moment: Moment<'a>,
 }
@@ -428,6 +436,7 @@ impl<'a> SessionRef<'a> {
             after_tool_call: false,
             agent: None,
             project: None,
+            reported: None,
             moment: Moment::default(),
         }
     }
@@ -451,6 +460,7 @@ pub fn current_figure(
         in_subagent: session.in_subagent,
         after_tool_call: session.after_tool_call,
         agent: session.agent,
+        reported: session.reported,
         stale_seconds,
         default_window: crate::metrics::Limits::from_settings(config.settings()).default_window,
         configured_windows: &windows,

@@ -228,7 +228,7 @@ fn takes_value(host: HostKind, flag: &str) -> bool {
             "--allowed-mcp-server-names",
         ],
         // Not relayed yet ([`headless`] refuses them).
-        HostKind::Qwen | HostKind::Droid | HostKind::Copilot => &[],
+        HostKind::Qwen | HostKind::Droid | HostKind::Copilot | HostKind::OpenCode | HostKind::Kilo => &[],
     };
     common.contains(&flag) || own.contains(&flag)
 }
@@ -272,7 +272,7 @@ pub fn headless(args: &[String]) -> Result<HeadlessCommand, CommandError> {
         HostKind::Claude => rest.iter().any(|a| a == "-p" || a == "--print"),
         HostKind::Codex => rest.first().is_some_and(|a| a == "exec" || a == "e"),
         HostKind::Gemini => rest.iter().any(|a| a == "-p" || a == "--prompt"),
-        HostKind::Qwen | HostKind::Droid | HostKind::Copilot => {
+        HostKind::Qwen | HostKind::Droid | HostKind::Copilot | HostKind::OpenCode | HostKind::Kilo => {
             return Err(CommandError::NotRelayed(host.name()));
         }
     };

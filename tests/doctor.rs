@@ -273,7 +273,10 @@ fn host_picks_the_hosts_checked() {
     assert_eq!(report["hosts"], json!(["claude"]));
     assert_eq!(check(&report, "hooks (Claude Code)")["status"], "fail");
     let (_, report) = doctor_json_with(&sb, &["--host", "all"], &[]);
-    assert_eq!(report["hosts"], json!(["claude", "gemini", "codex", "qwen", "droid", "copilot"]));
+    assert_eq!(
+        report["hosts"],
+        json!(["claude", "gemini", "codex", "qwen", "droid", "copilot", "opencode", "kilo"])
+    );
     let codex = check(&report, "hooks (Codex)");
     assert_eq!(codex["status"], "fail");
     assert_eq!(codex["fix"].as_str().unwrap(), format!("{} install --host codex", baton_path()));

@@ -858,5 +858,6 @@ mod contexts;
 mod copilot;
 mod ctx17;
 mod facts23;
+mod opencode21;
 mod pane18;
 mod relay;

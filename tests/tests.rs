@@ -24,6 +24,7 @@ mod hosts;
 mod install;
 mod install_sh;
 mod npm_package;
+mod opencode;
 mod plugin;
 mod plugin_listing;
 mod real_hosts;

@@ -19,6 +19,11 @@ enum HostFlag {
     Droid,
     /// GitHub Copilot CLI.
     Copilot,
+    /// OpenCode (baton's plugin file).
+    #[value(name = "opencode")]
+    OpenCode,
+    /// Kilo CLI (baton's OpenCode plugin).
+    Kilo,
     /// Every host, installed or not.
     All,
 }
@@ -48,6 +53,8 @@ pub(super) fn run(args: &DoctorArgs) -> ExitStatus {
             HostFlag::Qwen => HostChoice::Qwen,
             HostFlag::Droid => HostChoice::Droid,
             HostFlag::Copilot => HostChoice::Copilot,
+            HostFlag::OpenCode => HostChoice::OpenCode,
+            HostFlag::Kilo => HostChoice::Kilo,
             HostFlag::All => HostChoice::All,
         })
         .collect();

@@ -21,8 +21,13 @@ enum HostFlag {
     Droid,
     /// GitHub Copilot CLI.
     Copilot,
-    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid and GitHub Copilot CLI
-    /// where their folders exist.
+    /// OpenCode (baton's plugin file).
+    #[value(name = "opencode")]
+    OpenCode,
+    /// Kilo CLI (baton's OpenCode plugin).
+    Kilo,
+    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid, GitHub Copilot CLI,
+    /// OpenCode and Kilo CLI where their folders exist.
     All,
 }
 
@@ -30,10 +35,12 @@ enum HostFlag {
 enum ScopeFlag {
     /// Yours, for every project: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR),
     /// ~/.gemini/settings.json, ~/.codex/hooks.json ($CODEX_HOME), ~/.qwen/settings.json, ~/.factory/settings.json,
-    /// ~/.copilot/hooks/baton.json ($COPILOT_HOME).
+    /// ~/.copilot/hooks/baton.json ($COPILOT_HOME), ~/.config/opencode/plugins/baton.js,
+    /// ~/.config/kilo/plugins/baton.js.
     User,
     /// The current folder's, shared with the project: .claude/settings.json,
-    /// .gemini/settings.json, .codex/hooks.json, .qwen/settings.json, .factory/settings.json, .github/hooks/baton.json.
+    /// .gemini/settings.json, .codex/hooks.json, .qwen/settings.json, .factory/settings.json, .github/hooks/baton.json,
+    /// .opencode/plugins/baton.js, .kilo/plugins/baton.js.
     Project,
     /// The current folder's, private: .claude/settings.local.json (Claude Code only).
     Local,
@@ -121,6 +128,8 @@ fn options(target: &TargetArgs) -> Options {
                 HostFlag::Qwen => HostArg::Qwen,
                 HostFlag::Droid => HostArg::Droid,
                 HostFlag::Copilot => HostArg::Copilot,
+                HostFlag::OpenCode => HostArg::OpenCode,
+                HostFlag::Kilo => HostArg::Kilo,
                 HostFlag::All => HostArg::All,
             })
             .collect(),

@@ -82,6 +82,9 @@ pub struct HookInput {
     /// UserPromptSubmit: what the user typed.
     #[serde(deserialize_with = "text")]
     pub prompt: Option<String>,
+    /// OpenCode's plugin: the newest reply's tokens and the model's limits.
+    #[serde(deserialize_with = "lenient")]
+    pub opencode: Option<super::opencode::Report>,
 }
 
 impl HookInput {

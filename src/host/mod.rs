@@ -18,7 +18,9 @@ pub mod droid;
 mod envelope;
 pub mod gemini;
 mod input;
+pub mod kilo;
 mod lenient;
+pub mod opencode;
 pub mod qwen;
 
 use std::fmt;
@@ -36,6 +38,8 @@ pub enum HostKind {
     Qwen,
     Droid,
     Copilot,
+    OpenCode,
+    Kilo,
 }
 
 /// One event baton registers for.
@@ -57,13 +61,15 @@ impl EventSpec {
 }
 
 impl HostKind {
-    pub const ALL: [HostKind; 6] = [
+    pub const ALL: [HostKind; 8] = [
         HostKind::Claude,
         HostKind::Gemini,
         HostKind::Codex,
         HostKind::Qwen,
         HostKind::Droid,
         HostKind::Copilot,
+        HostKind::OpenCode,
+        HostKind::Kilo,
     ];
 
     /// Which host sent a hook event. Each host says how sure its own signs make it
@@ -76,6 +82,8 @@ impl HostKind {
             (HostKind::Qwen, qwen::detect(input, gemini_key_set)),
             (HostKind::Droid, droid::detect(input, gemini_key_set)),
             (HostKind::Copilot, copilot::detect(input, gemini_key_set)),
+            (HostKind::OpenCode, opencode::detect(input, gemini_key_set)),
+            (HostKind::Kilo, kilo::detect(input, gemini_key_set)),
         ];
         claims
             .into_iter()
@@ -108,6 +116,8 @@ impl HostKind {
             HostKind::Qwen => crate::transcript::Format::QwenChat,
             HostKind::Droid => crate::transcript::Format::DroidSession,
             HostKind::Copilot => crate::transcript::Format::CopilotEvents,
+            // OpenCode keeps its sessions in a database: no transcript is read.
+            HostKind::OpenCode | HostKind::Kilo => crate::transcript::Format::ClaudeCode,
         }
     }
 
@@ -130,6 +140,8 @@ impl HostKind {
             HostKind::Qwen => qwen::NAME,
             HostKind::Droid => droid::NAME,
             HostKind::Copilot => copilot::NAME,
+            HostKind::OpenCode => opencode::NAME,
+            HostKind::Kilo => kilo::NAME,
         }
     }
 
@@ -142,6 +154,8 @@ impl HostKind {
             HostKind::Qwen => qwen::ID,
             HostKind::Droid => droid::ID,
             HostKind::Copilot => copilot::ID,
+            HostKind::OpenCode => opencode::ID,
+            HostKind::Kilo => kilo::ID,
         }
     }
 
@@ -158,6 +172,7 @@ impl HostKind {
             HostKind::Qwen => qwen::EVENTS,
             HostKind::Droid => droid::EVENTS,
             HostKind::Copilot => copilot::EVENTS,
+            HostKind::OpenCode | HostKind::Kilo => opencode::EVENTS,
         }
     }
 
@@ -172,6 +187,7 @@ impl HostKind {
             HostKind::Qwen => qwen::HOOK_TIMEOUT,
             HostKind::Droid => droid::HOOK_TIMEOUT,
             HostKind::Copilot => copilot::HOOK_TIMEOUT,
+            HostKind::OpenCode | HostKind::Kilo => opencode::HOOK_TIMEOUT,
         }
     }
 
@@ -200,6 +216,7 @@ impl HostKind {
             HostKind::Qwen => qwen::HAS_STATUSLINE,
             HostKind::Droid => droid::HAS_STATUSLINE,
             HostKind::Copilot => copilot::HAS_STATUSLINE,
+            HostKind::OpenCode | HostKind::Kilo => opencode::HAS_STATUSLINE,
         }
     }
 
@@ -212,6 +229,7 @@ impl HostKind {
             HostKind::Qwen => qwen::HONOURS_STOP,
             HostKind::Droid => droid::HONOURS_STOP,
             HostKind::Copilot => copilot::HONOURS_STOP,
+            HostKind::OpenCode | HostKind::Kilo => opencode::HONOURS_STOP,
         }
     }
 
@@ -224,6 +242,7 @@ impl HostKind {
             HostKind::Qwen => qwen::SHOWS_SYSTEM_MESSAGE,
             HostKind::Droid => droid::SHOWS_SYSTEM_MESSAGE,
             HostKind::Copilot => copilot::SHOWS_SYSTEM_MESSAGE,
+            HostKind::OpenCode | HostKind::Kilo => opencode::SHOWS_SYSTEM_MESSAGE,
         }
     }
 
@@ -236,6 +255,7 @@ impl HostKind {
             HostKind::Qwen => qwen::EMITS_TERMINAL_SEQUENCE,
             HostKind::Droid => droid::EMITS_TERMINAL_SEQUENCE,
             HostKind::Copilot => copilot::EMITS_TERMINAL_SEQUENCE,
+            HostKind::OpenCode | HostKind::Kilo => opencode::EMITS_TERMINAL_SEQUENCE,
         }
     }
 
@@ -248,6 +268,7 @@ impl HostKind {
             HostKind::Qwen => qwen::SCOPES,
             HostKind::Droid => droid::SCOPES,
             HostKind::Copilot => copilot::SCOPES,
+            HostKind::OpenCode | HostKind::Kilo => opencode::SCOPES,
         }
     }
 
@@ -261,6 +282,7 @@ impl HostKind {
             HostKind::Qwen => qwen::WINDOWS,
             HostKind::Droid => droid::WINDOWS,
             HostKind::Copilot => copilot::WINDOWS,
+            HostKind::OpenCode | HostKind::Kilo => opencode::WINDOWS,
         }
     }
 }
@@ -333,6 +355,8 @@ impl Places {
             HostKind::Qwen => qwen::home(self),
             HostKind::Droid => droid::home(self),
             HostKind::Copilot => copilot::home(self),
+            HostKind::OpenCode => opencode::home(self),
+            HostKind::Kilo => kilo::home(self),
         }
     }
 
@@ -372,6 +396,8 @@ impl Places {
             HostKind::Qwen => qwen::settings_file(scope),
             HostKind::Droid => droid::settings_file(scope),
             HostKind::Copilot => copilot::settings_file(scope),
+            HostKind::OpenCode => opencode::settings_file(scope),
+            HostKind::Kilo => kilo::settings_file(scope),
         };
         Ok(dir.join(name))
     }
@@ -397,6 +423,8 @@ fn project_folder(host: HostKind) -> &'static str {
         HostKind::Qwen => qwen::PROJECT_FOLDER,
         HostKind::Droid => droid::PROJECT_FOLDER,
         HostKind::Copilot => copilot::PROJECT_FOLDER,
+        HostKind::OpenCode => opencode::PROJECT_FOLDER,
+        HostKind::Kilo => kilo::PROJECT_FOLDER,
     }
 }
 

@@ -11,6 +11,7 @@ pub mod commands;
 pub mod diff;
 pub mod hosts;
 pub mod merge;
+pub mod opencode_plugin;
 pub mod state;
 
 use std::fs;
@@ -40,8 +41,12 @@ pub enum HostArg {
     Droid,
     /// GitHub Copilot CLI.
     Copilot,
-    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid and GitHub Copilot CLI
-    /// where their folders exist.
+    /// OpenCode.
+    OpenCode,
+    /// Kilo CLI (OpenCode's plugin).
+    Kilo,
+    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid, GitHub Copilot CLI,
+    /// OpenCode and Kilo CLI where their folders exist.
     All,
 }
 
@@ -94,6 +99,8 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
             HostArg::Qwen => &[(Host::Qwen, true)],
             HostArg::Droid => &[(Host::Droid, true)],
             HostArg::Copilot => &[(Host::Copilot, true)],
+            HostArg::OpenCode => &[(Host::OpenCode, true)],
+            HostArg::Kilo => &[(Host::Kilo, true)],
             HostArg::All => &[
                 (Host::Claude, true),
                 (Host::Gemini, false),
@@ -101,6 +108,8 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
                 (Host::Qwen, false),
                 (Host::Droid, false),
                 (Host::Copilot, false),
+                (Host::OpenCode, false),
+                (Host::Kilo, false),
             ],
         };
         for (host, explicit) in picks {
@@ -262,6 +271,9 @@ impl Run<'_> {
     }
 
     fn file(&mut self, host: Host, path: &Path) -> Done {
+        if opencode_plugin::takes_plugin(host) {
+            return self.plugin_file(host, path);
+        }
         let shown = show_path(path, self.places.home.as_deref());
         let _ = writeln!(self.out, "{host}, {} settings: {shown}", self.options.scope);
         // A settings file that is a symlink (dotfiles) is updated where it points.
@@ -650,6 +662,9 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
             if files.iter().any(|(host, _)| *host == Host::Copilot) {
                 let _ = writeln!(run.out, "{}.", crate::host::copilot::TRUST_NOTE);
             }
+            if files.iter().any(|(host, _)| opencode_plugin::takes_plugin(*host)) {
+                let _ = writeln!(run.out, "{}.", crate::host::opencode::TRUST_NOTE);
+            }
         }
         let _ = writeln!(
             run.out,
@@ -705,7 +720,7 @@ mod tests {
         let Targets { files, skipped } = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
         let hosts: Vec<Host> = files.iter().map(|(h, _)| *h).collect();
         assert_eq!(hosts, [Host::Claude, Host::Codex]);
-        assert_eq!(skipped.len(), 4, "{skipped:?}");
+        assert_eq!(skipped.len(), 6, "{skipped:?}");
         // Qwen Code's folder makes it one of them.
         fs::create_dir_all(dir.path().join("h/.qwen")).unwrap();
         let found = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
@@ -713,7 +728,7 @@ mod tests {
         assert_eq!(hosts, [Host::Claude, Host::Codex, Host::Qwen]);
         // Asked for by name, a host is set up even without its folder.
         let found = targets(&options(vec![HostArg::Gemini, HostArg::All], Scope::User), &p).unwrap();
-        assert_eq!(found.files.len(), 4, "Factory Droid and Copilot CLI are not set up here");
+        assert_eq!(found.files.len(), 4, "Factory Droid, Copilot CLI and OpenCode are not set up here");
         // Copilot CLI's folder makes it one of them.
         fs::create_dir_all(dir.path().join("h/.copilot")).unwrap();
         let found = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
@@ -723,7 +738,7 @@ mod tests {
         // Local scope: only Claude Code has one.
         let found = targets(&options(vec![HostArg::All], Scope::Local), &p).unwrap();
         assert_eq!(found.files.len(), 1);
-        assert_eq!(found.skipped.len(), 5);
+        assert_eq!(found.skipped.len(), 7);
         assert!(targets(&options(vec![HostArg::Codex], Scope::Local), &p).is_err());
     }
 

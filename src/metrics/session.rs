@@ -18,7 +18,7 @@ use super::windows::{self, WindowFacts, WindowSource, choose_window};
 use super::{
     Bridge, CompactionAt, Figure, HeadroomEnd, Origin, figure_from_tokens, is_fresh, read_any_bridge,
 };
-use crate::host::{HostKind, claude, codex, copilot, droid, gemini, qwen};
+use crate::host::{HostKind, claude, codex, copilot, droid, gemini, opencode, qwen};
 
 /// What the caller knows about the session.
 #[derive(Debug, Clone)]
@@ -38,6 +38,8 @@ pub struct FigureQuery<'a> {
     /// The subagent's id (Claude Code's `agent_id`): its figure is read from its own
     /// transcript beside the parent's, never from the parent's bridge or transcript.
     pub agent: Option<&'a str>,
+    /// The figure the event itself reports (OpenCode's plugin).
+    pub reported: Option<&'a opencode::Report>,
     pub stale_seconds: u64,
     pub default_window: u64,
     /// `models.<id>.window` from the configuration.
@@ -72,6 +74,7 @@ pub fn session_figure(query: &FigureQuery) -> Option<SessionFigure> {
         HostKind::Qwen => qwen_figure(query),
         HostKind::Droid => droid_figure(query),
         HostKind::Copilot => copilot_figure(query),
+        HostKind::OpenCode | HostKind::Kilo => opencode_figure(query),
     }
 }
 
@@ -363,6 +366,20 @@ fn copilot_figure(query: &FigureQuery) -> Option<SessionFigure> {
     newest(recorded, query)
 }
 
+/// OpenCode's plugin reports the newest reply's tokens and the model's window with the event.
+fn opencode_figure(query: &FigureQuery) -> Option<SessionFigure> {
+    let recorded = query.reported.and_then(|report| {
+        let tokens = report.prompt_tokens()?;
+        let model = report.model().map(str::to_string).or_else(|| query.model.map(str::to_string));
+        let mut facts = facts(query, model.as_deref());
+        facts.host = report.window();
+        let window = choose_window(&facts, Some(tokens));
+        let figure = figure_from_tokens(tokens, window, report.written_at().unwrap_or(query.now));
+        Some(SessionFigure { figure, model })
+    });
+    newest(recorded, query)
+}
+
 /// The host's record, or a fresh bridge (a GSD-style setup may write one) when that is
 /// newer: whichever was written last.
 fn newest(recorded: Option<SessionFigure>, query: &FigureQuery) -> Option<SessionFigure> {
@@ -406,6 +423,14 @@ pub fn compaction_for(host: HostKind, figure: &Figure, project: Option<&Path>) -
             Some(window) => {
                 CompactionAt::Tokens(copilot::compaction_point(window), HeadroomEnd::AutoCompaction)
             }
+            None => CompactionAt::Unknown,
+        },
+        // The model's output limit is not in the figure: OpenCode's largest reserve is assumed.
+        HostKind::OpenCode | HostKind::Kilo => match figure.window_tokens {
+            Some(window) => CompactionAt::Tokens(
+                opencode::compaction_point(window, None, None),
+                HeadroomEnd::AutoCompaction,
+            ),
             None => CompactionAt::Unknown,
         },
         HostKind::Qwen => match figure.window_tokens {

@@ -1,0 +1,239 @@
+//! OpenCode (tested: 1.18.33, `opencode run` against a custom OpenAI-compatible provider).
+//!
+//! - No command hooks: OpenCode loads JavaScript plugins from `plugin/` and `plugins/`
+//!   inside each of its config folders (`$XDG_CONFIG_HOME/opencode`, else
+//!   `~/.config/opencode`, for the user; `<project>/.opencode` for the project). baton
+//!   owns one file there, `plugins/baton.js` ([`plugin_text`]), which runs `baton hook`
+//!   with a Claude-style event on stdin and applies the answer. It does nothing else: no
+//!   file, no figure of its own.
+//! - Events, as the plugin sends them: before each model request of the agent's loop
+//!   (`experimental.chat.messages.transform`) a `PostToolUse` when the request follows
+//!   tool calls, a `UserPromptSubmit` when it follows the user's prompt; on the first user
+//!   message of a session in this process (`chat.message`) a `SessionStart` (`startup`, or
+//!   `resume` for a session made earlier); before a compaction
+//!   (`experimental.session.compacting`) a `PreCompact`; `session.deleted` a `SessionEnd`.
+//!   A subagent (a child session) is sent as `agent_id` under its parent's `session_id`.
+//!   The hook runs before the request, not after the tool (`tool.execute.after`): the
+//!   reply that issued a call records its tokens only after every call of that reply has
+//!   finished, so at the tool's own hook the figure would be one reply behind.
+//! - Figure: the `opencode` object of the event ([`Report`]), taken by the plugin from the
+//!   newest assistant message of the request (its `tokens`, not a compaction summary's)
+//!   and the model's `limit` (`chat.params`): the window OpenCode itself works with.
+//! - Envelope: `hookSpecificOutput.additionalContext` is appended to the output of the
+//!   request's last tool call (after a prompt: a synthetic text part of the prompt), and
+//!   again in every later request of the process; SessionStart's is a synthetic text part
+//!   of the first prompt (stored with it). `continue: false` aborts the session's run
+//!   (`session.abort`): nothing more is sent to the model.
+//! - Compaction: once a reply's tokens (input, output and cache) reach the model's
+//!   `limit.input` less a reserve, else `limit.context` less the model's output limit
+//!   (at most 32,000).
+//! - Trust: OpenCode loads every plugin in those folders without asking.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::lenient::{number, text};
+use super::{EventSpec, HookInput, Places, Scope};
+
+pub const NAME: &str = "OpenCode";
+pub const ID: &str = "opencode";
+/// How long the plugin lets `baton hook` run, in seconds.
+pub const HOOK_TIMEOUT: u64 = 10;
+pub const HAS_STATUSLINE: bool = false;
+/// The plugin aborts the session's run on `continue: false` (seen on 1.18.33: no further
+/// request reaches the model, `opencode run` exits).
+pub const HONOURS_STOP: bool = true;
+/// The plugin shows no `systemMessage` (only the stop's reason, as a TUI toast).
+pub const SHOWS_SYSTEM_MESSAGE: bool = false;
+pub const EMITS_TERMINAL_SEQUENCE: bool = false;
+pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
+/// The project's config folder.
+pub const PROJECT_FOLDER: &str = ".opencode";
+/// The plugin file baton owns inside a config folder.
+pub const PLUGIN_FILE: &str = "plugins/baton.js";
+/// The line that marks the plugin file as baton's (install replaces and uninstall removes
+/// only a file that carries it).
+pub const PLUGIN_MARK: &str = "// baton-plugin: an OpenCode plugin written by `baton install`";
+
+/// The events the plugin sends (doctor and install list them).
+pub const EVENTS: &[EventSpec] = &[
+    EventSpec::new("PostToolUse", None),
+    EventSpec::new("UserPromptSubmit", None),
+    EventSpec::new("SessionStart", None),
+    EventSpec::new("PreCompact", None),
+    EventSpec::new("SessionEnd", None),
+];
+
+/// Context windows of the models OpenCode serves, smallest first.
+pub const WINDOWS: &[u64] = &[128_000, 200_000, 256_000, 400_000, 1_000_000];
+/// OpenCode keeps this much for the reply, at most (its `OUTPUT_TOKEN_MAX`).
+pub const OUTPUT_RESERVE_MAX: u64 = 32_000;
+/// The reserve under `limit.input` (its default `compaction.reserved`).
+pub const INPUT_RESERVE: u64 = 20_000;
+
+/// What the plugin reports of the newest reply of the request (`opencode` on stdin).
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Report {
+    /// `tokens.input`: the prompt less its cached part.
+    #[serde(deserialize_with = "number")]
+    pub input: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub cache_read: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub cache_write: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub output: Option<f64>,
+    /// `providerID/modelID` of the reply.
+    #[serde(deserialize_with = "text")]
+    pub model: Option<String>,
+    /// The model's `limit.context`, `limit.input` and `limit.output`.
+    #[serde(deserialize_with = "number")]
+    pub context_limit: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub input_limit: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub output_limit: Option<f64>,
+    /// When the reply was completed, in Unix milliseconds.
+    #[serde(deserialize_with = "number")]
+    pub completed_at: Option<f64>,
+    /// The host the plugin was written for (`opencode`, `kilo`).
+    #[serde(deserialize_with = "text")]
+    pub host: Option<String>,
+}
+
+fn count(value: Option<f64>) -> Option<u64> {
+    value.filter(|v| *v >= 0.0 && *v < 1e12).map(|v| v.round() as u64)
+}
+
+impl Report {
+    /// The reply's prompt: input plus both cache counts (output excluded, as on every
+    /// host). `None` before the first reply (all zero).
+    pub fn prompt_tokens(&self) -> Option<u64> {
+        let input = count(self.input)?;
+        let total = input + count(self.cache_read).unwrap_or(0) + count(self.cache_write).unwrap_or(0);
+        (total > 0).then_some(total)
+    }
+
+    /// The window OpenCode gives the model (`limit.context`; 0 means unknown).
+    pub fn window(&self) -> Option<u64> {
+        count(self.context_limit).filter(|w| *w > 0)
+    }
+
+    /// When the reply was written, in Unix seconds.
+    pub fn written_at(&self) -> Option<i64> {
+        self.completed_at.filter(|ms| *ms > 0.0 && *ms < 1e15).map(|ms| (ms / 1000.0) as i64)
+    }
+
+    /// The model id without its provider (`standin/m` → `m`) is not used: baton's tables
+    /// and configuration name models as OpenCode does, `provider/model`.
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+}
+
+/// The token count where OpenCode compacts (pure): `limit.input` less its reserve when
+/// the model has one, else the window less the model's output limit (at most 32,000;
+/// unknown: 32,000).
+pub fn compaction_point(window: u64, input_limit: Option<u64>, output_limit: Option<u64>) -> u64 {
+    let output = output_limit.filter(|o| *o > 0).unwrap_or(OUTPUT_RESERVE_MAX).min(OUTPUT_RESERVE_MAX);
+    match input_limit.filter(|i| *i > 0) {
+        Some(input) => input.saturating_sub(INPUT_RESERVE.min(output)),
+        None => window.saturating_sub(output),
+    }
+}
+
+/// The plugin's report is OpenCode's own sign (unless it names Kilo CLI, [`super::kilo`]).
+pub fn detect(input: &HookInput, _gemini_key_set: bool) -> u8 {
+    let kilo = input.opencode.as_ref().is_some_and(|r| r.host.as_deref() == Some(super::kilo::ID));
+    if input.opencode.is_some() && !kilo { 4 } else { 0 }
+}
+
+/// `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`.
+pub fn home(places: &Places) -> Option<PathBuf> {
+    config_home(places, "opencode")
+}
+
+/// `$XDG_CONFIG_HOME/<name>`, else `~/.config/<name>`.
+pub fn config_home(places: &Places, name: &str) -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
+    match xdg.filter(|p| p.is_absolute()) {
+        Some(config) => Some(config.join(name)),
+        None => places.home.as_ref().map(|h| h.join(".config").join(name)),
+    }
+}
+
+/// The plugin file of a scope, inside the scope's config folder.
+pub fn settings_file(_scope: Scope) -> &'static str {
+    PLUGIN_FILE
+}
+
+/// The plugin's source for the host `host_id` (`opencode`, `kilo`), running `binary` (an
+/// absolute path).
+pub fn plugin_text(binary: &str, host_id: &str) -> String {
+    let quoted = serde_json::to_string(binary).unwrap_or_else(|_| "\"baton\"".to_string());
+    let host = serde_json::to_string(host_id).unwrap_or_else(|_| "\"opencode\"".to_string());
+    include_str!("opencode_plugin.js")
+        .replace("__BATON_MARK__", PLUGIN_MARK)
+        .replace("\"__BATON_BINARY__\"", &quoted)
+        .replace("\"__BATON_HOST__\"", &host)
+        .replace("__BATON_TIMEOUT_MS__", &(HOOK_TIMEOUT * 1000).to_string())
+}
+
+/// Whether a plugin file's text is baton's (it carries [`PLUGIN_MARK`] on its first line).
+pub fn is_baton_plugin(text: &str) -> bool {
+    text.lines().next().is_some_and(|line| line.trim() == PLUGIN_MARK)
+}
+
+/// The binary a plugin file of baton's runs (pure), as written by [`plugin_text`].
+pub fn plugin_binary(text: &str) -> Option<String> {
+    let line = text.lines().find(|l| l.trim_start().starts_with("const BATON = "))?;
+    let value = line.trim_start().strip_prefix("const BATON = ")?.trim_end().trim_end_matches(';');
+    serde_json::from_str::<String>(value).ok()
+}
+
+/// What install and doctor say about the host's approval step.
+pub const TRUST_NOTE: &str = "OpenCode (and Kilo CLI) loads every plugin in its plugin folders without \
+asking, when it starts: restart a running one";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_are_read_leniently() {
+        let input: HookInput = serde_json::from_str(
+            r#"{"hook_event_name": "PostToolUse", "session_id": "ses_1",
+                "opencode": {"input": 120000, "cache_read": 10000, "cache_write": "x", "output": 20,
+                             "model": "standin/m", "context_limit": 200000, "output_limit": 8192,
+                             "completed_at": 1796144511907}}"#,
+        )
+        .unwrap();
+        assert_eq!(input.host(false), super::super::HostKind::OpenCode);
+        let report = input.opencode.unwrap();
+        assert_eq!(report.prompt_tokens(), Some(130_000));
+        assert_eq!(report.window(), Some(200_000));
+        assert_eq!(report.written_at(), Some(1_796_144_511));
+        let zero: Report = serde_json::from_str(r#"{"input": 0, "context_limit": 0}"#).unwrap();
+        assert_eq!(zero.prompt_tokens(), None);
+        assert_eq!(zero.window(), None);
+    }
+
+    #[test]
+    fn compaction_follows_opencodes_rule() {
+        assert_eq!(compaction_point(200_000, None, Some(8192)), 191_808);
+        assert_eq!(compaction_point(200_000, None, Some(64_000)), 168_000);
+        assert_eq!(compaction_point(400_000, Some(272_000), Some(128_000)), 252_000);
+        assert_eq!(compaction_point(200_000, None, None), 168_000);
+    }
+
+    #[test]
+    fn the_plugin_names_its_binary_and_is_recognised() {
+        let text = plugin_text("/opt/my \"bin\"/baton", ID);
+        assert!(is_baton_plugin(&text));
+        assert_eq!(plugin_binary(&text).as_deref(), Some("/opt/my \"bin\"/baton"));
+        assert!(!text.contains("__BATON"));
+        assert!(!is_baton_plugin("export const Other = async () => ({})\n"));
+    }
+}
