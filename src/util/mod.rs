@@ -1,9 +1,11 @@
 //! Leaves: helpers that import nothing else of baton's, so every layer may use them.
 //!
-//! `proc` runs a child process with a deadline, `text` holds the small text rules
+//! `proc` runs a child process with a deadline, `pty` runs one on a pseudo-terminal baton
+//! owns (`baton run`'s interactive host), `text` holds the small text rules
 //! (display width, token counts, ages, ANSI colour) and `hash` the stable hash behind
 //! file names.
 
 pub mod hash;
 pub mod proc;
+pub mod pty;
 pub mod text;
