@@ -858,4 +858,5 @@ mod contexts;
 mod copilot;
 mod ctx17;
 mod pane18;
+mod pty19;
 mod relay;

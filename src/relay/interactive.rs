@@ -1,8 +1,13 @@
 //! The interactive relay: `baton run claude …` on a terminal. The host runs on a pty
 //! baton owns ([`crate::util::pty`]), one process through every leg. When the pause is
-//! armed in the current leg and the host's Stop hook has fired since (it is idle at its
-//! prompt), baton shows one line with a countdown, then types the host's clear command
-//! and the continue prompt; the SessionStart(clear) brief carries the handoff.
+//! armed in the current leg and the host is idle at its prompt, baton shows one line with
+//! a countdown, then types the host's clear command and the continue prompt; the
+//! SessionStart(clear) brief carries the handoff.
+//!
+//! Idle is: the host's Stop hook fired after the pause (the agent ended its turn as told),
+//! or baton stopped the agent through the host (Claude Code 2.1.332 ends the turn on a
+//! PostToolUse `continue: false` and runs no Stop hook after it), and in either case the
+//! host has printed nothing for [`OUTPUT_QUIET`] (it has drawn its prompt).
 //!
 //! The decisions are [`HandOver`]'s, a plain state machine over [`LegView`] (what the
 //! record says) and the times of the user's keys; [`run_interactive`] is the edge that
@@ -28,6 +33,8 @@ pub const ENTER_AFTER: Duration = Duration::from_millis(1000);
 pub const CLEAR_RETRY: Duration = Duration::from_secs(5);
 /// The most Enters pressed for the clear command.
 const CLEAR_ENTERS: u32 = 3;
+/// The host printed nothing this long: it is done drawing.
+pub const OUTPUT_QUIET: Duration = Duration::from_millis(1000);
 /// The host's command that clears its context.
 pub const CLEAR_COMMAND: &str = "/clear";
 
@@ -38,6 +45,8 @@ pub struct LegView {
     pub paused: bool,
     /// Stop hooks fired after the pause ([`super::LegNote::idle_stops`]).
     pub idle_stops: u32,
+    /// baton stopped the agent through the host ([`super::LegNote::stopped`]).
+    pub stopped: bool,
     /// The leg's peak context figure.
     pub used_pct: Option<u32>,
     /// A session of this leg has started (its SessionStart was noted).
@@ -79,9 +88,10 @@ pub struct HandOver {
     leg: u32,
     max_legs: u32,
     phase: Phase,
-    /// Idle stops of this leg already answered (by a countdown, a cancel or a refusal).
+    /// Idle cues of this leg already answered (by a countdown, a cancel or a refusal).
     handled: u32,
     last_key: Option<Instant>,
+    last_output: Option<Instant>,
     /// The seconds last shown in the countdown.
     shown: u64,
     pending: Vec<Step>,
@@ -97,6 +107,7 @@ impl HandOver {
             phase: Phase::Watching,
             handled: 0,
             last_key: None,
+            last_output: None,
             shown: 0,
             pending: vec![],
             handovers: vec![],
@@ -111,6 +122,11 @@ impl HandOver {
     /// Whether a countdown is on.
     pub fn counting(&self) -> bool {
         matches!(self.phase, Phase::Counting { .. })
+    }
+
+    /// The host printed something.
+    pub fn output(&mut self, now: Instant) {
+        self.last_output = Some(now);
     }
 
     /// The user pressed a key: whether it goes on to the host. A key during the countdown
@@ -131,10 +147,13 @@ impl HandOver {
         let mut steps = std::mem::take(&mut self.pending);
         match self.phase {
             Phase::Watching => {
-                if !(view.paused && view.idle_stops > self.handled) {
+                let cues = view.idle_stops + u32::from(view.stopped);
+                let drawing =
+                    self.last_output.is_some_and(|o| now.saturating_duration_since(o) < OUTPUT_QUIET);
+                if !(view.paused && cues > self.handled) || drawing {
                     return steps;
                 }
-                self.handled = view.idle_stops;
+                self.handled = cues;
                 if next_step(true, self.leg, self.max_legs) == NextStep::MaxLegs {
                     steps.push(Step::Line(max_legs_line(view.used_pct, self.max_legs)));
                 } else if self.last_key.is_some_and(|k| now.saturating_duration_since(k) < KEY_QUIET) {
@@ -252,9 +271,11 @@ fn view(run_id: &str, leg: u32) -> LegView {
     let record = load(run_id);
     let note = record.leg(leg);
     let idle_stops = note.map_or(0, |n| n.idle_stops);
+    let stopped = note.is_some_and(|n| n.stopped);
     LegView {
-        paused: idle_stops > 0 && leg_paused(note),
+        paused: (idle_stops > 0 || stopped) && leg_paused(note),
         idle_stops,
+        stopped,
         used_pct: note.and_then(|n| n.peak_used_pct),
         started: note.is_some_and(|n| !n.sessions.is_empty()),
     }
@@ -269,6 +290,10 @@ struct Driver<'a> {
 impl pty::Driver for Driver<'_> {
     fn keys(&mut self, _bytes: &[u8], now: Instant) -> bool {
         self.hand_over.key(now)
+    }
+
+    fn output(&mut self, now: Instant) {
+        self.hand_over.output(now);
     }
 
     fn tick(&mut self, now: Instant, rows: u16) -> Vec<Action> {
@@ -320,7 +345,7 @@ mod tests {
     use super::*;
 
     fn paused(idle_stops: u32) -> LegView {
-        LegView { paused: true, idle_stops, used_pct: Some(78), started: true }
+        LegView { paused: true, idle_stops, stopped: false, used_pct: Some(78), started: true }
     }
 
     fn lines(steps: &[Step]) -> Vec<&str> {
@@ -336,6 +361,10 @@ mod tests {
         assert!(h.tick(&LegView { idle_stops: 0, ..paused(0) }, t).is_empty());
         // A Stop without a pause is an ordinary end of turn.
         assert!(h.tick(&LegView { paused: false, ..paused(1) }, t).is_empty());
+        // Idle, but the host is still drawing: not yet.
+        h.output(t);
+        assert!(h.tick(&paused(1), t + Duration::from_millis(500)).is_empty());
+        let t = t + OUTPUT_QUIET;
         let steps = h.tick(&paused(1), t);
         assert_eq!(
             lines(&steps),
@@ -371,6 +400,14 @@ mod tests {
         // The new leg pauses in its turn: a countdown again.
         assert!(h.tick(&LegView { paused: true, idle_stops: 1, ..started }, at(30_000)).len() == 1);
         assert!(h.counting());
+    }
+
+    #[test]
+    fn a_stop_through_the_host_is_a_cue_too() {
+        let t = Instant::now();
+        let mut h = HandOver::new(5);
+        let stopped = LegView { stopped: true, ..paused(0) };
+        assert_eq!(lines(&h.tick(&stopped, t)), vec![countdown_line(Some(78), 5)]);
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub enum Action {
 pub trait Driver {
     /// The user typed `bytes`: whether they go on to the host.
     fn keys(&mut self, bytes: &[u8], now: Instant) -> bool;
+    /// The host printed something (passed through already).
+    fn output(&mut self, now: Instant);
     /// Asked every [`TICK`]; `rows` is the terminal's height.
     fn tick(&mut self, now: Instant, rows: u16) -> Vec<Action>;
 }
@@ -316,6 +318,7 @@ pub fn run(mut command: Command, driver: &mut impl Driver) -> io::Result<i32> {
                     Ok(Some(0)) | Err(_) => host_open = false,
                     Ok(Some(n)) => {
                         let _ = write_all(libc::STDOUT_FILENO, &buf[..n]);
+                        driver.output(now);
                     }
                     Ok(None) => {}
                 }
@@ -368,6 +371,7 @@ mod tests {
         fn keys(&mut self, _: &[u8], _: Instant) -> bool {
             true
         }
+        fn output(&mut self, _: Instant) {}
         fn tick(&mut self, _: Instant, _: u16) -> Vec<Action> {
             if std::mem::replace(&mut self.typed, true) {
                 return vec![];
