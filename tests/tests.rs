@@ -27,6 +27,7 @@ mod npm_package;
 mod plugin;
 mod plugin_listing;
 mod real_hosts;
+mod relay_pty;
 mod report;
 mod resume;
 mod snapshots;
