@@ -47,6 +47,7 @@ while :; do
   case "$line" in
     /clear) n=$((n+1)); start clear; echo "cleared: session $n";;
     /exit) exit "${FAKE_EXIT:-0}";;
+    size) echo "size: $(stty size)";;
     *) echo "session $n turn: $line"; turn;;
   esac
 done
@@ -112,6 +113,23 @@ impl Terminal {
         Terminal { master, seen, child, stderr }
     }
 
+    /// Whether the user's terminal is in canonical (cooked) mode.
+    fn cooked(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        // SAFETY: termios is plain data; on Linux a pty master's termios is its slave's.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::tcgetattr(self.master.as_raw_fd(), &mut t) }, 0);
+        t.c_lflag & libc::ICANON != 0
+    }
+
+    /// The user resizes the terminal (the kernel sends baton SIGWINCH).
+    fn resize(&self, rows: u16, cols: u16) {
+        use std::os::fd::AsRawFd;
+        let size = libc::winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
+        // SAFETY: sets the size of our own pty.
+        unsafe { libc::ioctl(self.master.as_raw_fd(), libc::TIOCSWINSZ, &size) };
+    }
+
     fn screen(&self) -> String {
         String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
     }
@@ -169,6 +187,15 @@ fn interactive_host_is_handed_over_to_a_fresh_context_with_clear_and_continue() 
     let mut term =
         Terminal::start(&sandbox, &["run", "--", &fake, "--allowedTools", "Bash"], &[("FAKE_EXIT", "3")]);
     term.wait_for("fake> ", LIMIT);
+    // Raw mode while the host runs; the host starts with the terminal's size and follows
+    // its changes.
+    assert!(!term.cooked(), "the user's terminal is in raw mode");
+    term.type_keys("size\r");
+    term.wait_for("size: 24 80", LIMIT);
+    term.resize(30, 100);
+    std::thread::sleep(Duration::from_millis(500));
+    term.type_keys("size\r");
+    term.wait_for("size: 30 100", LIMIT);
     term.type_keys("do the steps\r");
     term.wait_for("session 1 stopped", LIMIT);
     // Idle after the stop: the countdown, then `/clear` and the continue prompt typed.
@@ -188,8 +215,13 @@ fn interactive_host_is_handed_over_to_a_fresh_context_with_clear_and_continue() 
     let after = term.screen();
     let tail = &after[after.rfind("session 3 done").unwrap()..];
     assert!(!tail.contains("continuing in a fresh context"), "{tail}");
+    let master = term.master.try_clone().unwrap();
     let (status, screen, stderr) = term.exit_with("/exit\r");
     assert_eq!(status, Some(3), "the host's exit status\n{screen}\n{stderr}");
+    // SAFETY: as in `cooked`.
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::tcgetattr(std::os::fd::AsRawFd::as_raw_fd(&master), &mut t) }, 0);
+    assert!(t.c_lflag & libc::ICANON != 0, "the terminal's mode is restored");
     let brief = |n: u32| std::fs::read_to_string(sandbox.root().join(format!("brief-{n}.json"))).unwrap();
     assert!(!brief(1).contains("of a relay"), "{}", brief(1));
     assert!(
