@@ -48,6 +48,7 @@ while :; do
     /clear) n=$((n+1)); start clear; echo "cleared: session $n";;
     /exit) exit "${FAKE_EXIT:-0}";;
     size) echo "size: $(stty size)";;
+    stop) kill -STOP $$; echo "host continued";;
     *) echo "session $n turn: $line"; turn;;
   esac
 done
@@ -270,6 +271,22 @@ fn interactive_max_legs_stops_handing_over() {
     term.wait_for("fake> ", LIMIT);
     term.type_keys("do the steps\r");
     term.wait_for("--max-legs 1 reached, not continuing", LIMIT);
+    // A stopped host stops baton (its terminal restored); continued, both go on.
+    term.type_keys("stop\r");
+    let state = |pid: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.rsplit(") ").next().and_then(|rest| rest.chars().next())
+    };
+    let started = Instant::now();
+    while state(term.child.id()) != Some('T') && started.elapsed() < LIMIT {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(state(term.child.id()), Some('T'), "baton stopped with its host");
+    assert!(term.cooked(), "the terminal is the user's again while baton is stopped");
+    // SAFETY: continues the baton this test started.
+    unsafe { libc::kill(term.child.id() as libc::pid_t, libc::SIGCONT) };
+    term.wait_for("host continued", LIMIT);
+    assert!(!term.cooked(), "raw again");
     std::thread::sleep(Duration::from_secs(2));
     let (status, screen, stderr) = term.exit_with("/exit\r");
     assert_eq!(status, Some(0), "{screen}\n{stderr}");

@@ -3,7 +3,9 @@
 //! (restored by a guard on every way out, panics included), the host's output goes to
 //! baton's stdout byte for byte, the user's keys to the host, window-size changes
 //! (SIGWINCH) to the pty, SIGTERM, SIGHUP, SIGINT and SIGQUIT sent to baton to the host,
-//! and the host's exit status back.
+//! a stopped host (SIGSTOP) stops baton too, until the user's shell continues it, and the
+//! host's exit status comes back. (A host's own Ctrl-Z does not suspend it here: its
+//! process group on baton's pty is orphaned, and Linux drops SIGTSTP sent to one.)
 //!
 //! What baton itself shows and types is a [`Driver`]'s: it sees every key first and is
 //! asked every [`TICK`] for its [`Action`]s. Only libc (already a dependency): the POSIX
@@ -11,7 +13,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -267,11 +269,11 @@ pub fn run(mut command: Command, driver: &mut impl Driver) -> io::Result<i32> {
         });
     }
     let handlers = Handlers::install();
-    let mut child = command.spawn()?;
+    let child = command.spawn()?;
     // The slave's copies in `command` close here: the master sees the end when the host's
     // side is gone.
     drop(command);
-    let raw = RawMode::enter(user);
+    let mut raw = RawMode::enter(user);
     let pid = child.id() as libc::pid_t;
     let mut user_open = true;
     let mut host_open = true;
@@ -290,8 +292,23 @@ pub fn run(mut command: Command, driver: &mut impl Driver) -> io::Result<i32> {
                 set_window_size(m, size);
             }
         }
-        if let Some(status) = child.try_wait()? {
-            break status;
+        match wait(pid)? {
+            Waited::Running => {}
+            Waited::Exited(code) => break code,
+            // The host was stopped: so is baton, the terminal as it was, and both go on
+            // together when the user's shell continues baton.
+            Waited::Stopped => {
+                drop(raw.take());
+                // SAFETY: stops this process; SIGSTOP cannot be caught.
+                unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
+                raw = RawMode::enter(user);
+                size = window_size(user).or(size);
+                if let Some(size) = &size {
+                    set_window_size(m, size);
+                }
+                // SAFETY: the host's process group (it leads its session).
+                unsafe { libc::kill(-pid, libc::SIGCONT) };
+            }
         }
         let mut fds = [
             libc::pollfd { fd: if user_open { user } else { -1 }, events: libc::POLLIN, revents: 0 },
@@ -356,7 +373,40 @@ pub fn run(mut command: Command, driver: &mut impl Driver) -> io::Result<i32> {
     }
     drop(raw);
     drop(handlers);
-    Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+    drop(child);
+    Ok(status)
+}
+
+/// What `waitpid` says of the host.
+enum Waited {
+    Running,
+    /// Its exit status (128 + the signal when a signal ended it).
+    Exited(i32),
+    Stopped,
+}
+
+/// The host's state, reaping it once it has exited (`std::process::Child` cannot see a
+/// stop).
+fn wait(pid: libc::pid_t) -> io::Result<Waited> {
+    let mut status = 0;
+    // SAFETY: waitpid on our own child, into a local.
+    let got = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG | libc::WUNTRACED) };
+    if got == 0 {
+        return Ok(Waited::Running);
+    }
+    if got < 0 {
+        let e = last_error();
+        return if e.kind() == io::ErrorKind::Interrupted { Ok(Waited::Running) } else { Err(e) };
+    }
+    Ok(if libc::WIFSTOPPED(status) {
+        Waited::Stopped
+    } else if libc::WIFEXITED(status) {
+        Waited::Exited(libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        Waited::Exited(128 + libc::WTERMSIG(status))
+    } else {
+        Waited::Running
+    })
 }
 
 #[cfg(test)]
