@@ -129,8 +129,17 @@ impl HandOver {
         self.last_output = Some(now);
     }
 
-    /// The user pressed a key: whether it goes on to the host. A key during the countdown
-    /// cancels it and is kept from the host (it was meant for baton).
+    /// The user's terminal sent `bytes`: whether they go on to the host. A key during the
+    /// countdown cancels it and is kept from the host (it was meant for baton); what the
+    /// terminal sends by itself ([`is_key`]) neither cancels nor is kept.
+    pub fn input(&mut self, bytes: &[u8], now: Instant) -> bool {
+        if !is_key(bytes) {
+            return true;
+        }
+        self.key(now)
+    }
+
+    /// The user pressed a key: whether it goes on to the host (see [`HandOver::input`]).
     pub fn key(&mut self, now: Instant) -> bool {
         self.last_key = Some(now);
         if self.counting() {
@@ -216,6 +225,52 @@ impl HandOver {
     }
 }
 
+/// Whether input from the terminal holds a key the user pressed, rather than what the
+/// terminal sends by itself: focus in/out (`ESC [ I`, `ESC [ O`), mouse reports
+/// (`ESC [ < … M/m`, `ESC [ M` + 3 bytes), replies to the host's queries (cursor position
+/// `ESC [ n ; m R`, device attributes `ESC [ ? … c`, OSC and DCS strings). Pure.
+pub fn is_key(bytes: &[u8]) -> bool {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match report_len(rest) {
+            Some(n) => rest = &rest[n..],
+            None => return true,
+        }
+    }
+    false
+}
+
+/// The length of the terminal report `bytes` starts with, if it starts with one.
+fn report_len(bytes: &[u8]) -> Option<usize> {
+    match bytes {
+        [0x1b, b'[', b'I' | b'O', ..] => Some(3),
+        [0x1b, b'[', b'M', _, _, _, ..] => Some(6),
+        [0x1b, b']' | b'P', body @ ..] => {
+            // Up to BEL or ST (ESC \).
+            let end = body.iter().enumerate().find_map(|(i, b)| match b {
+                0x07 => Some(i + 1),
+                0x1b if body.get(i + 1) == Some(&b'\\') => Some(i + 2),
+                _ => None,
+            })?;
+            Some(2 + end)
+        }
+        [0x1b, b'[', body @ ..] => {
+            let end = body.iter().position(|b| (0x40..=0x7e).contains(b))?;
+            let (params, last) = (&body[..end], body[end]);
+            let report = match (params.first(), last) {
+                (Some(b'<'), b'M' | b'm') => true,
+                (Some(b'?' | b'>'), b'c') => true,
+                (_, b'R') => {
+                    params.iter().all(|b| b.is_ascii_digit() || *b == b';') && params.contains(&b';')
+                }
+                _ => false,
+            };
+            report.then_some(2 + end + 1)
+        }
+        _ => None,
+    }
+}
+
 /// Why a hand-over did not happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cancel {
@@ -288,8 +343,8 @@ struct Driver<'a> {
 }
 
 impl pty::Driver for Driver<'_> {
-    fn keys(&mut self, _bytes: &[u8], now: Instant) -> bool {
-        self.hand_over.key(now)
+    fn keys(&mut self, bytes: &[u8], now: Instant) -> bool {
+        self.hand_over.input(bytes, now)
     }
 
     fn output(&mut self, now: Instant) {
@@ -450,6 +505,30 @@ mod tests {
         h.key(at(30_000));
         h.tick(&paused(3), at(32_000));
         assert!(h.counting());
+    }
+
+    #[test]
+    fn what_the_terminal_sends_by_itself_is_no_key() {
+        for report in [
+            &b"\x1b[I"[..],
+            b"\x1b[O",
+            b"\x1b[<0;12;5M\x1b[<0;12;5m",
+            b"\x1b[M !!",
+            b"\x1b[24;80R",
+            b"\x1b[?62;22c",
+            b"\x1b]11;rgb:0000/0000/0000\x1b\\",
+            b"\x1b]10;rgb:ffff/ffff/ffff\x07",
+        ] {
+            assert!(!is_key(report), "{report:?}");
+        }
+        for key in [&b"x"[..], b"\r", b"\x1b", b"\x1b[A", b"\x03", b"\x1b[I\x1b[A", "é".as_bytes()] {
+            assert!(is_key(key), "{key:?}");
+        }
+        let t = Instant::now();
+        let mut h = HandOver::new(5);
+        h.tick(&paused(1), t);
+        assert!(h.input(b"\x1b[O", t) && h.counting(), "a focus change is no key");
+        assert!(!h.input(b"q", t) && !h.counting());
     }
 
     #[test]
