@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{BRIEF, Checks};
+use super::{BRIEF, Checks, SERVER_LIFETIME};
 use crate::common;
 use crate::real_hosts_support::agent::{Agent, Move, TaskAgent};
 use crate::real_hosts_support::server::{Recorded, Server};
@@ -66,52 +66,69 @@ fn transcripts(world: &World) -> String {
     text
 }
 
+/// 250k at the start of a context, 85k per shell result: CRITICAL after 6 steps, the
+/// grace calls at most 930k, short of the auto-compaction.
+fn task_agent() -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent {
+        steps: STEPS,
+        base_tokens: 250_000,
+        per_step_tokens: 85_000,
+        obeys_pause: false,
+    }))
+}
+
+/// `baton run -- claude --allowedTools …` in tmux, the task typed once its prompt shows.
+/// baton's stderr (the summary) and exit status go to files, kept after the pane is gone.
+struct Session {
+    tmux: Tmux,
+    err: std::path::PathBuf,
+    status: std::path::PathBuf,
+}
+
+fn start(checks: &mut Checks, world: &World, server: &Server) -> Option<Session> {
+    if !real_hosts_support::tmux_available()
+        && real_hosts_support::mode() != real_hosts_support::Mode::Required
+    {
+        real_hosts_support::skipped("pty19: baton run claude interactive", "tmux is not on PATH");
+        return None;
+    }
+    world.claude_setup();
+    user_config(world);
+    let mut env = world.env();
+    env.extend(world.claude_env(server).into_iter().map(|(k, v)| (k.to_string(), v)));
+    let err = world.root().join("baton-run.stderr");
+    let status = world.root().join("baton-run.status");
+    let script = format!(
+        "'{}' run -- '{}' --allowedTools {ALLOWED} 2>'{}'; echo $? >'{}'",
+        common::BATON,
+        world.hosts.claude.display(),
+        err.display(),
+        status.display()
+    );
+    let tmux = match Tmux::start(world, &env, Path::new("/bin/sh"), &["-c", &script]) {
+        Ok(tmux) => tmux,
+        Err(reason) => panic!("tmux: {reason}"),
+    };
+    let ready = tmux.wait_for(Duration::from_secs(40), |pane| {
+        pane.contains("for shortcuts") || pane.contains("\u{276f}")
+    });
+    checks.check("claude started under baton run (prompt shown)", ready, || tmux.pane());
+    std::thread::sleep(Duration::from_secs(2));
+    let sent = tmux.type_line(TASK, || !server.main_requests().is_empty());
+    checks.check("first prompt submitted", sent, || tmux.pane());
+    Some(Session { tmux, err, status })
+}
+
 #[test]
 fn baton_run_claude_interactive_relays_twenty_steps_across_contexts() {
     with_hosts("pty19: baton run claude (interactive, tmux)", |hosts| {
-        if !real_hosts_support::tmux_available()
-            && real_hosts_support::mode() != real_hosts_support::Mode::Required
-        {
-            real_hosts_support::skipped("pty19: baton run claude interactive", "tmux is not on PATH");
-            return;
-        }
         let mut checks = Checks::new("pty19: baton run claude interactive");
         let world = World::new(hosts);
-        world.claude_setup();
-        user_config(&world);
-        // 250k at the start of a context, 85k per shell result: CRITICAL after 6 steps, the
-        // grace calls at most 930k, short of the auto-compaction.
-        let agent = Arc::new(Agent::new(TaskAgent {
-            steps: STEPS,
-            base_tokens: 250_000,
-            per_step_tokens: 85_000,
-            obeys_pause: false,
-        }));
+        let agent = task_agent();
         let server = Server::with_agent(Arc::clone(&agent), Duration::from_secs(400));
-        let mut env = world.env();
-        env.extend(world.claude_env(&server).into_iter().map(|(k, v)| (k.to_string(), v)));
-        // baton's stderr (the summary) and exit status, kept after the pane is gone.
-        let err = world.root().join("baton-run.stderr");
-        let status = world.root().join("baton-run.status");
-        let script = format!(
-            "'{}' run -- '{}' --allowedTools {ALLOWED} 2>'{}'; echo $? >'{}'",
-            common::BATON,
-            hosts.claude.display(),
-            err.display(),
-            status.display()
-        );
-        let tmux = match Tmux::start(&world, &env, Path::new("/bin/sh"), &["-c", &script]) {
-            Ok(tmux) => tmux,
-            Err(reason) => panic!("tmux: {reason}"),
-        };
-        let ready = tmux.wait_for(Duration::from_secs(40), |pane| {
-            pane.contains("for shortcuts") || pane.contains("\u{276f}")
-        });
-        checks.check("claude started under baton run (prompt shown)", ready, || tmux.pane());
-        std::thread::sleep(Duration::from_secs(2));
+        let Some(Session { tmux, err, status }) = start(&mut checks, &world, &server) else { return };
+        // From the first prompt on.
         let started = Instant::now();
-        let sent = tmux.type_line(TASK, || !server.main_requests().is_empty());
-        checks.check("first prompt submitted", sent, || tmux.pane());
         // Until the agent finishes: the countdown lines seen on the pane.
         let mut countdowns: Vec<String> = vec![];
         let done = || {
@@ -224,6 +241,55 @@ fn baton_run_claude_interactive_relays_twenty_steps_across_contexts() {
             "real hosts: pty19: {} legs, {} main requests in {seconds:.1} s; hand-over (last request of a leg to the first of the next, countdown included): {gaps:?} s; countdown lines seen: {countdowns:?}; summary: {summary:?}",
             starts.len(),
             requests.len(),
+        );
+        checks.finish();
+    });
+}
+
+/// A key pressed during the countdown, on the real Claude Code: the hand-over is
+/// cancelled (the pane says so), nothing is typed, no fresh context starts, and the key
+/// does not reach Claude Code's prompt.
+#[test]
+fn a_key_during_the_countdown_cancels_on_claude_code() {
+    with_hosts("pty19: countdown cancelled (interactive, tmux)", |hosts| {
+        let mut checks = Checks::new("pty19: countdown cancelled");
+        let world = World::new(hosts);
+        let agent = task_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        let Some(Session { tmux, err, status }) = start(&mut checks, &world, &server) else { return };
+        let counting = tmux.wait_for(Duration::from_secs(120), |pane| pane.contains("any key cancels"));
+        checks.check("the countdown line showed", counting, || tmux.pane());
+        let _ = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(world.root().join("tmux.sock"))
+            .args(["send-keys", "-t", "0", "-l", "q"])
+            .status();
+        let cancelled = tmux.wait_for(Duration::from_secs(10), |pane| {
+            pane.contains("hand-over cancelled (a key was pressed)")
+        });
+        checks.check("the pane says the hand-over is cancelled", cancelled, || tmux.pane());
+        std::thread::sleep(Duration::from_secs(8));
+        let pane = tmux.pane();
+        let requests = server.main_requests();
+        checks.check("no fresh context started", context_starts(&requests).len() == 1, || {
+            format!("contexts start at {:?}", context_starts(&requests))
+        });
+        checks.check(
+            "the cancelling key did not reach Claude Code's prompt",
+            !pane.lines().any(|l| l.trim_start().starts_with("\u{276f} q")),
+            || pane.clone(),
+        );
+        tmux.type_line("/exit", || status.exists());
+        let exited = tmux.wait_for(Duration::from_secs(20), |_| status.exists());
+        let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+        drop(tmux);
+        checks.check(
+            "the summary: 1 leg, the host exited with its context paused",
+            exited
+                && stderr.lines().last().is_some_and(|l| {
+                    l.starts_with("baton run: 1 leg;") && l.contains("exited with its context paused")
+                }),
+            || stderr.clone(),
         );
         checks.finish();
     });
