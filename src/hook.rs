@@ -65,7 +65,7 @@ impl HookEnv {
 /// `BATON_RUN_ID` and `BATON_RUN_LEG`, when both are valid.
 fn run_from_env() -> Option<(String, u32)> {
     let id = std::env::var(relay::RUN_ID_ENV).ok().filter(|id| relay::valid_run_id(id))?;
-    let leg = std::env::var(relay::RUN_LEG_ENV).ok()?.trim().parse::<u32>().ok().filter(|l| *l >= 1)?;
+    let leg = relay::leg_from_env(&id, std::env::var(relay::RUN_LEG_ENV).ok()?.trim())?;
     Some((id, leg))
 }
 
@@ -195,6 +195,10 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         // Codex's Stop accepts no context (only `decision: "block"`): never answered there.
         Event::Stop if call.host == HostKind::Claude => {
             let mut said = monitor_step(&call, Cadence::Stop);
+            // Under `baton run`: idle at the prompt, the interactive relay's cue.
+            if let Some((run_id, leg)) = &env.run {
+                relay::note_idle(run_id, *leg);
+            }
             let text = said.text.take()?;
             Some(said.envelope(&call, text))
         }

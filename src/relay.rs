@@ -7,7 +7,11 @@
 //! ended because baton paused it ([`next_step`], pure), and to write the summary.
 //!
 //! The headless grammar of each host (where the prompt is, how it is replaced by the
-//! continue prompt) is [`HeadlessCommand`].
+//! continue prompt) is [`HeadlessCommand`]. The interactive host (`claude` on a terminal)
+//! runs on a pty baton owns, all its contexts in one process ([`interactive`]): its hooks
+//! get [`LIVE_LEG`] and read the current leg from the record.
+
+pub mod interactive;
 
 use std::time::Duration;
 
@@ -21,8 +25,11 @@ use crate::util::proc::RunError;
 
 /// The environment variable naming the run's record.
 pub const RUN_ID_ENV: &str = "BATON_RUN_ID";
-/// The environment variable with the leg's number (1 for the first).
+/// The environment variable with the leg's number (1 for the first), or [`LIVE_LEG`].
 pub const RUN_LEG_ENV: &str = "BATON_RUN_LEG";
+/// [`RUN_LEG_ENV`] of an interactive host: one process through every leg, so the leg is
+/// the record's [`RunRecord::current_leg`], which the runner moves on at each hand-over.
+pub const LIVE_LEG: &str = "live";
 
 /// baton's fixed continue prompt: never text from the repository, the transcript or a
 /// handoff (TRUST.md: the relay types only this and the host's clear command).
@@ -56,6 +63,14 @@ pub struct LegNote {
     /// The leg's host process has exited (a hook holding it at the stop may let go).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended: bool,
+    /// The host's Stop hook fired this many times after the pause was armed: the host is
+    /// idle at its prompt (the interactive relay's cue to hand over).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub idle_stops: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The longest a hook holds its host at the stop for `baton run` to end the leg: below
@@ -81,6 +96,9 @@ pub fn hold_until_leg_ends(run_id: &str, leg: u32) {
 pub struct RunRecord {
     #[serde(default)]
     pub legs: Vec<LegNote>,
+    /// The leg an interactive host is in ([`LIVE_LEG`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_leg: Option<u32>,
 }
 
 impl RunRecord {
@@ -128,13 +146,40 @@ pub fn load(run_id: &str) -> RunRecord {
 
 /// A change to one leg's note, under the record's lock (silent on failure: the hook path).
 pub fn note(run_id: &str, leg: u32, edit: impl FnOnce(&mut LegNote)) {
+    update(run_id, |record| edit(record.leg_mut(leg)));
+}
+
+/// The interactive host's leg is now `leg` ([`LIVE_LEG`]).
+pub fn set_current_leg(run_id: &str, leg: u32) {
+    update(run_id, |record| {
+        record.current_leg = Some(leg);
+        record.leg_mut(leg);
+    });
+}
+
+/// The leg a hook is in: [`RUN_LEG_ENV`]'s number, or the record's current leg for
+/// [`LIVE_LEG`]. None when neither is a leg.
+pub fn leg_from_env(run_id: &str, value: &str) -> Option<u32> {
+    let leg = if value == LIVE_LEG { load(run_id).current_leg? } else { value.parse::<u32>().ok()? };
+    (leg >= 1).then_some(leg)
+}
+
+/// The host's Stop hook fired: after the pause was armed in this leg, the host is idle
+/// at its prompt. Reads the record only otherwise (the hook path).
+pub fn note_idle(run_id: &str, leg: u32) {
+    if load(run_id).leg(leg).is_some_and(|n| n.pause_armed) {
+        note(run_id, leg, |n| n.idle_stops += 1);
+    }
+}
+
+fn update(run_id: &str, edit: impl FnOnce(&mut RunRecord)) {
     let Some((file, guard)) = record_file(run_id) else { return };
     let _ = file.update(&guard, false, |loaded| {
         let mut record: RunRecord = loaded
             .object()
             .and_then(|object| serde_json::from_value(Value::Object(object)).ok())
             .unwrap_or_default();
-        edit(record.leg_mut(leg));
+        edit(&mut record);
         match serde_json::to_value(&record) {
             Ok(Value::Object(object)) => Edit::Store(object, ()),
             _ => Edit::Keep(()),
@@ -243,7 +288,7 @@ pub enum CommandError {
     #[error("`baton run` does not relay {0} yet: claude, codex and gemini only")]
     NotRelayed(&'static str),
     #[error(
-        "`{0}` is not headless here: use `claude -p …`, `codex exec …` or `gemini -p …` (interactive runs are not supported yet)"
+        "`{0}` is not headless here: use `claude -p …`, `codex exec …` or `gemini -p …`, or run `claude` from a terminal (the interactive relay is Claude Code's only, for now)"
     )]
     NotHeadless(String),
     #[error("no prompt found in the host command (give it as the last word)")]
@@ -259,24 +304,55 @@ pub enum RelayError {
     Wait { program: String, source: std::io::Error },
 }
 
-/// Reads a headless command: `claude -p …`, `codex exec …`, `gemini -p …`. The prompt is
-/// the value of Claude's and Gemini's `-p`/`--print`/`--prompt` when it has one, else the
-/// last word that is not a flag or a flag's value. An error: not headless, or no prompt.
-pub fn headless(args: &[String]) -> Result<HeadlessCommand, CommandError> {
+/// The program, its name, its host and its arguments; an error: no command, or not a
+/// host `baton run` relays.
+fn host_command(args: &[String]) -> Result<(&String, &str, HostKind, &[String]), CommandError> {
     let Some(program) = args.first() else { return Err(CommandError::Empty) };
     let name = std::path::Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or("");
     let host = HostKind::from_id(name.trim_end_matches(".exe"))
         .ok_or_else(|| CommandError::UnknownHost(name.to_string()))?;
-    let rest = &args[1..];
-    let headless = match host {
+    if matches!(
+        host,
+        HostKind::Qwen | HostKind::Droid | HostKind::Copilot | HostKind::OpenCode | HostKind::Kilo
+    ) {
+        return Err(CommandError::NotRelayed(host.name()));
+    }
+    Ok((program, name, host, &args[1..]))
+}
+
+fn is_headless(host: HostKind, rest: &[String]) -> bool {
+    match host {
         HostKind::Claude => rest.iter().any(|a| a == "-p" || a == "--print"),
         HostKind::Codex => rest.first().is_some_and(|a| a == "exec" || a == "e"),
         HostKind::Gemini => rest.iter().any(|a| a == "-p" || a == "--prompt"),
-        HostKind::Qwen | HostKind::Droid | HostKind::Copilot | HostKind::OpenCode | HostKind::Kilo => {
-            return Err(CommandError::NotRelayed(host.name()));
-        }
-    };
-    if !headless {
+        HostKind::Qwen | HostKind::Droid | HostKind::Copilot | HostKind::OpenCode | HostKind::Kilo => false,
+    }
+}
+
+/// An interactive host command, as `baton run` was given it: run as is, on a pty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InteractiveCommand {
+    pub host: HostKind,
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+/// Reads an interactive command: `claude …` without `-p`. An error: headless (use
+/// [`headless`]) or a host whose interactive relay is not built (Codex, Gemini CLI).
+pub fn interactive(args: &[String]) -> Result<InteractiveCommand, CommandError> {
+    let (program, name, host, rest) = host_command(args)?;
+    if is_headless(host, rest) || host != HostKind::Claude {
+        return Err(CommandError::NotHeadless(name.to_string()));
+    }
+    Ok(InteractiveCommand { host, program: program.clone(), args: rest.to_vec() })
+}
+
+/// Reads a headless command: `claude -p …`, `codex exec …`, `gemini -p …`. The prompt is
+/// the value of Claude's and Gemini's `-p`/`--print`/`--prompt` when it has one, else the
+/// last word that is not a flag or a flag's value. An error: not headless, or no prompt.
+pub fn headless(args: &[String]) -> Result<HeadlessCommand, CommandError> {
+    let (program, name, host, rest) = host_command(args)?;
+    if !is_headless(host, rest) {
         return Err(CommandError::NotHeadless(name.to_string()));
     }
     let mut prompt_at = None;
@@ -351,7 +427,9 @@ pub fn summary(record: &RunRecord, legs_run: u32, end: NextStep) -> String {
         NextStep::MaxLegs => {
             "stopped after --max-legs legs, the last one paused (the handoff waits for the next session)"
         }
-        NextStep::Continue => "stopped",
+        NextStep::Continue => {
+            "the host exited with its context paused (the handoff waits for the next session)"
+        }
     };
     let legs = if legs_run == 1 { "1 leg".to_string() } else { format!("{legs_run} legs") };
     format!("baton run: {legs}; {}; {end}.", parts.join("; "))
@@ -480,6 +558,7 @@ mod tests {
                 pause_armed: true,
                 ..LegNote::default()
             }],
+            current_leg: None,
         };
         let text = summary(&record, 2, NextStep::Done);
         assert!(text.starts_with("baton run: 2 legs;"), "{text}");

@@ -860,4 +860,5 @@ mod ctx17;
 mod facts23;
 mod opencode21;
 mod pane18;
+mod pty19;
 mod relay;

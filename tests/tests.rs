@@ -28,6 +28,7 @@ mod opencode;
 mod plugin;
 mod plugin_listing;
 mod real_hosts;
+mod relay_pty;
 mod report;
 mod resume;
 mod snapshots;

@@ -123,13 +123,17 @@ enum Command {
     /// relay: when baton pauses a leg at critical context, the next leg starts in a fresh
     /// context with the continue prompt and is briefed from the handoff, up to --max-legs.
     /// A host that goes on after baton's stop (Codex) is ended with Ctrl-C's signal.
+    /// From a terminal, `claude …` (interactive) runs on a pty baton owns: when its context
+    /// is paused and it is idle, a 5 s countdown (any key cancels), then `/clear` and
+    /// "continue" are typed for it.
     /// Each leg's output goes through as the host prints it (with `--output-format json`,
     /// one result object per leg, one after the other); exit status: the last leg's.
     #[command(after_help = "\
 Examples:
   baton run -- claude -p --allowedTools Bash Read \"work through TODO.md\"
   baton run --max-legs 3 -- codex exec -s workspace-write \"finish the migration\"
-  baton run -- gemini -p \"fix the failing tests\" --yolo")]
+  baton run -- gemini -p \"fix the failing tests\" --yolo
+  baton run -- claude --allowedTools Bash")]
     Run(run::RunArgs),
     /// Show the effective configuration, where each value comes from, and any errors
     /// (exit 1 when there are errors).

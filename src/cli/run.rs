@@ -1,9 +1,11 @@
 //! `baton run [--max-legs N] [--] <host command…>`: the relay's runner. Headless host
-//! commands only for now (`claude -p …`, `codex exec …`, `gemini -p …`): each leg runs in
-//! the foreground with its output passed through as the host prints it; a leg that baton
+//! commands (`claude -p …`, `codex exec …`, `gemini -p …`): each leg runs in the
+//! foreground with its output passed through as the host prints it; a leg that baton
 //! paused at critical context is followed by a fresh one with the continue prompt, whose
 //! SessionStart brief carries the handoff. One line per hand-over and a one-paragraph
-//! summary go to stderr; the exit status is the last leg's.
+//! summary go to stderr; the exit status is the last leg's. On a terminal, `claude …`
+//! (interactive) runs on a pty baton owns ([`relay::interactive`]): the countdown and
+//! hand-over lines are on the host's screen, the summary on stderr once it exits.
 
 use clap::Args;
 
@@ -15,12 +17,20 @@ pub(super) struct RunArgs {
     /// The most legs (contexts) the relay runs.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     max_legs: u32,
-    /// The host command: `claude -p …`, `codex exec …` or `gemini -p …`, the prompt last.
+    /// The host command: `claude -p …`, `codex exec …` or `gemini -p …`, the prompt last;
+    /// or `claude …` (interactive) from a terminal.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "HOST COMMAND")]
     command: Vec<String>,
 }
 
 pub(super) fn run(args: RunArgs) -> ExitStatus {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let run_id = relay::new_run_id(now, std::process::id());
+    if crate::util::pty::stdin_is_terminal() {
+        if let Ok(command) = relay::interactive(&args.command) {
+            return finish(relay::interactive::run_interactive(&command, args.max_legs, &run_id));
+        }
+    }
     let command = match relay::headless(&args.command) {
         Ok(command) => command,
         Err(why) => {
@@ -28,8 +38,6 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
             return ExitStatus::Usage;
         }
     };
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let run_id = relay::new_run_id(now, std::process::id());
     let outcome = relay::run_headless(&command, args.max_legs, &run_id, |end, record| {
         let note = record.leg(end.leg);
         let at = note.and_then(|n| n.peak_used_pct).map(|p| format!(" at {p} %")).unwrap_or_default();
@@ -55,6 +63,11 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
             NextStep::Done => {}
         }
     });
+    finish(outcome)
+}
+
+/// The summary and the exit status (the last leg's).
+fn finish(outcome: Result<relay::RunOutcome, relay::RelayError>) -> ExitStatus {
     match outcome {
         Ok(outcome) => {
             eprintln!("{}", relay::summary(&outcome.record, outcome.legs, outcome.end));

@@ -1,10 +1,12 @@
 //! Leaves: helpers that import nothing else of baton's, so every layer may use them.
 //!
-//! `proc` runs a child process with a deadline, `text` holds the small text rules
-//! (display width, token counts, ages, ANSI colour), `hash` the stable hash behind
-//! file names and `env` the one-pass read of the variables the configuration names.
+//! `proc` runs a child process with a deadline, `pty` runs one on a pseudo-terminal baton
+//! owns (`baton run`'s interactive host), `text` holds the small text rules (display
+//! width, token counts, ages, ANSI colour), `hash` the stable hash behind file names and
+//! `env` the one-pass read of the variables the configuration names.
 
 pub mod env;
 pub mod hash;
 pub mod proc;
+pub mod pty;
 pub mod text;

@@ -1,0 +1,548 @@
+//! The interactive relay: `baton run claude …` on a terminal. The host runs on a pty
+//! baton owns ([`crate::util::pty`]), one process through every leg. When the pause is
+//! armed in the current leg and the host is idle at its prompt, baton shows one line with
+//! a countdown, then types the host's clear command and the continue prompt; the
+//! SessionStart(clear) brief carries the handoff.
+//!
+//! Idle is: the host's Stop hook fired after the pause (the agent ended its turn as told),
+//! or baton stopped the agent through the host (Claude Code 2.1.332 ends the turn on a
+//! PostToolUse `continue: false` and runs no Stop hook after it), and in either case the
+//! host has printed nothing for [`OUTPUT_QUIET`] (it has drawn its prompt).
+//!
+//! The decisions are [`HandOver`]'s, a plain state machine over [`LegView`] (what the
+//! record says) and the times of the user's keys; [`run_interactive`] is the edge that
+//! reads the record, moves the leg on and drives the pty.
+
+use std::time::{Duration, Instant};
+
+use super::{
+    CONTINUE_PROMPT, InteractiveCommand, LIVE_LEG, NextStep, RUN_ID_ENV, RUN_LEG_ENV, RelayError, RunOutcome,
+    RunRecord, leg_paused, load, next_step, note, set_current_leg,
+};
+use crate::util::pty::{self, Action};
+
+/// The countdown before baton types into the host.
+pub const COUNTDOWN: Duration = Duration::from_secs(5);
+/// A key pressed this long before the countdown would start cancels it: the user is
+/// at the keyboard.
+pub const KEY_QUIET: Duration = Duration::from_secs(2);
+/// Between typing a line and pressing Enter (a TUI takes a burst of keys and an Enter
+/// right after it as a paste with a newline).
+pub const ENTER_AFTER: Duration = Duration::from_millis(1000);
+/// Between Enters when the clear command has not started a fresh context yet.
+pub const CLEAR_RETRY: Duration = Duration::from_secs(5);
+/// The most Enters pressed for the clear command.
+const CLEAR_ENTERS: u32 = 3;
+/// The host printed nothing this long: it is done drawing.
+pub const OUTPUT_QUIET: Duration = Duration::from_millis(1000);
+/// The host's command that clears its context.
+pub const CLEAR_COMMAND: &str = "/clear";
+
+/// What the run's record says of the current leg.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LegView {
+    /// baton paused a session of this leg (its state says so).
+    pub paused: bool,
+    /// Stop hooks fired after the pause ([`super::LegNote::idle_stops`]).
+    pub idle_stops: u32,
+    /// baton stopped the agent through the host ([`super::LegNote::stopped`]).
+    pub stopped: bool,
+    /// The leg's peak context figure.
+    pub used_pct: Option<u32>,
+    /// A session of this leg has started (its SessionStart was noted).
+    pub started: bool,
+}
+
+/// Where a hand-over is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Watching,
+    Counting {
+        since: Instant,
+    },
+    /// The clear command typed; Enter pressed `enters` times.
+    Clearing {
+        since: Instant,
+        enters: u32,
+    },
+    /// The continue prompt typed; Enter due.
+    Prompting {
+        since: Instant,
+    },
+}
+
+/// What the runner does at a tick.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Show this line to the user (in place of baton's last one).
+    Line(String),
+    /// Type this into the host.
+    Type(String),
+    /// Leg `n - 1` is over and leg `n` starts: noted in the record before anything is typed.
+    NextLeg(u32),
+}
+
+/// The hand-over's decisions, fed with the record's view and the user's keys.
+#[derive(Debug, Clone)]
+pub struct HandOver {
+    leg: u32,
+    max_legs: u32,
+    phase: Phase,
+    /// Idle cues of this leg already answered (by a countdown, a cancel or a refusal).
+    handled: u32,
+    last_key: Option<Instant>,
+    last_output: Option<Instant>,
+    /// The seconds last shown in the countdown.
+    shown: u64,
+    pending: Vec<Step>,
+    /// When each hand-over's countdown ended, and when its continue prompt went in.
+    pub handovers: Vec<(Instant, Option<Instant>)>,
+}
+
+impl HandOver {
+    pub fn new(max_legs: u32) -> HandOver {
+        HandOver {
+            leg: 1,
+            max_legs: max_legs.max(1),
+            phase: Phase::Watching,
+            handled: 0,
+            last_key: None,
+            last_output: None,
+            shown: 0,
+            pending: vec![],
+            handovers: vec![],
+        }
+    }
+
+    /// The leg the host is in.
+    pub fn leg(&self) -> u32 {
+        self.leg
+    }
+
+    /// Whether a countdown is on.
+    pub fn counting(&self) -> bool {
+        matches!(self.phase, Phase::Counting { .. })
+    }
+
+    /// The host printed something.
+    pub fn output(&mut self, now: Instant) {
+        self.last_output = Some(now);
+    }
+
+    /// The user's terminal sent `bytes`: whether they go on to the host. A key during the
+    /// countdown cancels it and is kept from the host (it was meant for baton); what the
+    /// terminal sends by itself ([`is_key`]) neither cancels nor is kept.
+    pub fn input(&mut self, bytes: &[u8], now: Instant) -> bool {
+        if !is_key(bytes) {
+            return true;
+        }
+        self.key(now)
+    }
+
+    /// The user pressed a key: whether it goes on to the host (see [`HandOver::input`]).
+    pub fn key(&mut self, now: Instant) -> bool {
+        self.last_key = Some(now);
+        if self.counting() {
+            self.phase = Phase::Watching;
+            self.pending.push(Step::Line(cancelled_line(Cancel::KeyDuringCountdown)));
+            return false;
+        }
+        true
+    }
+
+    /// The steps due at `now`, given what the record says of the current leg (after a
+    /// [`Step::NextLeg`], of the new one).
+    pub fn tick(&mut self, view: &LegView, now: Instant) -> Vec<Step> {
+        let mut steps = std::mem::take(&mut self.pending);
+        match self.phase {
+            Phase::Watching => {
+                let cues = view.idle_stops + u32::from(view.stopped);
+                let drawing =
+                    self.last_output.is_some_and(|o| now.saturating_duration_since(o) < OUTPUT_QUIET);
+                if !(view.paused && cues > self.handled) || drawing {
+                    return steps;
+                }
+                self.handled = cues;
+                if next_step(true, self.leg, self.max_legs) == NextStep::MaxLegs {
+                    steps.push(Step::Line(max_legs_line(view.used_pct, self.max_legs)));
+                } else if self.last_key.is_some_and(|k| now.saturating_duration_since(k) < KEY_QUIET) {
+                    steps.push(Step::Line(cancelled_line(Cancel::RecentKey)));
+                } else {
+                    self.phase = Phase::Counting { since: now };
+                    self.shown = COUNTDOWN.as_secs();
+                    steps.push(Step::Line(countdown_line(view.used_pct, self.shown)));
+                }
+            }
+            Phase::Counting { since } => {
+                let elapsed = now.saturating_duration_since(since);
+                if elapsed >= COUNTDOWN {
+                    self.leg += 1;
+                    self.handled = 0;
+                    self.handovers.push((now, None));
+                    steps.push(Step::Line(handing_over_line(self.leg)));
+                    steps.push(Step::NextLeg(self.leg));
+                    steps.push(Step::Type(CLEAR_COMMAND.to_string()));
+                    self.phase = Phase::Clearing { since: now, enters: 0 };
+                } else {
+                    let left = (COUNTDOWN - elapsed).as_secs_f64().ceil() as u64;
+                    if left != self.shown {
+                        self.shown = left;
+                        steps.push(Step::Line(countdown_line(view.used_pct, left)));
+                    }
+                }
+            }
+            Phase::Clearing { since, enters } => {
+                let elapsed = now.saturating_duration_since(since);
+                if view.started && enters > 0 {
+                    steps.push(Step::Type(CONTINUE_PROMPT.to_string()));
+                    self.phase = Phase::Prompting { since: now };
+                } else if enters == 0 && elapsed >= ENTER_AFTER {
+                    steps.push(Step::Type("\r".to_string()));
+                    self.phase = Phase::Clearing { since: now, enters: 1 };
+                } else if enters > 0 && elapsed >= CLEAR_RETRY {
+                    if enters < CLEAR_ENTERS {
+                        steps.push(Step::Type("\r".to_string()));
+                        self.phase = Phase::Clearing { since: now, enters: enters + 1 };
+                    } else {
+                        steps.push(Step::Line(format!(
+                            "baton: `{CLEAR_COMMAND}` started no fresh context; the hand-over stopped (the handoff waits for the next session)"
+                        )));
+                        self.phase = Phase::Watching;
+                    }
+                }
+            }
+            Phase::Prompting { since } => {
+                if now.saturating_duration_since(since) >= ENTER_AFTER {
+                    steps.push(Step::Type("\r".to_string()));
+                    if let Some(last) = self.handovers.last_mut() {
+                        last.1 = Some(now);
+                    }
+                    self.phase = Phase::Watching;
+                }
+            }
+        }
+        steps
+    }
+}
+
+/// Whether input from the terminal holds a key the user pressed, rather than what the
+/// terminal sends by itself: focus in/out (`ESC [ I`, `ESC [ O`), mouse reports
+/// (`ESC [ < … M/m`, `ESC [ M` + 3 bytes), replies to the host's queries (cursor position
+/// `ESC [ n ; m R`, device attributes `ESC [ ? … c`, OSC and DCS strings). Pure.
+pub fn is_key(bytes: &[u8]) -> bool {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match report_len(rest) {
+            Some(n) => rest = &rest[n..],
+            None => return true,
+        }
+    }
+    false
+}
+
+/// The length of the terminal report `bytes` starts with, if it starts with one.
+fn report_len(bytes: &[u8]) -> Option<usize> {
+    match bytes {
+        [0x1b, b'[', b'I' | b'O', ..] => Some(3),
+        [0x1b, b'[', b'M', _, _, _, ..] => Some(6),
+        [0x1b, b']' | b'P', body @ ..] => {
+            // Up to BEL or ST (ESC \).
+            let end = body.iter().enumerate().find_map(|(i, b)| match b {
+                0x07 => Some(i + 1),
+                0x1b if body.get(i + 1) == Some(&b'\\') => Some(i + 2),
+                _ => None,
+            })?;
+            Some(2 + end)
+        }
+        [0x1b, b'[', body @ ..] => {
+            let end = body.iter().position(|b| (0x40..=0x7e).contains(b))?;
+            let (params, last) = (&body[..end], body[end]);
+            let report = match (params.first(), last) {
+                (Some(b'<'), b'M' | b'm') => true,
+                (Some(b'?' | b'>'), b'c') => true,
+                (_, b'R') => {
+                    params.iter().all(|b| b.is_ascii_digit() || *b == b';') && params.contains(&b';')
+                }
+                _ => false,
+            };
+            report.then_some(2 + end + 1)
+        }
+        _ => None,
+    }
+}
+
+/// Why a hand-over did not happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cancel {
+    KeyDuringCountdown,
+    RecentKey,
+}
+
+fn used_words(used_pct: Option<u32>) -> String {
+    used_pct.map(|p| format!("context {p} %")).unwrap_or_else(|| "context paused".to_string())
+}
+
+/// The countdown line (pure).
+pub fn countdown_line(used_pct: Option<u32>, seconds: u64) -> String {
+    format!(
+        "baton: {} — handoff saved, continuing in a fresh context in {seconds} s; any key cancels",
+        used_words(used_pct)
+    )
+}
+
+/// The line when a key cancelled the hand-over (pure).
+pub fn cancelled_line(why: Cancel) -> String {
+    let why = match why {
+        Cancel::KeyDuringCountdown => "a key was pressed",
+        Cancel::RecentKey => "you were typing",
+    };
+    format!(
+        "baton: hand-over cancelled ({why}); the context stays paused: `/clear` and say \"continue\" to pick it up"
+    )
+}
+
+fn max_legs_line(used_pct: Option<u32>, max_legs: u32) -> String {
+    format!(
+        "baton: {} — handoff saved; --max-legs {max_legs} reached, not continuing: `/clear` and say \"continue\" to pick it up",
+        used_words(used_pct)
+    )
+}
+
+fn handing_over_line(leg: u32) -> String {
+    format!(
+        "baton: continuing in a fresh context (leg {leg}): typing `{CLEAR_COMMAND}` and \"{CONTINUE_PROMPT}\""
+    )
+}
+
+/// The bytes that show `line` on the terminal's last row, the cursor left where the host
+/// had it (pure).
+pub fn status_bytes(line: &str, rows: u16) -> Vec<u8> {
+    format!("\x1b7\x1b[{rows};1H\x1b[2K\x1b[7m{line}\x1b[0m\x1b8").into_bytes()
+}
+
+/// What the record says of `leg` (session states are read only once the leg has idled
+/// after a pause).
+fn view(run_id: &str, leg: u32) -> LegView {
+    let record = load(run_id);
+    let note = record.leg(leg);
+    let idle_stops = note.map_or(0, |n| n.idle_stops);
+    let stopped = note.is_some_and(|n| n.stopped);
+    LegView {
+        paused: (idle_stops > 0 || stopped) && leg_paused(note),
+        idle_stops,
+        stopped,
+        used_pct: note.and_then(|n| n.peak_used_pct),
+        started: note.is_some_and(|n| !n.sessions.is_empty()),
+    }
+}
+
+/// The pty's driver: keys and ticks to the [`HandOver`], its steps to the pty.
+struct Driver<'a> {
+    run_id: &'a str,
+    hand_over: HandOver,
+}
+
+impl pty::Driver for Driver<'_> {
+    fn keys(&mut self, bytes: &[u8], now: Instant) -> bool {
+        self.hand_over.input(bytes, now)
+    }
+
+    fn output(&mut self, now: Instant) {
+        self.hand_over.output(now);
+    }
+
+    fn tick(&mut self, now: Instant, rows: u16) -> Vec<Action> {
+        let view = view(self.run_id, self.hand_over.leg());
+        let mut actions = vec![];
+        for step in self.hand_over.tick(&view, now) {
+            match step {
+                Step::Line(line) => actions.push(Action::Show(status_bytes(&line, rows))),
+                Step::Type(text) => actions.push(Action::Type(text.into_bytes())),
+                Step::NextLeg(leg) => {
+                    note(self.run_id, leg - 1, |n| n.ended = true);
+                    set_current_leg(self.run_id, leg);
+                }
+            }
+        }
+        actions
+    }
+}
+
+/// Runs the interactive host on a pty until it exits, handing over to a fresh context
+/// each time its context is paused and it is idle, up to `max_legs` legs. The outcome's
+/// `elapsed` holds each hand-over's time from the countdown's end to the continue prompt.
+pub fn run_interactive(
+    command: &InteractiveCommand,
+    max_legs: u32,
+    run_id: &str,
+) -> Result<RunOutcome, RelayError> {
+    set_current_leg(run_id, 1);
+    let mut child = std::process::Command::new(&command.program);
+    child.args(&command.args).env(RUN_ID_ENV, run_id).env(RUN_LEG_ENV, LIVE_LEG);
+    let mut driver = Driver { run_id, hand_over: HandOver::new(max_legs) };
+    let code = pty::run(child, &mut driver)
+        .map_err(|source| RelayError::Spawn { program: command.program.clone(), source })?;
+    let legs = driver.hand_over.leg();
+    note(run_id, legs, |n| n.ended = true);
+    let record: RunRecord = load(run_id);
+    let end = next_step(leg_paused(record.leg(legs)), legs, max_legs.max(1));
+    let elapsed = driver
+        .hand_over
+        .handovers
+        .iter()
+        .filter_map(|(start, typed)| typed.map(|t| t.saturating_duration_since(*start)))
+        .collect();
+    Ok(RunOutcome { legs, code, end, record, elapsed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paused(idle_stops: u32) -> LegView {
+        LegView { paused: true, idle_stops, stopped: false, used_pct: Some(78), started: true }
+    }
+
+    fn lines(steps: &[Step]) -> Vec<&str> {
+        steps.iter().filter_map(|s| if let Step::Line(l) = s { Some(l.as_str()) } else { None }).collect()
+    }
+
+    #[test]
+    fn no_countdown_before_the_host_is_idle_after_a_pause() {
+        let t = Instant::now();
+        let mut h = HandOver::new(5);
+        assert!(h.tick(&LegView::default(), t).is_empty());
+        // Paused, but the Stop hook has not fired since: the agent is still in its turn.
+        assert!(h.tick(&LegView { idle_stops: 0, ..paused(0) }, t).is_empty());
+        // A Stop without a pause is an ordinary end of turn.
+        assert!(h.tick(&LegView { paused: false, ..paused(1) }, t).is_empty());
+        // Idle, but the host is still drawing: not yet.
+        h.output(t);
+        assert!(h.tick(&paused(1), t + Duration::from_millis(500)).is_empty());
+        let t = t + OUTPUT_QUIET;
+        let steps = h.tick(&paused(1), t);
+        assert_eq!(
+            lines(&steps),
+            vec![
+                "baton: context 78 % — handoff saved, continuing in a fresh context in 5 s; any key cancels"
+            ]
+        );
+        assert!(h.counting());
+    }
+
+    #[test]
+    fn the_countdown_ends_in_clear_and_the_continue_prompt() {
+        let t = Instant::now();
+        let at = |ms: u64| t + Duration::from_millis(ms);
+        let mut h = HandOver::new(5);
+        h.tick(&paused(1), t);
+        assert_eq!(lines(&h.tick(&paused(1), at(1100))), vec![countdown_line(Some(78), 4)]);
+        assert!(h.tick(&paused(1), at(1200)).is_empty(), "each second shown once");
+        let steps = h.tick(&paused(1), at(5000));
+        assert_eq!(steps[1..], [Step::NextLeg(2), Step::Type("/clear".into())]);
+        assert_eq!(h.leg(), 2);
+        // The new leg's view: nothing started yet. Enter after a pause.
+        let fresh = LegView::default();
+        assert!(h.tick(&fresh, at(5500)).is_empty());
+        assert_eq!(h.tick(&fresh, at(6000)), vec![Step::Type("\r".into())]);
+        // Its SessionStart(clear) noted: the continue prompt, then Enter.
+        let started = LegView { started: true, ..LegView::default() };
+        assert_eq!(h.tick(&started, at(6200)), vec![Step::Type("continue".into())]);
+        assert!(h.tick(&started, at(6500)).is_empty());
+        assert_eq!(h.tick(&started, at(7200)), vec![Step::Type("\r".into())]);
+        assert_eq!(h.handovers.len(), 1);
+        assert_eq!(h.handovers[0].1.map(|e| e - h.handovers[0].0), Some(Duration::from_millis(2200)));
+        // The new leg pauses in its turn: a countdown again.
+        assert!(h.tick(&LegView { paused: true, idle_stops: 1, ..started }, at(30_000)).len() == 1);
+        assert!(h.counting());
+    }
+
+    #[test]
+    fn a_stop_through_the_host_is_a_cue_too() {
+        let t = Instant::now();
+        let mut h = HandOver::new(5);
+        let stopped = LegView { stopped: true, ..paused(0) };
+        assert_eq!(lines(&h.tick(&stopped, t)), vec![countdown_line(Some(78), 5)]);
+    }
+
+    #[test]
+    fn an_unanswered_clear_is_pressed_again_then_given_up() {
+        let t = Instant::now();
+        let at = |s: u64| t + Duration::from_secs(s);
+        let mut h = HandOver::new(5);
+        h.tick(&paused(1), t);
+        h.tick(&paused(1), at(5));
+        let fresh = LegView::default();
+        assert_eq!(h.tick(&fresh, at(6)), vec![Step::Type("\r".into())]);
+        assert_eq!(h.tick(&fresh, at(11)), vec![Step::Type("\r".into())]);
+        assert_eq!(h.tick(&fresh, at(16)), vec![Step::Type("\r".into())]);
+        let gave_up = h.tick(&fresh, at(21));
+        assert!(lines(&gave_up)[0].contains("started no fresh context"), "{gave_up:?}");
+        assert!(h.tick(&fresh, at(40)).is_empty());
+    }
+
+    #[test]
+    fn a_key_during_the_countdown_or_just_before_cancels() {
+        let t = Instant::now();
+        let at = |ms: u64| t + Duration::from_millis(ms);
+        let mut h = HandOver::new(5);
+        assert!(h.key(t), "keys go to the host");
+        // A key 1.5 s before the pause is seen idle: the user is typing.
+        let steps = h.tick(&paused(1), at(1500));
+        assert_eq!(lines(&steps), vec![cancelled_line(Cancel::RecentKey)]);
+        assert!(!h.counting());
+        // The same idle stop is not answered twice.
+        assert!(h.tick(&paused(1), at(9000)).is_empty());
+        // The next idle stop, keys long ago: a countdown; a key cancels it and is kept.
+        h.tick(&paused(2), at(10_000));
+        assert!(h.counting());
+        assert!(!h.key(at(12_000)), "the cancelling key is baton's");
+        let steps = h.tick(&paused(2), at(12_100));
+        assert_eq!(lines(&steps), vec![cancelled_line(Cancel::KeyDuringCountdown)]);
+        assert!(h.tick(&paused(2), at(20_000)).is_empty(), "nothing typed after a cancel");
+        assert_eq!(h.leg(), 1);
+        // A key 2 s or more before: no cancel.
+        h.key(at(30_000));
+        h.tick(&paused(3), at(32_000));
+        assert!(h.counting());
+    }
+
+    #[test]
+    fn what_the_terminal_sends_by_itself_is_no_key() {
+        for report in [
+            &b"\x1b[I"[..],
+            b"\x1b[O",
+            b"\x1b[<0;12;5M\x1b[<0;12;5m",
+            b"\x1b[M !!",
+            b"\x1b[24;80R",
+            b"\x1b[?62;22c",
+            b"\x1b]11;rgb:0000/0000/0000\x1b\\",
+            b"\x1b]10;rgb:ffff/ffff/ffff\x07",
+        ] {
+            assert!(!is_key(report), "{report:?}");
+        }
+        for key in [&b"x"[..], b"\r", b"\x1b", b"\x1b[A", b"\x03", b"\x1b[I\x1b[A", "é".as_bytes()] {
+            assert!(is_key(key), "{key:?}");
+        }
+        let t = Instant::now();
+        let mut h = HandOver::new(5);
+        h.tick(&paused(1), t);
+        assert!(h.input(b"\x1b[O", t) && h.counting(), "a focus change is no key");
+        assert!(!h.input(b"q", t) && !h.counting());
+    }
+
+    #[test]
+    fn max_legs_is_honoured() {
+        let t = Instant::now();
+        let mut h = HandOver::new(1);
+        let steps = h.tick(&paused(1), t);
+        assert!(lines(&steps)[0].contains("--max-legs 1 reached, not continuing"), "{steps:?}");
+        assert!(!h.counting() && h.tick(&paused(1), t + COUNTDOWN * 2).is_empty());
+    }
+
+    #[test]
+    fn the_status_line_goes_to_the_last_row_and_back() {
+        let bytes = String::from_utf8(status_bytes("baton: x", 40)).unwrap();
+        assert!(bytes.starts_with("\x1b7\x1b[40;1H\x1b[2K") && bytes.ends_with("\x1b8"), "{bytes:?}");
+    }
+}

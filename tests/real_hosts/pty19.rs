@@ -1,0 +1,296 @@
+//! The interactive relay on the real Claude Code (issue 19): `baton run claude …` in tmux,
+//! the first prompt typed as a user would, the stand-in playing the 20-step task agent of
+//! `relay.rs`. baton pauses each context at CRITICAL; once Claude Code is idle at its
+//! prompt, baton's countdown line shows on the pane and baton types `/clear` and
+//! "continue" into the pty. Every step must run exactly once, in order, across at least 3
+//! contexts, each later one briefed as leg N in its first request, with no compaction
+//! and only the tools the user allowed.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{BRIEF, Checks, SERVER_LIFETIME};
+use crate::common;
+use crate::real_hosts_support::agent::{Agent, Move, TaskAgent};
+use crate::real_hosts_support::server::{Recorded, Server};
+use crate::real_hosts_support::{self, Tmux, World, with_hosts};
+
+const STEPS: u32 = 20;
+const TASK: &str =
+    "Work through the 20-step task list: one shell command per step, then mark the step's task completed.";
+/// The tools a user allows for this task (no permission check is skipped).
+const ALLOWED: &str = "Bash,ToolSearch,TaskCreate,TaskUpdate";
+/// The default model of Claude Code 2.1.332, a 1,000,000-token window.
+const CLAUDE_DEFAULT_MODEL: &str = "claude-opus-5-5";
+/// The countdown line's words (the figure and the seconds vary).
+const COUNTDOWN: &str = "continuing in a fresh context in";
+
+fn user_config(world: &World) {
+    let config = json!({
+        "handoff": {"on_critical": "relay"},
+        "models": {CLAUDE_DEFAULT_MODEL: {"window": 1_000_000}},
+    });
+    common::write(&world.sandbox.user_config(), &config.to_string());
+}
+
+fn steps_log(world: &World) -> Vec<String> {
+    std::fs::read_to_string(world.project().join("steps.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The main requests that open a context (no tool result yet), with their index.
+fn context_starts(requests: &[Recorded]) -> Vec<usize> {
+    requests.iter().enumerate().filter(|(_, r)| r.turn == 0).map(|(i, _)| i).collect()
+}
+
+/// Every transcript Claude Code wrote, as one text (for compaction markers).
+fn transcripts(world: &World) -> String {
+    let mut text = String::new();
+    let mut stack = vec![world.sandbox.claude_dir().join("projects")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                text.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
+            }
+        }
+    }
+    text
+}
+
+/// 250k at the start of a context, 85k per shell result: CRITICAL after 6 steps, the
+/// grace calls at most 930k, short of the auto-compaction.
+fn task_agent() -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent {
+        steps: STEPS,
+        base_tokens: 250_000,
+        per_step_tokens: 85_000,
+        obeys_pause: false,
+    }))
+}
+
+/// `baton run -- claude --allowedTools …` in tmux, the task typed once its prompt shows.
+/// baton's stderr (the summary) and exit status go to files, kept after the pane is gone.
+struct Session {
+    tmux: Tmux,
+    err: std::path::PathBuf,
+    status: std::path::PathBuf,
+}
+
+fn start(checks: &mut Checks, world: &World, server: &Server) -> Option<Session> {
+    if !real_hosts_support::tmux_available()
+        && real_hosts_support::mode() != real_hosts_support::Mode::Required
+    {
+        real_hosts_support::skipped("pty19: baton run claude interactive", "tmux is not on PATH");
+        return None;
+    }
+    world.claude_setup();
+    user_config(world);
+    let mut env = world.env();
+    env.extend(world.claude_env(server).into_iter().map(|(k, v)| (k.to_string(), v)));
+    let err = world.root().join("baton-run.stderr");
+    let status = world.root().join("baton-run.status");
+    let script = format!(
+        "'{}' run -- '{}' --allowedTools {ALLOWED} 2>'{}'; echo $? >'{}'",
+        common::BATON,
+        world.hosts.claude.display(),
+        err.display(),
+        status.display()
+    );
+    let tmux = match Tmux::start(world, &env, Path::new("/bin/sh"), &["-c", &script]) {
+        Ok(tmux) => tmux,
+        Err(reason) => panic!("tmux: {reason}"),
+    };
+    let ready = tmux.wait_for(Duration::from_secs(40), |pane| {
+        pane.contains("for shortcuts") || pane.contains("\u{276f}")
+    });
+    checks.check("claude started under baton run (prompt shown)", ready, || tmux.pane());
+    std::thread::sleep(Duration::from_secs(2));
+    let sent = tmux.type_line(TASK, || !server.main_requests().is_empty());
+    checks.check("first prompt submitted", sent, || tmux.pane());
+    Some(Session { tmux, err, status })
+}
+
+#[test]
+fn baton_run_claude_interactive_relays_twenty_steps_across_contexts() {
+    with_hosts("pty19: baton run claude (interactive, tmux)", |hosts| {
+        let mut checks = Checks::new("pty19: baton run claude interactive");
+        let world = World::new(hosts);
+        let agent = task_agent();
+        let server = Server::with_agent(Arc::clone(&agent), Duration::from_secs(400));
+        let Some(Session { tmux, err, status }) = start(&mut checks, &world, &server) else { return };
+        // From the first prompt on.
+        let started = Instant::now();
+        // Until the agent finishes: the countdown lines seen on the pane.
+        let mut countdowns: Vec<String> = vec![];
+        let done = || {
+            agent
+                .decisions()
+                .last()
+                .is_some_and(|d| matches!(d.made, Move::Finish(ref t) if t.contains("All 20")))
+        };
+        // Stalled: no request for 60 s (the hand-over never came), or baton is gone.
+        let mut seen = (0, Instant::now());
+        tmux.wait_for(Duration::from_secs(300), |pane| {
+            for line in pane.lines().filter(|l| l.contains(COUNTDOWN)) {
+                let line = line.trim().to_string();
+                if !countdowns.contains(&line) {
+                    countdowns.push(line);
+                }
+            }
+            let count = server.main_requests().len();
+            if count != seen.0 {
+                seen = (count, Instant::now());
+            }
+            done() || status.exists() || seen.1.elapsed() > Duration::from_secs(60)
+        });
+        let finished = done();
+        let seconds = started.elapsed().as_secs_f64();
+        let pane = tmux.pane();
+        let _ = std::fs::write(world.root().join("logs-pane.txt"), &pane);
+        world.save_requests(&server, "pty19-claude-interactive");
+        checks.check("the task completed", finished, || {
+            let moves: Vec<String> =
+                agent.decisions().iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect();
+            format!("{}\n{pane}", moves.join(" "))
+        });
+        // The user ends the session; baton prints its summary and exits with the host's status.
+        std::thread::sleep(Duration::from_secs(2));
+        tmux.type_line("/exit", || status.exists());
+        let exited = tmux.wait_for(Duration::from_secs(20), |_| status.exists());
+        let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+        let code = std::fs::read_to_string(&status).unwrap_or_default();
+        drop(tmux);
+        checks.check("baton run exited 0 after /exit", exited && code.trim() == "0", || {
+            format!("status {code:?}\n{stderr}")
+        });
+
+        let requests = server.main_requests();
+        let starts = context_starts(&requests);
+        checks.check("at least 3 contexts", starts.len() >= 3, || format!("contexts start at {starts:?}"));
+        checks.check(
+            "the countdown line was shown on the pane",
+            countdowns.iter().any(|l| l.contains("any key cancels") && l.starts_with("baton: context ")),
+            || format!("{countdowns:?}"),
+        );
+        let expected: Vec<u32> = (1..=STEPS).collect();
+        checks.check(
+            "every step's command was issued once, in order",
+            agent.bash_steps() == expected,
+            || format!("{:?}", agent.bash_steps()),
+        );
+        let log = steps_log(&world);
+        let want: Vec<String> = (1..=STEPS).map(|n| format!("step-{n:02}")).collect();
+        checks.check("steps.log: every step ran exactly once, in order", log == want, || format!("{log:?}"));
+        for (leg, at) in starts.iter().enumerate().skip(1) {
+            let text = requests[*at].text();
+            let leg = leg + 1;
+            checks.check(
+                &format!("leg {leg} started with the brief in its first request"),
+                text.contains(BRIEF) && text.contains(&format!("This is leg {leg} of a relay")),
+                || text.chars().take(1500).collect(),
+            );
+        }
+        let summary = stderr.lines().rev().find(|l| l.starts_with("baton run: ") && l.contains(" legs;"));
+        checks.check(
+            "the summary names the legs and ends unpaused",
+            summary.is_some_and(|s| {
+                s.contains(&format!("{} legs", starts.len()))
+                    && s.ends_with("the last leg ended without a pause.")
+            }),
+            || stderr.clone(),
+        );
+        let text = transcripts(&world);
+        checks.check(
+            "no auto-compaction (no compact boundary in any transcript)",
+            !text.is_empty()
+                && !text.contains("compact_boundary")
+                && !text.contains("isCompactSummary\":true"),
+            || format!("transcripts: {} bytes", text.len()),
+        );
+        let snapshot_briefs = requests.iter().filter(|r| r.text().contains("before a compaction")).count();
+        checks.check("no compaction snapshot was briefed", snapshot_briefs == 0, || {
+            format!("{snapshot_briefs}")
+        });
+        let denied: Vec<String> = requests
+            .iter()
+            .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+            .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+            .filter(|b| b["type"] == "tool_result" && b["is_error"] == json!(true))
+            .map(|b| b["content"].to_string())
+            .collect();
+        checks.check(
+            "no tool call was refused or failed (the allowed tools sufficed)",
+            denied.is_empty(),
+            || format!("{denied:?}"),
+        );
+        let gaps: Vec<f64> = starts
+            .iter()
+            .skip(1)
+            .map(|at| (requests[*at].millis - requests[at - 1].millis) as f64 / 1000.0)
+            .collect();
+        eprintln!(
+            "real hosts: pty19: {} legs, {} main requests in {seconds:.1} s; hand-over (last request of a leg to the first of the next, countdown included): {gaps:?} s; countdown lines seen: {countdowns:?}; summary: {summary:?}",
+            starts.len(),
+            requests.len(),
+        );
+        checks.finish();
+    });
+}
+
+/// A key pressed during the countdown, on the real Claude Code: the hand-over is
+/// cancelled (the pane says so), nothing is typed, no fresh context starts, and the key
+/// does not reach Claude Code's prompt.
+#[test]
+fn a_key_during_the_countdown_cancels_on_claude_code() {
+    with_hosts("pty19: countdown cancelled (interactive, tmux)", |hosts| {
+        let mut checks = Checks::new("pty19: countdown cancelled");
+        let world = World::new(hosts);
+        let agent = task_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        let Some(Session { tmux, err, status }) = start(&mut checks, &world, &server) else { return };
+        let counting = tmux.wait_for(Duration::from_secs(120), |pane| pane.contains("any key cancels"));
+        checks.check("the countdown line showed", counting, || tmux.pane());
+        let _ = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(world.root().join("tmux.sock"))
+            .args(["send-keys", "-t", "0", "-l", "q"])
+            .status();
+        let cancelled = tmux.wait_for(Duration::from_secs(10), |pane| {
+            pane.contains("hand-over cancelled (a key was pressed)")
+        });
+        checks.check("the pane says the hand-over is cancelled", cancelled, || tmux.pane());
+        std::thread::sleep(Duration::from_secs(8));
+        let pane = tmux.pane();
+        let requests = server.main_requests();
+        checks.check("no fresh context started", context_starts(&requests).len() == 1, || {
+            format!("contexts start at {:?}", context_starts(&requests))
+        });
+        checks.check(
+            "the cancelling key did not reach Claude Code's prompt",
+            !pane.lines().any(|l| l.trim_start().starts_with("\u{276f} q")),
+            || pane.clone(),
+        );
+        tmux.type_line("/exit", || status.exists());
+        let exited = tmux.wait_for(Duration::from_secs(20), |_| status.exists());
+        let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+        drop(tmux);
+        checks.check(
+            "the summary: 1 leg, the host exited with its context paused",
+            exited
+                && stderr.lines().last().is_some_and(|l| {
+                    l.starts_with("baton run: 1 leg;") && l.contains("exited with its context paused")
+                }),
+            || stderr.clone(),
+        );
+        checks.finish();
+    });
+}
