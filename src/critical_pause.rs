@@ -159,12 +159,11 @@ pub fn paused_words(stop: PauseStop) -> String {
     )
 }
 
-/// Why a tool call is refused (Codex's `permissionDecisionReason`, which the agent reads).
-pub fn refusal_reason(used_pct: Option<u32>) -> String {
-    let used = used_pct.map(|p| format!(" (context {p} %)")).unwrap_or_default();
-    format!(
-        "baton refused this call: the session is paused{used} and the handoff is saved. The call did not run. Do not retry it: end your turn now."
-    )
+/// Why a tool call is refused (Codex's `permissionDecisionReason`: the agent reads it, and
+/// `codex exec` prints it, where it prints no hook's `systemMessage`): the call did not
+/// run, the agent is to end its turn, then the stop's words for the user ([`stop_reason`]).
+pub fn refusal_reason(stop_reason: &str) -> String {
+    format!("baton refused this call: it did not run. Do not retry it: end your turn now. {stop_reason}")
 }
 
 /// What the user is shown when baton stops the agent (the host's `stopReason`).
@@ -277,5 +276,11 @@ mod tests {
         assert!(text.contains("78 %") && text.contains(".planning/HANDOFF.json"), "{text}");
         assert!(text.contains("/clear") && text.contains("baton run"), "{text}");
         assert!(armed_words(3, OnCritical::Relay, false).contains("pauses it instead"));
+        let refused = refusal_reason(&text);
+        assert!(
+            refused.contains("did not run")
+                && refused.contains("end your turn")
+                && refused.contains("/clear")
+        );
     }
 }

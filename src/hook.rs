@@ -550,7 +550,10 @@ fn refuse_after_pause(call: &Call) -> Option<Envelope> {
             .map(|(found, _)| found.figure)
     });
     let used = figure.as_ref().map(metrics::Figure::used_pct);
-    if refused_before == 0 {
+    // Gemini CLI's turn ends here, and its recording holds the last grace call's output.
+    // Codex's goes on to the agent's answer: its handoff is written at the turn's end, once
+    // the refused calls are in the rollout as such ([`handoff_at_turn_end`]).
+    if refused_before == 0 && stop == PauseStop::BeforeTheNextCall {
         refresh_handoff_at_stop(call, session, figure);
     }
     let handoff = session_state::load(session).and_then(|s| s.pause_handoff);
@@ -558,22 +561,24 @@ fn refuse_after_pause(call: &Call) -> Option<Envelope> {
     Some(match stop {
         PauseStop::BeforeTheNextCall => Envelope::stop(&reason),
         _ => Envelope::refuse(
-            &critical_pause::refusal_reason(used),
+            &critical_pause::refusal_reason(&reason),
             Some(reason).filter(|_| refused_before == 0 && call.notices()),
         ),
     })
 }
 
 /// The turn ends (Codex's Stop, Gemini CLI's AfterAgent) after the pause told the agent its
-/// last grace call was used, with no call stopped or refused since: the handoff written
-/// at that call lacks the call's own output (the host records it after the hook), so it
-/// is written again now. Silent, after one read of the session's state.
+/// last grace call was used: the handoff written at that call lacks the call's own output
+/// (the host records it after the hook), so it is written again now; on Codex also after
+/// refused calls (none ran). Silent, after one read of the session's state.
 fn handoff_at_turn_end(call: &Call) {
-    if !critical_pause::stops_before_the_next_call(call.host.pause_stop()) {
+    let stop = call.host.pause_stop();
+    if !critical_pause::stops_before_the_next_call(stop) {
         return;
     }
     let Some(session) = call.session() else { return };
-    if session_state::load(session).is_some_and(|s| s.pause_refusals == Some(0)) {
+    let refusals = session_state::load(session).and_then(|s| s.pause_refusals);
+    if refusals == Some(0) || (refusals.is_some() && stop == PauseStop::RefuseTheNextCalls) {
         let figure = call.session_ref().and_then(|session_ref| {
             monitor::current_figure(
                 &session_ref,

@@ -497,7 +497,13 @@ fn codex_exec_is_stopped_within_the_grace_calls() {
         checks.check("the agent read baton's refusal", last.contains("baton refused this call"), || {
             common_tail(&last)
         });
-        checks.check("codex exec exited 0", run.status.is_some_and(|s| s.success()), || run.describe());
+        checks.check(
+            "codex exec exited 0 and told the user why and what next",
+            run.status.is_some_and(|s| s.success())
+                && run.stderr.contains("baton: context")
+                && run.stderr.contains("/clear"),
+            || run.describe(),
+        );
         let old_url = server.base_url();
         drop(server);
 
