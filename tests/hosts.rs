@@ -341,6 +341,42 @@ fn gemini_is_read_from_its_chat_recording() {
 }
 
 #[test]
+fn gemini_is_stopped_at_the_next_calls_before_tool_so_every_call_that_ran_keeps_its_output() {
+    // Gemini CLI 0.61.0 ends the turn on `continue: false`, but at AfterTool the stop takes
+    // the place of the call's output: baton tells the agent at the last grace call and
+    // stops it at the next call's BeforeTool, once per turn.
+    let sandbox = Sandbox::new();
+    let _repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a")]);
+    common::write(&sandbox.user_config(), r#"{"models": {"gemini-2.5-flash": {"window": 1048576}}}"#);
+    common::write(
+        &sandbox.project().join(".gemini").join("settings.json"),
+        r#"{"model": {"compressionThreshold": 0.9}}"#,
+    );
+    let recording = gemini_recording(&sandbox, 800_000);
+    let after_tool = gemini_event(&sandbox, "AfterTool.json", &recording);
+    let named = |name: &str| {
+        let mut e = after_tool.clone();
+        e["hook_event_name"] = json!(name);
+        e
+    };
+    let stdout = |e: &Value| String::from_utf8(sandbox.hook(e).stdout).unwrap();
+    assert_eq!(stdout(&named("BeforeTool")), "", "nothing to stop yet");
+    for call in 0..4 {
+        let out = stdout(&after_tool);
+        assert!(!out.contains("\"continue\""), "call {call}: the output stays the call's: {out}");
+        if call == 3 {
+            assert!(out.contains("that was the last tool call") && out.contains("/clear"), "{out}");
+        }
+    }
+    let stop: Value = serde_json::from_str(&stdout(&named("BeforeTool"))).expect("the stop");
+    assert_eq!(stop["continue"], false, "{stop}");
+    assert!(stop["stopReason"].as_str().is_some_and(|r| r.contains("/clear") && r.contains("HANDOFF.json")));
+    assert_eq!(stdout(&named("AfterAgent")), "", "AfterAgent is never answered");
+    assert!(sandbox.hook(&named("BeforeAgent")).status.success());
+    assert_eq!(stdout(&named("BeforeTool")), "", "the user's next turn runs");
+}
+
+#[test]
 fn gemini_every_turn_precompress_is_not_a_compaction() {
     let sandbox = Sandbox::new();
     let repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a")]);
