@@ -1,18 +1,27 @@
 //! The pause that pauses (`handoff.on_critical` = `pause` or `relay`): after the CRITICAL
 //! handoff the agent is told, once, to finish its step and end its turn; if it is still
 //! making tool calls after `handoff.pause_grace_calls` more, baton stops it through the
-//! host's own stop (`continue: false` with a `stopReason`) and says why and what to do
-//! next. Only where the stop is sure to end the agent ([`can_stop`]): on a host seen to
-//! honour it ([`crate::host::HostKind::honours_stop`]: Claude Code), and under `baton run`
-//! on any host, since the relay ends a leg whose host goes on after the stop (Codex
-//! 0.171.0 and Gemini CLI 0.61.0 both do, seen on the real CLIs).
-//! Elsewhere the pause acts as `advise`.
+//! host's own means ([`PauseStop`], read from each host's code) and says why and what to
+//! do next:
+//! - Claude Code: `continue: false` at the last grace call's PostToolUse ends the turn;
+//! - Gemini CLI 0.61.0: `continue: false` at an AfterTool would put the stop in place of
+//!   the call's output (the next context would not know the call ran), so the agent is
+//!   told at the last grace call and the stop goes out at the next call's BeforeTool,
+//!   which ends the turn before that call runs;
+//! - Codex 0.171.0: no hook output ends a turn (a PostToolUse `continue: false` only
+//!   replaces the call's output; a PreToolUse one is rejected), so every further call of
+//!   the turn is refused at PreToolUse with the reason, and the agent can only end it.
+//!
+//! Under `baton run` a host whose agent goes on is ended by the relay. Elsewhere the
+//! pause acts as `advise` ([`can_stop`]).
 //!
 //! [`decide`] is the whole rule, a pure function over the pause's part of the session
-//! state; [`may_pause`] is the one place that says which figures may carry a pause;
-//! [`armed_words`] and [`stop_reason`] word what the agent and the user are told.
+//! state; [`refuse`] and [`turn_started`] the refusal's; [`may_pause`] is the one place
+//! that says which figures may carry a pause; [`armed_words`], [`paused_words`],
+//! [`stop_reason`] and [`refusal_reason`] word what the agent and the user are told.
 
 use crate::config::keys::OnCritical;
+use crate::host::PauseStop;
 use crate::metrics::Figure;
 
 /// The pause's part of a session's state.
@@ -24,6 +33,10 @@ pub struct PauseState {
     pub grace_calls_used: u32,
     /// When baton stopped the agent.
     pub paused_at: Option<i64>,
+    /// On a host stopped before its next call ([`PauseStop::BeforeTheNextCall`],
+    /// [`PauseStop::RefuseTheNextCalls`]): the calls refused so far in the turn the agent
+    /// was stopped in; `None` when no call is to be refused.
+    pub refusals: Option<u32>,
 }
 
 /// What this tool call does about the pause.
@@ -48,13 +61,20 @@ pub struct PauseCall {
     pub handoff_saved_now: bool,
     /// The figure may carry a pause ([`may_pause`]).
     pub may_pause: bool,
+    /// How the host is stopped.
+    pub stop: PauseStop,
     pub now: i64,
 }
 
-/// Whether a stop will end the agent (pure): the host honours its hooks' stop, or the
+/// Whether the pause can stop the agent (pure): the host has a way ([`PauseStop`]), or the
 /// session runs under `baton run`, which ends a leg whose host goes on.
-pub fn can_stop(host_honours_stop: bool, under_baton_run: bool) -> bool {
-    host_honours_stop || under_baton_run
+pub fn can_stop(stop: PauseStop, under_baton_run: bool) -> bool {
+    stop != PauseStop::None || under_baton_run
+}
+
+/// Whether the stop goes out at the next call rather than at the last grace call (pure).
+pub fn stops_before_the_next_call(stop: PauseStop) -> bool {
+    matches!(stop, PauseStop::BeforeTheNextCall | PauseStop::RefuseTheNextCalls)
 }
 
 /// The rule (pure). The pause is armed by a CRITICAL handoff on a figure that may carry
@@ -67,11 +87,13 @@ pub fn decide(state: PauseState, call: &PauseCall) -> (PauseState, PauseStep) {
     }
     let stop = |mut s: PauseState| {
         s.paused_at = Some(call.now);
+        s.refusals = stops_before_the_next_call(call.stop).then_some(0);
         (s, PauseStep::Stop)
     };
     match state.armed_at {
         None if call.handoff_saved_now && call.may_pause => {
-            let armed = PauseState { armed_at: Some(call.now), grace_calls_used: 0, paused_at: None };
+            let armed =
+                PauseState { armed_at: Some(call.now), grace_calls_used: 0, paused_at: None, refusals: None };
             if call.grace_calls == 0 { stop(armed) } else { (armed, PauseStep::Arm) }
         }
         None => (state, PauseStep::Nothing),
@@ -80,6 +102,22 @@ pub fn decide(state: PauseState, call: &PauseCall) -> (PauseState, PauseStep) {
             if next.grace_calls_used >= call.grace_calls { stop(next) } else { (next, PauseStep::Grace) }
         }
     }
+}
+
+/// A tool call is about to run (pure): refused while the turn the agent was stopped in
+/// goes on. Returns the state to store and, when this call is refused, how many were
+/// refused before it (0: the first, when the handoff is written again).
+pub fn refuse(state: PauseState) -> (PauseState, Option<u32>) {
+    match state.refusals {
+        Some(n) => (PauseState { refusals: Some(n.saturating_add(1)), ..state }, Some(n)),
+        None => (state, None),
+    }
+}
+
+/// A new turn starts (the user's prompt): calls are no longer refused, and the agent is
+/// not stopped again in this context (pure).
+pub fn turn_started(state: PauseState) -> PauseState {
+    PauseState { refusals: None, ..state }
 }
 
 /// Whether a figure may carry a pause or a relay: only on a window that is a fact about
@@ -110,6 +148,24 @@ pub fn armed_words(grace_calls: u32, mode: OnCritical, under_run: bool) -> Strin
     )
 }
 
+/// What the agent is told at its last grace call on a host stopped before its next call.
+pub fn paused_words(stop: PauseStop) -> String {
+    let next = match stop {
+        PauseStop::RefuseTheNextCalls => "baton refuses every further tool call in this turn",
+        _ => "baton stops the session at the next tool call",
+    };
+    format!(
+        "baton has paused this session (critical context; the handoff is saved): that was the last tool call. End your turn now; {next}."
+    )
+}
+
+/// Why a tool call is refused (Codex's `permissionDecisionReason`: the agent reads it, and
+/// `codex exec` prints it, where it prints no hook's `systemMessage`): the call did not
+/// run, the agent is to end its turn, then the stop's words for the user ([`stop_reason`]).
+pub fn refusal_reason(stop_reason: &str) -> String {
+    format!("baton refused this call: it did not run. Do not retry it: end your turn now. {stop_reason}")
+}
+
 /// What the user is shown when baton stops the agent (the host's `stopReason`).
 pub fn stop_reason(used_pct: Option<u32>, handoff: Option<&str>, under_run: bool) -> String {
     let used = used_pct.map(|p| format!("context {p} % — ")).unwrap_or_default();
@@ -130,13 +186,21 @@ mod tests {
 
     #[test]
     fn a_stop_is_promised_only_where_it_ends_the_agent() {
-        assert!(can_stop(true, false), "the host ends its turn");
-        assert!(can_stop(false, true), "baton run ends the leg");
-        assert!(!can_stop(false, false), "nothing would end it: advise");
+        assert!(can_stop(PauseStop::AtTheCall, false), "the host ends its turn");
+        assert!(can_stop(PauseStop::RefuseTheNextCalls, false), "the host refuses the calls");
+        assert!(can_stop(PauseStop::None, true), "baton run ends the leg");
+        assert!(!can_stop(PauseStop::None, false), "nothing would end it: advise");
     }
 
     fn call(mode: OnCritical, saved: bool) -> PauseCall {
-        PauseCall { mode, grace_calls: 3, handoff_saved_now: saved, may_pause: true, now: 100 }
+        PauseCall {
+            mode,
+            grace_calls: 3,
+            handoff_saved_now: saved,
+            may_pause: true,
+            stop: PauseStop::AtTheCall,
+            now: 100,
+        }
     }
 
     fn steps(mode: OnCritical, saved_on: &[bool]) -> Vec<PauseStep> {
@@ -171,6 +235,25 @@ mod tests {
     }
 
     #[test]
+    fn a_host_stopped_before_its_next_call_refuses_the_calls_of_that_turn_only() {
+        let refusing = PauseCall { stop: PauseStop::RefuseTheNextCalls, ..call(OnCritical::Pause, true) };
+        let mut state = PauseState::default();
+        for _ in 0..4 {
+            state = decide(state, &refusing).0;
+        }
+        assert_eq!((state.paused_at, state.refusals), (Some(100), Some(0)));
+        let (state, first) = refuse(state);
+        let (state, second) = refuse(state);
+        assert_eq!((first, second), (Some(0), Some(1)), "every call refused, the first known");
+        let state = turn_started(state);
+        assert_eq!(refuse(state).1, None, "the user's next turn runs");
+        assert_eq!(decide(state, &refusing).1, PauseStep::Nothing, "and is not stopped again");
+        let at_the_call = steps(OnCritical::Pause, &[true, false, false, false]);
+        assert_eq!(at_the_call.last(), Some(&PauseStep::Stop));
+        assert_eq!(refuse(PauseState { paused_at: Some(1), ..PauseState::default() }).1, None);
+    }
+
+    #[test]
     fn a_figure_that_may_not_carry_it_never_arms() {
         let no = PauseCall { may_pause: false, ..call(OnCritical::Pause, true) };
         assert_eq!(decide(PauseState::default(), &no).1, PauseStep::Nothing);
@@ -193,5 +276,11 @@ mod tests {
         assert!(text.contains("78 %") && text.contains(".planning/HANDOFF.json"), "{text}");
         assert!(text.contains("/clear") && text.contains("baton run"), "{text}");
         assert!(armed_words(3, OnCritical::Relay, false).contains("pauses it instead"));
+        let refused = refusal_reason(&text);
+        assert!(
+            refused.contains("did not run")
+                && refused.contains("end your turn")
+                && refused.contains("/clear")
+        );
     }
 }

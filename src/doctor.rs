@@ -1591,7 +1591,7 @@ mod tests {
     fn codex_trust_is_reported_with_its_fix() {
         let settings = installed(Host::Codex, json!({}), THIS);
         let hooks = codex_trust::baton_hooks(&settings, "/codex-user");
-        assert_eq!(hooks.len(), 6);
+        assert_eq!(hooks.len(), 8);
         let trusted: String = hooks
             .iter()
             .map(|h| format!("[hooks.state.\"{}\"]\ntrusted_hash = \"{}\"\n", h.key, h.hash))
@@ -1599,9 +1599,9 @@ mod tests {
         let check = codex_check(settings.clone(), &trusted);
         assert_eq!(check.status, Status::Ok, "{check:?}");
         assert!(
-            check
-                .message
-                .contains("PostToolUse, UserPromptSubmit, SessionStart, PreCompact, SessionEnd, PostCompact"),
+            check.message.contains(
+                "PostToolUse, PreToolUse, UserPromptSubmit, Stop, SessionStart, PreCompact, SessionEnd, PostCompact"
+            ),
             "{check:?}"
         );
 

@@ -32,7 +32,7 @@ use crate::config::OnCritical;
 use crate::gitx::Mode;
 use crate::handoff::audit::{self, Point, SnapshotState};
 use crate::handoff::{self, Trigger};
-use crate::host::{Envelope, Event, HookInput, HostKind, gemini, qwen};
+use crate::host::{Envelope, Event, HookInput, HostKind, PauseStop, gemini, qwen};
 use crate::monitor::{Cadence, CheckpointWords, HandoffWords, Moment, SavedHandoff, SessionRef, Step};
 use crate::{critical_pause, metrics, monitor, relay, resume, session_state};
 
@@ -183,7 +183,9 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
             let text = said.text.take()?;
             Some(said.envelope(&call, text))
         }
+        Event::PreToolUse => refuse_after_pause(&call),
         Event::TurnStart => {
+            lift_refusals(&call);
             let note = audit_note(&call, Point::UserPrompt);
             let mut said = monitor_step(&call, Cadence::TurnStart);
             if let Some(stop) = said.stop.take() {
@@ -202,7 +204,10 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
             let text = said.text.take()?;
             Some(said.envelope(&call, text))
         }
-        Event::Stop => None,
+        Event::Stop => {
+            handoff_at_turn_end(&call);
+            None
+        }
         Event::SubagentStop => {
             let (Some(session), Some(agent)) = (call.session(), input.agent_id.as_deref()) else {
                 return None;
@@ -340,6 +345,15 @@ fn monitor_step(call: &Call, cadence: Cadence) -> Said {
                 text.push_str(&words);
             }
         }
+        PauseOutcome::Paused { words, reason } => {
+            text = Some(match text {
+                Some(text) => format!("{text}\n\n{words}"),
+                None => words,
+            });
+            if call.notices() {
+                notice = Some(Notice { line: reason, desktop: false });
+            }
+        }
         PauseOutcome::None => {}
     }
     Said { text, notice, stop: None }
@@ -406,6 +420,13 @@ enum PauseOutcome {
     Armed(String),
     /// Stop the agent, with this reason for the user.
     Stop(String),
+    /// The agent was told its last grace call is used, and its next call is stopped or
+    /// refused (a host stopped before its next call): the words for the agent, the reason
+    /// for the user.
+    Paused {
+        words: String,
+        reason: String,
+    },
 }
 
 /// The pause (`handoff.on_critical`, [`critical_pause::decide`]): reads the session's
@@ -426,8 +447,7 @@ fn pause(
     let mode = call.config.on_critical();
     // A host that goes on after `continue: false` cannot be paused outside `baton run`:
     // baton only advises there, and promises no stop it cannot make.
-    if mode == OnCritical::Advise
-        || !critical_pause::can_stop(call.host.honours_stop(), call.env.run.is_some())
+    if mode == OnCritical::Advise || !critical_pause::can_stop(call.host.pause_stop(), call.env.run.is_some())
     {
         return PauseOutcome::None;
     }
@@ -443,8 +463,14 @@ fn pause(
     }
     let now = metrics::now_unix();
     let grace_calls = call.config.pause_grace_calls();
-    let pause_call =
-        critical_pause::PauseCall { mode, grace_calls, handoff_saved_now: saved.is_some(), may_pause, now };
+    let pause_call = critical_pause::PauseCall {
+        mode,
+        grace_calls,
+        handoff_saved_now: saved.is_some(),
+        may_pause,
+        stop: call.host.pause_stop(),
+        now,
+    };
     let handoff = saved.map(|s| s.json.as_str());
     let Some((step, stored_handoff)) = session_state::update_pause(
         session,
@@ -503,12 +529,92 @@ fn pause(
             if !call.host.honours_stop() {
                 if let Some((run_id, leg)) = &call.env.run {
                     relay::hold_until_leg_ends(run_id, *leg);
+                    return PauseOutcome::None;
                 }
-                return PauseOutcome::None;
             }
-            PauseOutcome::Stop(critical_pause::stop_reason(used, stored_handoff.as_deref(), under_run))
+            let reason = critical_pause::stop_reason(used, stored_handoff.as_deref(), under_run);
+            // Gemini CLI and Codex: the agent is told, and its next call is stopped or refused
+            // ([`refuse_after_pause`]); this call keeps its output.
+            let stop = call.host.pause_stop();
+            if critical_pause::stops_before_the_next_call(stop) {
+                return PauseOutcome::Paused { words: critical_pause::paused_words(stop), reason };
+            }
+            PauseOutcome::Stop(reason)
         }
         critical_pause::PauseStep::Grace | critical_pause::PauseStep::Nothing => PauseOutcome::None,
+    }
+}
+
+/// A tool call is about to run (Codex's PreToolUse, Gemini CLI's BeforeTool): once the
+/// pause has stopped the agent on a host stopped before its next call, every call of that
+/// turn is stopped there (Gemini CLI: `continue: false`, the turn ends before the call
+/// runs) or refused (Codex: `permissionDecision: "deny"`, the agent reads why). The first
+/// one writes the handoff again, now that the last grace call's output is in the
+/// transcript. Silent otherwise, after one read of the session's state.
+fn refuse_after_pause(call: &Call) -> Option<Envelope> {
+    let stop = call.host.pause_stop();
+    if !critical_pause::stops_before_the_next_call(stop) {
+        return None;
+    }
+    let session = call.session()?;
+    session_state::load(session)?.pause_refusals?;
+    let refused_before = session_state::update_pause(session, critical_pause::refuse, None)??;
+    let now = metrics::now_unix();
+    let figure = call.session_ref().and_then(|session_ref| {
+        monitor::current_figure(&session_ref, &call.config, call.config.stale_seconds(), now)
+            .map(|(found, _)| found.figure)
+    });
+    let used = figure.as_ref().map(metrics::Figure::used_pct);
+    // Gemini CLI's turn ends here, and its recording holds the last grace call's output.
+    // Codex's goes on to the agent's answer: its handoff is written at the turn's end, once
+    // the refused calls are in the rollout as such ([`handoff_at_turn_end`]).
+    if refused_before == 0 && stop == PauseStop::BeforeTheNextCall {
+        refresh_handoff_at_stop(call, session, figure);
+    }
+    let handoff = session_state::load(session).and_then(|s| s.pause_handoff);
+    let reason = critical_pause::stop_reason(used, handoff.as_deref(), call.env.run.is_some());
+    Some(match stop {
+        PauseStop::BeforeTheNextCall => Envelope::stop(&reason),
+        _ => Envelope::refuse(
+            &critical_pause::refusal_reason(&reason),
+            Some(reason).filter(|_| refused_before == 0 && call.notices()),
+        ),
+    })
+}
+
+/// The turn ends (Codex's Stop, Gemini CLI's AfterAgent) after the pause told the agent its
+/// last grace call was used: the handoff written at that call lacks the call's own output
+/// (the host records it after the hook), so it is written again now; on Codex also after
+/// refused calls (none ran). Silent, after one read of the session's state.
+fn handoff_at_turn_end(call: &Call) {
+    let stop = call.host.pause_stop();
+    if !critical_pause::stops_before_the_next_call(stop) {
+        return;
+    }
+    let Some(session) = call.session() else { return };
+    let refusals = session_state::load(session).and_then(|s| s.pause_refusals);
+    if refusals == Some(0) || (refusals.is_some() && stop == PauseStop::RefuseTheNextCalls) {
+        let figure = call.session_ref().and_then(|session_ref| {
+            monitor::current_figure(
+                &session_ref,
+                &call.config,
+                call.config.stale_seconds(),
+                metrics::now_unix(),
+            )
+            .map(|(found, _)| found.figure)
+        });
+        refresh_handoff_at_stop(call, session, figure);
+    }
+}
+
+/// The user's next prompt (a new turn): the pause no longer refuses calls.
+fn lift_refusals(call: &Call) {
+    if !critical_pause::stops_before_the_next_call(call.host.pause_stop()) {
+        return;
+    }
+    let Some(session) = call.session() else { return };
+    if session_state::load(session).is_some_and(|s| s.pause_refusals.is_some()) {
+        let _ = session_state::update_pause(session, |s| (critical_pause::turn_started(s), ()), None);
     }
 }
 

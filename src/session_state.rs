@@ -58,6 +58,9 @@ pub struct WarnState {
     /// The HANDOFF.json the pause saved (relative to the project root). baton's.
     #[serde(rename = "pauseHandoff", default, skip_serializing_if = "Option::is_none")]
     pub pause_handoff: Option<String>,
+    /// Calls refused since the pause stopped the agent, while it refuses them. baton's.
+    #[serde(rename = "pauseRefusals", default, skip_serializing_if = "Option::is_none")]
+    pub pause_refusals: Option<u32>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -95,6 +98,8 @@ impl WarnState {
                 as u32;
         let paused_at = object.remove("pausedAt").and_then(|v| v.as_i64());
         let pause_handoff = object.remove("pauseHandoff").and_then(|v| v.as_str().map(str::to_string));
+        let pause_refusals =
+            object.remove("pauseRefusals").and_then(|v| v.as_u64()).map(|n| n.min(u32::MAX as u64) as u32);
         WarnState {
             calls_since_warn: calls.min(u32::MAX as u64) as u32,
             last_level,
@@ -109,6 +114,7 @@ impl WarnState {
             pause_grace_calls_used,
             paused_at,
             pause_handoff,
+            pause_refusals,
             extra: object,
         }
     }
@@ -293,6 +299,7 @@ pub fn note_compaction(session_id: &str, now: i64) {
         // A compacted context is no longer the one the pause was armed for.
         state.pause_armed_at = None;
         state.pause_grace_calls_used = 0;
+        state.pause_refusals = None;
         let count = state.extra.get("compactions").and_then(Value::as_u64).unwrap_or(0);
         state.extra.insert("compactions".into(), Value::from(count + 1));
     });
@@ -324,6 +331,7 @@ pub fn pause_of(state: &WarnState) -> crate::critical_pause::PauseState {
         armed_at: state.pause_armed_at,
         grace_calls_used: state.pause_grace_calls_used,
         paused_at: state.paused_at,
+        refusals: state.pause_refusals,
     }
 }
 
@@ -342,6 +350,7 @@ pub fn update_pause<T>(
         state.pause_armed_at = pause.armed_at;
         state.pause_grace_calls_used = pause.grace_calls_used;
         state.paused_at = pause.paused_at;
+        state.pause_refusals = pause.refusals;
         if let Some(handoff) = handoff {
             state.pause_handoff = Some(handoff.to_string());
         }

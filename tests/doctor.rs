@@ -40,7 +40,9 @@ fn codex_trust_config(hooks_json: &std::path::Path, command: &str) -> String {
     let mut text = String::from("model = \"gpt-5.5\"\n\n[hooks.state]\n");
     for (event, timeout) in [
         ("post_tool_use", 10),
+        ("pre_tool_use", 10),
         ("user_prompt_submit", 10),
+        ("stop", 10),
         ("session_start", 10),
         ("pre_compact", 10),
         ("session_end", 3),
@@ -207,7 +209,7 @@ fn codex_alone_is_checked_alone_with_its_hook_trust() {
     let given = sb.root().join("project/../codex-real").to_str().unwrap().to_string();
     let env = [("CODEX_HOME", given.as_str())];
     let out = ok(&sb.run_with(&["install", "--host", "codex"], b"", &env));
-    assert!(out.contains("6 of baton's 6 are not trusted") && out.contains("Hooks need review"), "{out}");
+    assert!(out.contains("8 of baton's 8 are not trusted") && out.contains("Hooks need review"), "{out}");
 
     let (code, report) = doctor_json_with(&sb, &[], &env);
     assert_eq!(code, 0, "{report:#}");
@@ -228,12 +230,9 @@ fn codex_alone_is_checked_alone_with_its_hook_trust() {
     assert_eq!(code, 0);
     let trust = check(&report, "hook trust (Codex)");
     assert_eq!(trust["status"], "ok", "{trust}");
-    assert!(
-        trust["message"]
-            .as_str()
-            .unwrap()
-            .contains("PostToolUse, UserPromptSubmit, SessionStart, PreCompact, SessionEnd, PostCompact")
-    );
+    assert!(trust["message"].as_str().unwrap().contains(
+        "PostToolUse, PreToolUse, UserPromptSubmit, Stop, SessionStart, PreCompact, SessionEnd, PostCompact"
+    ));
     assert!(ok(&sb.run_with(&["install", "--host", "codex"], b"", &env)).contains("hooks are trusted"));
 
     // Trusted for the command of a baton that has moved since: Codex skips them.

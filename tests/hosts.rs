@@ -341,6 +341,42 @@ fn gemini_is_read_from_its_chat_recording() {
 }
 
 #[test]
+fn gemini_is_stopped_at_the_next_calls_before_tool_so_every_call_that_ran_keeps_its_output() {
+    // Gemini CLI 0.61.0 ends the turn on `continue: false`, but at AfterTool the stop takes
+    // the place of the call's output: baton tells the agent at the last grace call and
+    // stops it at the next call's BeforeTool, once per turn.
+    let sandbox = Sandbox::new();
+    let _repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a")]);
+    common::write(&sandbox.user_config(), r#"{"models": {"gemini-2.5-flash": {"window": 1048576}}}"#);
+    common::write(
+        &sandbox.project().join(".gemini").join("settings.json"),
+        r#"{"model": {"compressionThreshold": 0.9}}"#,
+    );
+    let recording = gemini_recording(&sandbox, 800_000);
+    let after_tool = gemini_event(&sandbox, "AfterTool.json", &recording);
+    let named = |name: &str| {
+        let mut e = after_tool.clone();
+        e["hook_event_name"] = json!(name);
+        e
+    };
+    let stdout = |e: &Value| String::from_utf8(sandbox.hook(e).stdout).unwrap();
+    assert_eq!(stdout(&named("BeforeTool")), "", "nothing to stop yet");
+    for call in 0..4 {
+        let out = stdout(&after_tool);
+        assert!(!out.contains("\"continue\""), "call {call}: the output stays the call's: {out}");
+        if call == 3 {
+            assert!(out.contains("that was the last tool call") && out.contains("/clear"), "{out}");
+        }
+    }
+    let stop: Value = serde_json::from_str(&stdout(&named("BeforeTool"))).expect("the stop");
+    assert_eq!(stop["continue"], false, "{stop}");
+    assert!(stop["stopReason"].as_str().is_some_and(|r| r.contains("/clear") && r.contains("HANDOFF.json")));
+    assert_eq!(stdout(&named("AfterAgent")), "", "AfterAgent is never answered");
+    assert!(sandbox.hook(&named("BeforeAgent")).status.success());
+    assert_eq!(stdout(&named("BeforeTool")), "", "the user's next turn runs");
+}
+
+#[test]
 fn gemini_every_turn_precompress_is_not_a_compaction() {
     let sandbox = Sandbox::new();
     let repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a")]);
@@ -652,23 +688,54 @@ fn a_window_only_from_the_table_never_pauses_and_a_configured_one_does() {
 }
 
 #[test]
-fn codex_is_never_paused_since_it_goes_on_after_a_stop() {
-    // Codex 0.171.0 goes on with the turn after `continue: false` (seen on the real CLI):
-    // the CRITICAL handoff is written, the agent is advised, no stop is promised or sent.
+fn codex_is_paused_by_refusing_the_calls_of_the_turn_since_no_hook_ends_it() {
+    // Codex 0.171.0 ends no turn on a hook's output (its PostToolUse `continue: false` only
+    // replaces the call's output): after the grace calls baton refuses every call of the
+    // turn at PreToolUse, and never sends `continue`; the user's next prompt lifts it.
     let sandbox = Sandbox::new();
     let _repo = TestRepo::init(&sandbox.project(), &[("a.txt", "a")]);
     let rollout = sandbox.home().join("rollout.jsonl");
     std::fs::write(&rollout, fixture("real/codex/rollout-at-PostToolUse-3.jsonl")).unwrap();
     let env = [("BATON_CRITICAL_REMAINING", "30")];
     let event = codex_event(&sandbox, &rollout);
-    for call in 0..6 {
-        let output = sandbox.run_with(&["hook"], event.to_string().as_bytes(), &env);
-        let stdout = String::from_utf8_lossy(&output.stdout);
+    let named = |name: &str| {
+        let mut e = event.clone();
+        e["hook_event_name"] = json!(name);
+        e
+    };
+    let run = |e: &Value| sandbox.run_with(&["hook"], e.to_string().as_bytes(), &env);
+    let before = run(&named("PreToolUse"));
+    assert!(before.status.success() && before.stdout.is_empty(), "nothing to refuse yet");
+    for call in 0..4 {
+        let output = run(&event);
+        let stdout = String::from_utf8_lossy(&output.stdout).to_string();
         assert!(!stdout.contains("\"continue\""), "call {call}: {stdout}");
-        if call == 0 {
-            let text = told(&output).expect("CRITICAL");
-            assert!(text.starts_with("CONTEXT CRITICAL:") && text.contains("HANDOFF.json"), "{text}");
-            assert!(!text.contains("end your turn"), "{text}");
+        let text = told(&output).unwrap_or_default();
+        match call {
+            0 => assert!(text.starts_with("CONTEXT CRITICAL:") && text.contains("end your turn"), "{text}"),
+            3 => {
+                assert!(text.contains("that was the last tool call"), "{text}");
+                let value: Value = serde_json::from_str(&stdout).unwrap();
+                assert!(value["systemMessage"].as_str().is_some_and(|m| m.contains("/clear")), "{stdout}");
+            }
+            _ => assert!(!text.contains("last tool call"), "grace call {call}: {text}"),
         }
     }
+    let refused: Vec<Value> = (0..2)
+        .map(|_| serde_json::from_slice(&run(&named("PreToolUse")).stdout).expect("a refusal"))
+        .collect();
+    for value in &refused {
+        assert_eq!(value["hookSpecificOutput"]["permissionDecision"], "deny", "{value}");
+        let reason = value["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap();
+        assert!(reason.contains("did not run") && reason.contains("/clear"), "{reason}");
+        assert!(value.get("continue").is_none(), "{value}");
+    }
+    assert!(refused[0].get("systemMessage").is_some() && refused[1].get("systemMessage").is_none());
+    let stop = run(&named("Stop"));
+    assert!(stop.status.success() && stop.stdout.is_empty(), "Stop is never answered");
+    let mut prompt = named("UserPromptSubmit");
+    prompt["prompt"] = json!("go on");
+    assert!(run(&prompt).status.success());
+    let after = run(&named("PreToolUse"));
+    assert!(after.status.success() && after.stdout.is_empty(), "the next turn's calls run");
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{EventSpec, HookInput, Places, Scope};
+use super::{EventSpec, HookInput, PauseStop, Places, Scope};
 use crate::fsx;
 use crate::transcript::{TailReader, open_transcript, unix_seconds};
 
@@ -22,8 +22,16 @@ pub const ID: &str = "codex";
 pub const HOOK_TIMEOUT: u64 = 10;
 pub const HAS_STATUSLINE: bool = false;
 
-/// Whether a hook's `continue: false` stops the agent (the pause). Codex 0.171.0 prints "hook: PostToolUse Stopped" for `continue: false` but goes on with the turn (seen on the real CLI): the pause acts as `advise` there.
+/// Whether a hook's `continue: false` stops the agent (the pause). Not in 0.171.0: a
+/// PostToolUse `continue: false` is logged ("hook: PostToolUse Stopped") and its reason put
+/// in place of the call's output, and the turn goes on; PreToolUse rejects `continue:
+/// false` as unsupported; PreModelRequest and PostModelResponse outputs cannot stop
+/// anything (seen on the real CLI; read in its source, `codex-rs/hooks`).
 pub const HONOURS_STOP: bool = false;
+/// What a hook can do: refuse a call (PreToolUse `permissionDecision: "deny"` with a
+/// reason, which the model reads in place of the call's output). The pause refuses every
+/// call of the turn after the grace calls, so the agent can only end its turn.
+pub const PAUSE_STOP: PauseStop = PauseStop::RefuseTheNextCalls;
 /// The output schemas of PostToolUse and SessionStart (0.171.0) accept `systemMessage`.
 pub const SHOWS_SYSTEM_MESSAGE: bool = true;
 /// No `terminalSequence` in its schemas, which reject unknown fields.
@@ -32,11 +40,16 @@ pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
 pub const PROJECT_FOLDER: &str = ".codex";
 
 /// Codex 0.171.0 has no PostToolUseFailure event (it ignores unknown event names).
-/// UserPromptSubmit starts a turn; Stop is not registered: it accepts no context (only
-/// `decision: "block"`, which would force the agent on).
+/// UserPromptSubmit starts a turn; Stop accepts no context (only `decision: "block"`,
+/// which would force the agent on): baton never answers it, and uses it only where the
+/// pause stopped the agent, to write the handoff again once the last grace call's output
+/// is in the rollout.
 pub const EVENTS: &[EventSpec] = &[
     EventSpec::new("PostToolUse", None),
+    // Answered only while the pause refuses the agent's calls.
+    EventSpec::new("PreToolUse", None),
     EventSpec::new("UserPromptSubmit", None),
+    EventSpec::new("Stop", None),
     EventSpec::new("SessionStart", None),
     EventSpec::new("PreCompact", None),
     EventSpec { name: "SessionEnd", matcher: None, timeout: Some(3) },

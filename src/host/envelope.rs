@@ -6,8 +6,9 @@ use serde::Serialize;
 /// "additionalContext": …}}`, with at most a `systemMessage` (one line shown to the user;
 /// every host baton supports accepts it, Codex's schema included) and a `terminalSequence`
 /// (Claude Code only); Claude Code's PreCompact hold `{"decision":"block","reason":…}`;
-/// the host's own stop `{"continue": false, "stopReason": …}` (the pause). None carries any
-/// other field, because Codex's output schema rejects unknown ones.
+/// the host's own stop `{"continue": false, "stopReason": …}` (the pause); Codex's refusal
+/// of a call at PreToolUse (the pause, where no hook ends a turn). None carries any other
+/// field, because Codex's output schema rejects unknown ones.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Envelope {
@@ -24,6 +25,15 @@ pub enum Envelope {
     },
     /// `{"decision": "block", "reason": …}`: Claude Code's PreCompact holds the compaction.
     Block { decision: &'static str, reason: String },
+    /// `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision":
+    /// "deny", "permissionDecisionReason": …}, "systemMessage": …}`: the call does not run
+    /// and the agent reads the reason (Codex's PreToolUse; the pause).
+    Refuse {
+        #[serde(rename = "hookSpecificOutput")]
+        output: RefuseOutput,
+        #[serde(rename = "systemMessage", skip_serializing_if = "Option::is_none")]
+        system_message: Option<String>,
+    },
     /// `{"continue": false, "stopReason": …}`: the agent's turn ends (the pause).
     Stop {
         #[serde(rename = "continue")]
@@ -39,6 +49,16 @@ pub struct HookSpecificOutput {
     hook_event_name: String,
     #[serde(rename = "additionalContext")]
     additional_context: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RefuseOutput {
+    #[serde(rename = "hookEventName")]
+    hook_event_name: &'static str,
+    #[serde(rename = "permissionDecision")]
+    permission_decision: &'static str,
+    #[serde(rename = "permissionDecisionReason")]
+    permission_decision_reason: String,
 }
 
 /// Hosts cut strings longer than this; baton keeps its own text under it.
@@ -100,12 +120,26 @@ impl Envelope {
         Envelope::Stop { continue_: false, stop_reason: reason.to_string() }
     }
 
+    /// Refuses the call about to run (Codex's PreToolUse): the agent reads `reason`, the
+    /// user is shown `notice` when given.
+    pub fn refuse(reason: &str, notice: Option<String>) -> Envelope {
+        Envelope::Refuse {
+            output: RefuseOutput {
+                hook_event_name: "PreToolUse",
+                permission_decision: "deny",
+                permission_decision_reason: reason.to_string(),
+            },
+            system_message: notice,
+        }
+    }
+
     /// The text the agent is given (a block's reason; empty for a stop).
     #[cfg(test)]
     pub fn context(&self) -> &str {
         match self {
             Envelope::Context { output, .. } => &output.additional_context,
             Envelope::Block { reason, .. } => reason,
+            Envelope::Refuse { output, .. } => &output.permission_decision_reason,
             Envelope::Stop { .. } => "",
         }
     }
@@ -134,6 +168,18 @@ mod tests {
     fn a_stop_is_the_hosts_own_shape() {
         let value: serde_json::Value = serde_json::from_str(&Envelope::stop("why").to_json()).unwrap();
         assert_eq!(value, serde_json::json!({"continue": false, "stopReason": "why"}));
+    }
+
+    #[test]
+    fn a_refusal_is_codexs_pre_tool_use_deny() {
+        let value: serde_json::Value =
+            serde_json::from_str(&Envelope::refuse("why", Some("baton: paused".into())).to_json()).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "why"}, "systemMessage": "baton: paused"})
+        );
+        let bare: serde_json::Value = serde_json::from_str(&Envelope::refuse("why", None).to_json()).unwrap();
+        assert_eq!(bare.as_object().unwrap().len(), 1);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{EventSpec, HookInput, Places, Scope};
+use super::{EventSpec, HookInput, PauseStop, Places, Scope};
 use crate::fsx;
 use crate::transcript::{TailReader, open_transcript, unix_seconds};
 
@@ -21,10 +21,15 @@ pub const ID: &str = "gemini";
 pub const HOOK_TIMEOUT: u64 = 10_000;
 pub const HAS_STATUSLINE: bool = false;
 
-/// Whether a hook's `continue: false` stops the agent (the pause). Gemini CLI documents it
-/// on AfterTool, but 0.61.0's `gemini -p` puts the stop reason in place of the call's
-/// output and goes on (the real-host suite): the pause acts as `advise` here.
-pub const HONOURS_STOP: bool = false;
+/// Whether a hook's `continue: false` stops the agent (the pause). It does in 0.61.0, at
+/// BeforeTool and AfterTool alike (the call ends with `stop_execution`; `gemini -p` prints
+/// "Agent execution stopped: <reason>" and exits 0, the interactive UI shows that line
+/// and stops responding; seen on the real CLI, read in its bundle).
+pub const HONOURS_STOP: bool = true;
+/// Where the pause stops it: at an AfterTool the stop takes the place of the call's output
+/// in the history (and the model's next request), so the next context would not know the
+/// call ran; at the next call's BeforeTool the turn ends before that call runs.
+pub const PAUSE_STOP: PauseStop = PauseStop::BeforeTheNextCall;
 /// Every hook's `systemMessage` is shown in the interactive UI (0.61.0).
 pub const SHOWS_SYSTEM_MESSAGE: bool = true;
 pub const EMITS_TERMINAL_SEQUENCE: bool = false;
@@ -33,7 +38,12 @@ pub const PROJECT_FOLDER: &str = ".gemini";
 
 pub const EVENTS: &[EventSpec] = &[
     EventSpec::new("AfterTool", None),
+    // Answered only while the pause stops the agent (its stop comes before the call).
+    EventSpec::new("BeforeTool", None),
     EventSpec::new("BeforeAgent", None),
+    // Silent: where the pause stopped the agent, the handoff is written again at the turn's
+    // end, once the last grace call's output is in the chat recording.
+    EventSpec::new("AfterAgent", None),
     EventSpec::new("SessionStart", None),
     EventSpec::new("PreCompress", None),
     EventSpec::new("SessionEnd", None),

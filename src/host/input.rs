@@ -10,6 +10,9 @@ use super::lenient::{lenient, number, text};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     PostToolUse,
+    /// A tool call is about to run (Codex's PreToolUse, Gemini CLI's BeforeTool): baton
+    /// answers only while the pause refuses calls.
+    PreToolUse,
     SessionStart,
     PreCompact,
     /// After a compaction (Claude Code: with `compact_summary`; Codex: nothing to read).
@@ -21,8 +24,8 @@ pub enum Event {
     TurnStart,
     /// After the PostToolUse calls of one reply (Claude Code's PostToolBatch).
     ToolBatch,
-    /// The agent is about to end its turn (Claude Code's Stop; answering it makes the
-    /// agent take one more step).
+    /// The agent is about to end its turn (Claude Code's and Codex's Stop, Gemini CLI's
+    /// AfterAgent; answering Claude Code's makes the agent take one more step).
     Stop,
     /// A subagent finished (Claude Code).
     SubagentStop,
@@ -93,12 +96,13 @@ impl HookInput {
     pub fn event(&self, gemini_key_set: bool) -> Event {
         match self.hook_event_name.as_deref() {
             Some("PostToolUse" | "PostToolUseFailure" | "AfterTool") => Event::PostToolUse,
+            Some("PreToolUse" | "BeforeTool") => Event::PreToolUse,
             Some("SessionStart") => Event::SessionStart,
             Some("SessionEnd") => Event::SessionEnd,
             Some("PreCompact") | Some("PreCompress") => Event::PreCompact,
             Some("UserPromptSubmit" | "BeforeAgent") => Event::TurnStart,
             Some("PostToolBatch") => Event::ToolBatch,
-            Some("Stop") => Event::Stop,
+            Some("Stop" | "AfterAgent") => Event::Stop,
             Some("SubagentStop") => Event::SubagentStop,
             Some("PostCompact") => Event::PostCompact,
             Some(other) => Event::Other(other.to_string()),

@@ -42,6 +42,22 @@ pub enum HostKind {
     Kilo,
 }
 
+/// Where and how the pause stops the agent once its grace calls are used, as the host's
+/// own code allows ([`HostKind::pause_stop`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PauseStop {
+    /// `continue: false` at the last grace call's PostToolUse ends the turn (Claude Code).
+    AtTheCall,
+    /// `continue: false` at the next call's PreToolUse (BeforeTool) ends the turn before
+    /// that call runs, so every call that ran keeps its output (Gemini CLI).
+    BeforeTheNextCall,
+    /// No hook output ends a turn: every later call of the turn is refused at PreToolUse
+    /// with the reason, so the agent can only end it (Codex).
+    RefuseTheNextCalls,
+    /// Not checked on this host: the pause only advises.
+    None,
+}
+
 /// One event baton registers for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EventSpec {
@@ -230,6 +246,16 @@ impl HostKind {
             HostKind::Droid => droid::HONOURS_STOP,
             HostKind::Copilot => copilot::HONOURS_STOP,
             HostKind::OpenCode | HostKind::Kilo => opencode::HONOURS_STOP,
+        }
+    }
+
+    /// How the pause stops the agent on this host ([`PauseStop`]).
+    pub fn pause_stop(self) -> PauseStop {
+        match self {
+            HostKind::Gemini => gemini::PAUSE_STOP,
+            HostKind::Codex => codex::PAUSE_STOP,
+            _ if self.honours_stop() => PauseStop::AtTheCall,
+            _ => PauseStop::None,
         }
     }
 

@@ -763,13 +763,33 @@ mod tests {
             json!({"hooks": [{"type": "command", "command": "/opt/baton/bin/baton hook", "timeout": 10000}]})
         );
         let events: Vec<&String> = gemini["hooks"].as_object().unwrap().keys().collect();
-        assert_eq!(events, ["AfterTool", "BeforeAgent", "SessionStart", "PreCompress", "SessionEnd"]);
+        assert_eq!(
+            events,
+            [
+                "AfterTool",
+                "BeforeTool",
+                "BeforeAgent",
+                "AfterAgent",
+                "SessionStart",
+                "PreCompress",
+                "SessionEnd"
+            ]
+        );
         assert!(gemini.get("statusLine").is_none(), "Gemini CLI has no statusline");
         let codex = round_trip(&json!({}), &plan(Host::Codex)).settings;
         let events: Vec<&String> = codex["hooks"].as_object().unwrap().keys().collect();
         assert_eq!(
             events,
-            ["PostToolUse", "UserPromptSubmit", "SessionStart", "PreCompact", "SessionEnd", "PostCompact"]
+            [
+                "PostToolUse",
+                "PreToolUse",
+                "UserPromptSubmit",
+                "Stop",
+                "SessionStart",
+                "PreCompact",
+                "SessionEnd",
+                "PostCompact"
+            ]
         );
         assert_eq!(codex["hooks"]["PostToolUse"][0]["hooks"][0]["timeout"], json!(10));
         // Codex clamps SessionEnd hooks to 3 s (and warns about more).

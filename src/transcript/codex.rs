@@ -68,6 +68,10 @@ struct Rollout {
     plan: Option<Vec<TodoItem>>,
 }
 
+/// How Codex 0.171.0 words the output of a call a PreToolUse hook refused (the call did
+/// not run; baton's pause refuses calls so).
+const BLOCKED_BY_HOOK: &str = "Command blocked by PreToolUse hook";
+
 /// Texts Codex puts in `user` messages that are not something the person asked.
 const NOT_A_REQUEST: &[&str] = &[
     "<environment_context>",
@@ -495,9 +499,24 @@ impl Rollout {
             return;
         }
         let output = output_text(payload.get("output"));
-        let code = stated_exit_code(&output);
         let id = id.to_string();
+        if output.starts_with(BLOCKED_BY_HOOK) {
+            self.not_run(&id);
+            return;
+        }
+        let code = stated_exit_code(&output);
         self.outcome(&id, code, &output, None);
+    }
+
+    /// A shell call that never ran (a PreToolUse hook refused it): not a command run.
+    fn not_run(&mut self, id: &str) {
+        let Some(index) = self.calls.remove(id).and_then(|call| call.index) else { return };
+        if index < self.facts.commands_run.len() {
+            self.facts.commands_run.remove(index);
+            for call in self.calls.values_mut() {
+                call.index = call.index.map(|i| if i > index { i - 1 } else { i });
+            }
+        }
     }
 
     fn command_end(&mut self, payload: &Value) {
@@ -602,6 +621,22 @@ mod tests {
         let facts = gather_facts_as(Format::ClaudeCode, &path, FactsBudget::default()).unwrap();
         assert_eq!(facts.format, Format::CodexRollout);
         assert_eq!(facts.files_touched.len(), 1);
+    }
+
+    #[test]
+    fn a_call_a_pre_tool_use_hook_refused_is_not_a_command_run() {
+        let call = |cmd: &str, id: &str| json!({"type": "response_item", "payload": {"type": "function_call", "name": "exec_command", "arguments": json!({"cmd": cmd}).to_string(), "call_id": id}});
+        let output = |id: &str, text: &str| json!({"type": "response_item", "payload": {"type": "function_call_output", "call_id": id, "output": text}});
+        let bytes = jsonl(&[
+            call("echo a", "c1"),
+            call("echo b", "c2"),
+            output("c2", "Command blocked by PreToolUse hook: baton refused this call. Command: echo b"),
+            output("c1", "Exit code: 0\nOutput:\na"),
+            call("echo c", "c3"),
+        ]);
+        let facts = facts_from_bytes(&bytes);
+        let commands: Vec<_> = facts.commands_run.iter().map(|c| (c.command.as_str(), c.exit_code)).collect();
+        assert_eq!(commands, [("echo a", Some(0)), ("echo c", None)]);
     }
 
     #[test]

@@ -121,10 +121,36 @@ fn check_no_compaction_and_permissions(checks: &mut Checks, world: &World, serve
 /// What every relay must show: the task done across at least 3 contexts, every step run
 /// once in order, every later leg briefed as leg N in its first request, the summary, no
 /// compaction, no refused call; prints the time per hand-over.
-/// What every pause without `baton run` must show: CRITICAL reached the agent, the agent
-/// was stopped within the 3 grace calls (the request carrying CRITICAL answers the call
-/// that armed the pause, each later one a grace call) without finishing, and steps.log
-/// holds steps 1..N in order, at least `min_steps` of them. Returns N.
+/// How the host stops the agent after its grace calls (the requests it makes from the
+/// CRITICAL one on, at most).
+#[derive(Clone, Copy)]
+enum StopsBy {
+    /// `continue: false` at the last grace call ends the turn (Claude Code): the CRITICAL
+    /// request and one per grace call but the last.
+    TheLastGraceCall,
+    /// `continue: false` at the next call's BeforeTool (Gemini CLI): one more request, whose
+    /// call never runs.
+    TheNextCall,
+    /// The next calls are refused (Codex): one more request per refused call, and the one
+    /// that ends the turn.
+    RefusingTheNextCalls,
+}
+
+impl StopsBy {
+    fn most_requests(self) -> usize {
+        match self {
+            StopsBy::TheLastGraceCall => 3,
+            StopsBy::TheNextCall => 4,
+            StopsBy::RefusingTheNextCalls => 5,
+        }
+    }
+}
+
+/// What every pause without `baton run` must show: CRITICAL reached the agent; at most 3
+/// step commands ran after the one the CRITICAL request answers (the grace calls); the
+/// agent was stopped without finishing the task, within the requests the host's way of
+/// stopping takes ([`StopsBy`]); and steps.log holds steps 1..N in order, at least
+/// `min_steps` of them. Returns N.
 fn check_stopped_within_grace(
     checks: &mut Checks,
     world: &World,
@@ -132,6 +158,7 @@ fn check_stopped_within_grace(
     server: &Server,
     run: &crate::real_hosts_support::Run,
     min_steps: u32,
+    stops: StopsBy,
 ) -> u32 {
     let requests = server.main_requests();
     let decisions = agent.decisions();
@@ -141,12 +168,21 @@ fn check_stopped_within_grace(
         format!("{}\n{}", moves(), run.describe())
     });
     let after = critical_at.map(|at| requests.len() - at);
-    checks.check("stopped within the 3 grace calls after CRITICAL", after.is_some_and(|n| n <= 3), || {
-        format!("{after:?} requests from the CRITICAL one on; {}\n{}", moves(), run.describe())
-    });
     checks.check(
-        "the agent did not finish (it was stopped)",
-        !decisions.iter().any(|d| matches!(d.made, Move::Finish(_))),
+        "stopped within the requests the host's stop takes after CRITICAL",
+        after.is_some_and(|n| n <= stops.most_requests()),
+        || format!("{after:?} requests from the CRITICAL one on; {}\n{}", moves(), run.describe()),
+    );
+    let done_at_critical = critical_at.map(|at| steps_done_in(&requests[at].text()));
+    let ran = steps_log(world).len() as u32;
+    checks.check(
+        "at most the 3 grace calls' steps ran after CRITICAL",
+        done_at_critical.is_some_and(|done| ran <= done + 3),
+        || format!("{ran} steps ran, {done_at_critical:?} done at CRITICAL; {}", moves()),
+    );
+    checks.check(
+        "the agent did not complete the task (it was stopped)",
+        !decisions.iter().any(|d| d.made == Move::Finish(format!("All {STEPS} steps done."))),
         moves,
     );
     eprintln!(
@@ -164,6 +200,19 @@ fn check_stopped_within_grace(
     done
 }
 
+/// The highest step a request shows done: the `DONE step-NN` a step's command prints (not
+/// the command itself, which a result may quote).
+fn steps_done_in(text: &str) -> u32 {
+    let text = text.replace("echo DONE step-", "");
+    text.match_indices("DONE step-")
+        .filter_map(|(at, m)| {
+            let digits: String = text[at + m.len()..].chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// How a leg of the relay ends.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum LegEnds {
@@ -172,6 +221,9 @@ enum LegEnds {
     /// The host goes on after the stop; `baton run` interrupts it (Codex). A command the
     /// agent issued as the interrupt came may not have run: the next leg issues it again.
     ByTheRelay,
+    /// The host ends the turn at the next call, which never runs (Gemini CLI's BeforeTool
+    /// stop): the next leg issues that command again.
+    BeforeTheNextCall,
 }
 
 fn check_relay(
@@ -201,7 +253,7 @@ fn check_relay(
     });
     let expected: Vec<u32> = (1..=STEPS).collect();
     let mut issued = agent.bash_steps();
-    let issued_twice = if ends == LegEnds::ByTheRelay {
+    let issued_twice = if ends != LegEnds::ByTheHost {
         let before = issued.len();
         issued.dedup();
         before - issued.len()
@@ -209,7 +261,7 @@ fn check_relay(
         0
     };
     checks.check(
-        "every step's command was issued once, in order (one interrupted by the relay again in the next leg)",
+        "every step's command was issued once, in order (one the leg's end kept from running again in the next leg)",
         issued == expected && issued_twice < starts.len(),
         || format!("{:?}\n{}", agent.bash_steps(), moves()),
     );
@@ -292,7 +344,15 @@ fn claude_print_is_stopped_within_the_grace_calls_and_continue_resumes() {
             Duration::from_secs(120),
         );
         world.save_requests(&server, "pause-claude-print");
-        let stopped_after = check_stopped_within_grace(&mut checks, &world, &agent, &server, &run, 5);
+        let stopped_after = check_stopped_within_grace(
+            &mut checks,
+            &world,
+            &agent,
+            &server,
+            &run,
+            5,
+            StopsBy::TheLastGraceCall,
+        );
         let result: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap_or_default();
         checks.check(
             "claude -p exited 0, ended by the hook",
@@ -384,8 +444,24 @@ fn codex_env() -> Vec<(&'static str, String)> {
     vec![("STANDIN_API_KEY", "stand-in".to_string())]
 }
 
+/// The next session after a pause (what `/clear` + "continue" does): its first request
+/// carries the brief, and the agent carries on from the first step not done.
+fn check_continue_resumes(checks: &mut Checks, server: &Server, agent: &Agent, stopped_after: u32) {
+    let first = server.main_requests().first().map(|r| r.text()).unwrap_or_default();
+    checks.check("the next session's first request has the brief", first.contains(BRIEF), || {
+        first.chars().take(600).collect()
+    });
+    let next = agent.bash_steps();
+    checks.check(
+        "it carries on from the first step not done",
+        next.first() == Some(&(stopped_after + 1)),
+        || format!("{next:?} after {stopped_after}"),
+    );
+}
+
+/// Codex 0.171.0 has no hook output that ends a turn: after the grace calls baton refuses
+/// every call of the turn (PreToolUse deny), and the agent, refused, ends it.
 #[test]
-#[ignore = "Codex 0.171.0: `codex exec` logs `hook: PostToolUse Stopped` for `continue: false` but does not end the turn (issue 19); run with --ignored"]
 fn codex_exec_is_stopped_within_the_grace_calls() {
     with_hosts("relay: codex exec pause", |hosts| {
         let mut checks = Checks::new("relay: codex exec pause");
@@ -408,7 +484,40 @@ fn codex_exec_is_stopped_within_the_grace_calls() {
         args.push(TASK);
         let run = world.run(&codex, &args, &codex_env(), Duration::from_secs(120));
         world.save_requests(&server, "pause-codex-exec");
-        check_stopped_within_grace(&mut checks, &world, &agent, &server, &run, 4);
+        let stopped_after = check_stopped_within_grace(
+            &mut checks,
+            &world,
+            &agent,
+            &server,
+            &run,
+            4,
+            StopsBy::RefusingTheNextCalls,
+        );
+        let last = server.main_requests().last().map(|r| r.text()).unwrap_or_default();
+        checks.check("the agent read baton's refusal", last.contains("baton refused this call"), || {
+            common_tail(&last)
+        });
+        checks.check(
+            "codex exec exited 0 and told the user why and what next",
+            run.status.is_some_and(|s| s.success())
+                && run.stderr.contains("baton: context")
+                && run.stderr.contains("/clear"),
+            || run.describe(),
+        );
+        let old_url = server.base_url();
+        drop(server);
+
+        // "continue" in a fresh session, against a fresh stand-in.
+        let agent2 = Arc::new(Agent::new(agent.settings.clone()));
+        let server = Server::with_agent(Arc::clone(&agent2), SERVER_LIFETIME);
+        let config = world.codex_home().join("config.toml");
+        let text = std::fs::read_to_string(&config).unwrap_or_default().replace(&old_url, &server.base_url());
+        common::write(&config, &text);
+        let mut args: Vec<&str> = CODEX_ARGS.to_vec();
+        args.push("continue");
+        let _run = world.run(&codex, &args, &codex_env(), Duration::from_secs(120));
+        world.save_requests(&server, "pause-codex-exec-continue");
+        check_continue_resumes(&mut checks, &server, &agent2, stopped_after);
         checks.finish();
     });
 }
@@ -491,8 +600,8 @@ fn gemini_env(server: &Server) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Gemini CLI 0.61.0 ends the turn on a BeforeTool `continue: false`, before the call runs.
 #[test]
-#[ignore = "Gemini CLI 0.61.0: `gemini -p` shows an AfterTool `continue: false` as a system message and goes on (6 requests after CRITICAL, 3 grace calls); outside `baton run` the pause acts as advise there (issue 19); run with --ignored"]
 fn gemini_print_is_stopped_within_the_grace_calls() {
     with_hosts("relay: gemini -p pause", |hosts| {
         let mut checks = Checks::new("relay: gemini -p pause");
@@ -506,13 +615,31 @@ fn gemini_print_is_stopped_within_the_grace_calls() {
         args.extend(["-p", TASK]);
         let run = world.run(&gemini, &args, &gemini_env(&server), Duration::from_secs(120));
         world.save_requests(&server, "pause-gemini-print");
-        check_stopped_within_grace(&mut checks, &world, &agent, &server, &run, 4);
+        let stopped_after =
+            check_stopped_within_grace(&mut checks, &world, &agent, &server, &run, 4, StopsBy::TheNextCall);
+        checks.check(
+            "gemini -p exited 0 and told the user why and what next",
+            run.status.is_some_and(|s| s.success())
+                && run.stderr.contains("Agent execution stopped")
+                && run.stderr.contains("baton: context")
+                && run.stderr.contains("/clear"),
+            || run.describe(),
+        );
+        drop(server);
+
+        let agent2 = gemini_agent();
+        let server = Server::with_agent(Arc::clone(&agent2), SERVER_LIFETIME);
+        let mut args: Vec<&str> = GEMINI_ARGS.to_vec();
+        args.extend(["-p", "continue"]);
+        let _run = world.run(&gemini, &args, &gemini_env(&server), Duration::from_secs(120));
+        world.save_requests(&server, "pause-gemini-print-continue");
+        check_continue_resumes(&mut checks, &server, &agent2, stopped_after);
         checks.finish();
     });
 }
 
+/// Each leg ends as in `gemini -p` alone: the BeforeTool stop after the grace calls.
 #[test]
-#[ignore = "unfinished (issue 19): Gemini CLI 0.61.0's SIGINT is a graceful shutdown that lets the turn go on, and a hook baton holds delays it; in 3 legs one step ran twice and a PreCompress snapshot was briefed; run with --ignored"]
 fn baton_run_gemini_print_relays_twenty_steps_across_contexts() {
     with_hosts("relay: baton run gemini -p", |hosts| {
         let mut checks = Checks::new("relay: baton run gemini -p");
@@ -528,7 +655,7 @@ fn baton_run_gemini_print_relays_twenty_steps_across_contexts() {
         let run = world.run(Path::new(common::BATON), &args, &gemini_env(&server), Duration::from_secs(240));
         world.save_requests(&server, "relay-gemini-print");
         eprintln!("real hosts: relay: baton run gemini stderr (tail):\n{}", common_tail(&run.stderr));
-        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
+        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::BeforeTheNextCall);
         checks.finish();
     });
 }

@@ -231,6 +231,12 @@ impl Seen {
             .collect()
     }
 
+    /// The host refused the newest call on baton's word (Codex's PreToolUse deny while the
+    /// pause refuses calls): like a model, the agent cannot go on and ends its turn.
+    fn refused_by_baton(&self) -> bool {
+        self.results.last().is_some_and(|(_, t)| t.contains("baton refused this call"))
+    }
+
     /// baton asked the agent to end its turn, in the newest tool result or reminder.
     fn asked_to_end_turn(&self) -> bool {
         let last_result = self.results.last().map(|(_, t)| t.as_str()).unwrap_or_default();
@@ -265,7 +271,9 @@ impl Agent {
         let done = seen.done();
         let prompt_tokens = s.base_tokens + s.per_step_tokens * seen.bash_results();
         let first_of_context = seen.results.is_empty();
-        let made = if s.obeys_pause && seen.asked_to_end_turn() {
+        let made = if seen.refused_by_baton() {
+            Move::Finish(format!("Ending my turn: the call was refused; steps 1-{done} are done."))
+        } else if s.obeys_pause && seen.asked_to_end_turn() {
             Move::Finish(format!("Pausing as baton asked: steps 1-{done} are done."))
         } else if done >= s.steps {
             Move::Finish(format!("All {} steps done.", s.steps))
@@ -282,7 +290,9 @@ impl Agent {
         let first_of_context = seen.results.is_empty();
         let tasks = seen.task_ids();
         let completed = seen.completed_task_ids();
-        let made = if s.obeys_pause && seen.asked_to_end_turn() {
+        let made = if seen.refused_by_baton() {
+            Move::Finish(format!("Ending my turn: the call was refused; steps 1-{done} are done."))
+        } else if s.obeys_pause && seen.asked_to_end_turn() {
             Move::Finish(format!("Pausing as baton asked: steps 1-{done} are done."))
         } else if !seen.tools.iter().any(|t| t == "TaskCreate")
             && !seen.calls.iter().any(|c| c.name == "ToolSearch")
