@@ -2,7 +2,10 @@
 //! paths, next to a do-nothing process (`/bin/true`) as the floor.
 //!
 //! Each path runs as the host runs it: a fresh process, the payload on stdin, stdout
-//! read to the end. Peak memory is the child's `ru_maxrss` from `wait4`. Paths:
+//! read to the end. Each of its runs is followed by a run of the floor, and its ratio is
+//! to the median of those (a paired measurement: the machine's drift moves both). Peak memory is measured in one more run under GNU time (`/usr/bin/time
+//! -f %M`, "—" without it): a child spawned from the bench itself reports the bench's own
+//! peak (Linux carries it across the exec of a spawned child). Paths:
 //!
 //! - the hook below threshold and at warning (bridge present), the statusline, and the
 //!   statusline with git markers in a repository of 10,000 tracked files (from the
@@ -27,7 +30,6 @@
 //! and `gsd-statusline.js`, see `bench/fetch-gsd.sh`).
 
 use std::io::Write;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -46,8 +48,10 @@ struct Summary {
     name: String,
     median: Duration,
     p95: Duration,
-    max_rss_kib: i64,
+    max_rss_kib: Option<i64>,
     runs: usize,
+    /// The median of the `/bin/true` runs made between this path's runs.
+    floor_median: Duration,
 }
 
 struct Bench {
@@ -60,10 +64,25 @@ impl Bench {
         self.scratch.join("tmp")
     }
 
-    fn once(&self, run: &Run) -> (Duration, i64) {
-        let mut command = Command::new(&run.program);
+    fn once(&self, run: &Run) -> Duration {
+        self.spawn_once(Command::new(&run.program).args(&run.args), run)
+    }
+
+    /// The run's peak RSS, from GNU time's report of it (a small parent of its own).
+    fn peak_rss(&self, run: &Run) -> Option<i64> {
+        let time = Path::new("/usr/bin/time");
+        if !time.exists() {
+            return None;
+        }
+        let report = self.scratch.join("peak-rss");
+        let mut command = Command::new(time);
+        command.args(["-f", "%M", "-o"]).arg(&report).arg(&run.program).args(&run.args);
+        self.spawn_once(&mut command, run);
+        std::fs::read_to_string(&report).ok()?.trim().lines().last()?.trim().parse().ok()
+    }
+
+    fn spawn_once(&self, command: &mut Command, run: &Run) -> Duration {
         command
-            .args(&run.args)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .envs(self.env.iter().map(|(k, v)| (k, v)))
@@ -72,9 +91,6 @@ impl Bench {
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
         let start = Instant::now();
-        // Reaped below with wait4, which std does not know about; that is how the
-        // child's peak memory is read.
-        #[allow(clippy::zombie_processes)]
         let mut child = command.spawn().expect("spawn");
         if let Some(mut stdin) = child.stdin.take() {
             let _ = stdin.write_all(&run.payload);
@@ -82,17 +98,10 @@ impl Bench {
         let mut stdout = child.stdout.take().expect("stdout");
         let mut sink = Vec::new();
         let _ = std::io::Read::read_to_end(&mut stdout, &mut sink);
-        let mut status = 0;
-        // SAFETY: a zeroed rusage is a valid value; wait4 fills it for our own child.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let pid = child.id() as libc::pid_t;
-        // SAFETY: pid is our child, not yet reaped (std never waited on it).
-        let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        let exit = child.wait().expect("wait");
         let wall = start.elapsed();
-        assert_eq!(reaped, pid, "wait4 failed");
-        let exit = std::process::ExitStatus::from_raw(status);
         assert!(exit.success(), "{} exited {exit:?}", run.name);
-        (wall, usage.ru_maxrss)
+        wall
     }
 
     fn measure(&self, run: &Run, runs: usize, before_each: &dyn Fn()) -> Summary {
@@ -100,17 +109,30 @@ impl Bench {
             before_each();
             self.once(run);
         }
+        // Paired: each run of the path is followed by one of the floor, so a machine that
+        // grows busier or quieter during the bench moves both alike.
+        let floor = Run { name: "floor".into(), program: "/bin/true".into(), args: vec![], payload: vec![] };
         let mut walls = Vec::with_capacity(runs);
-        let mut peak = 0;
+        let mut floor_walls = Vec::with_capacity(runs);
         for _ in 0..runs {
             before_each();
-            let (wall, rss) = self.once(run);
-            walls.push(wall);
-            peak = peak.max(rss);
+            walls.push(self.once(run));
+            floor_walls.push(self.once(&floor));
         }
+        before_each();
+        let peak = self.peak_rss(run);
+        floor_walls.sort();
+        let floor_median = floor_walls[floor_walls.len() / 2];
         walls.sort();
         let at = |q: f64| walls[((walls.len() as f64 - 1.0) * q).round() as usize];
-        Summary { name: run.name.clone(), median: at(0.5), p95: at(0.95), max_rss_kib: peak, runs }
+        Summary {
+            name: run.name.clone(),
+            median: at(0.5),
+            p95: at(0.95),
+            max_rss_kib: peak,
+            runs,
+            floor_median,
+        }
     }
 
     fn write_bridge(&self, remaining: u32) {
@@ -470,7 +492,6 @@ fn main() {
         }
     }
 
-    let floor_median = results[0].median.as_secs_f64();
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|c| {
@@ -481,17 +502,17 @@ fn main() {
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     println!("baton latency benchmark: {cores} cores, {cpu}\n");
-    println!("| path | runs | median ms | p95 ms | × floor (median) | peak RSS MiB |");
+    println!("| path | runs | median ms | p95 ms | × floor (paired medians) | peak RSS MiB |");
     println!("|---|---:|---:|---:|---:|---:|");
     for r in &results {
         println!(
-            "| {} | {} | {} | {} | {:.2} | {:.1} |",
+            "| {} | {} | {} | {} | {:.2} | {} |",
             r.name,
             r.runs,
             ms(r.median),
             ms(r.p95),
-            r.median.as_secs_f64() / floor_median,
-            r.max_rss_kib as f64 / 1024.0
+            r.median.as_secs_f64() / r.floor_median.as_secs_f64(),
+            r.max_rss_kib.map_or("—".to_string(), |kib| format!("{:.1}", kib as f64 / 1024.0))
         );
     }
     if let Some((objects, bytes)) = growth {
