@@ -87,6 +87,9 @@ fn install(cli: &Cli) -> Result<(), String> {
 
 /// The CLI's entry script, or why it cannot be run (Err); `required` installs it.
 pub fn cli_entry(cli: &Cli) -> Result<PathBuf, String> {
+    // Scenarios run two at a time: two of the same CLI must not both npm-install it.
+    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     match installed(cli) {
         Ok(entry) => Ok(entry),
         Err(_) if mode() == Mode::Required => {
