@@ -179,40 +179,11 @@ mod tests {
 
     #[test]
     fn facts_at_critical() {
-        for gib_before in [false, true] {
-            let facts =
-                crate::transcript::facts::facts_of_file(Format::CopilotEvents, AT_CRITICAL, gib_before);
-            assert_eq!(facts.format, Format::CopilotEvents);
-            assert_eq!(
-                Format::sniff(AT_CRITICAL.split(|b| *b == b'\n').next().unwrap()),
-                Format::CopilotEvents
-            );
-            let request = "Add the client limits file, then run the limit tests.";
-            assert_eq!(facts.last_request.as_deref(), Some(request));
-            // Past a gibibyte of other lines the first request is out of reach of the head read.
-            let first = if gib_before { None } else { Some(request) };
-            assert_eq!(facts.first_request.as_deref(), first);
-            assert_eq!(facts.model.as_deref(), Some("claude-sonnet-4.5"));
-            assert_eq!(facts.cwd.as_deref(), Some("/home/dev/shop-api"));
-            assert!(facts.session_id.is_some());
-            assert!(
-                facts
-                    .last_assistant_text
-                    .as_deref()
-                    .unwrap()
-                    .starts_with("Progress: notes/limits.md is written")
-            );
-            assert_eq!(
-                facts.files_relative_to(std::path::Path::new("/home/dev/shop-api")),
-                vec!["notes/limits.md"]
-            );
-            let failing = "ls /baton-e2e-missing-folder";
-            let run = facts.commands_run.iter().find(|c| c.command == failing).unwrap();
-            assert!(run.failed);
-            assert!(facts.commands_run.iter().any(|c| c.command == "echo step 4" && !c.failed));
-            let failure = facts.last_failure.as_ref().unwrap();
-            assert_eq!(failure.command.as_deref(), Some(failing));
-            assert!(!failure.succeeded_later);
+        for facts in crate::transcript::facts::check_facts_session_at_critical(
+            Format::CopilotEvents,
+            AT_CRITICAL,
+            "claude-sonnet-4.5",
+        ) {
             assert!(facts.todos.is_none());
         }
     }
