@@ -12,70 +12,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::relay::{ALLOWED, STEPS, TASK, context_starts, new_agent, steps_log, transcripts, user_config};
 use super::{BRIEF, Checks, SERVER_LIFETIME};
 use crate::common;
-use crate::real_hosts_support::agent::{Agent, Move, TaskAgent};
-use crate::real_hosts_support::server::{Recorded, Server};
+use crate::real_hosts_support::agent::Move;
+use crate::real_hosts_support::server::Server;
 use crate::real_hosts_support::{self, Tmux, World, with_hosts};
 
-const STEPS: u32 = 20;
-const TASK: &str =
-    "Work through the 20-step task list: one shell command per step, then mark the step's task completed.";
-/// The tools a user allows for this task (no permission check is skipped).
-const ALLOWED: &str = "Bash,ToolSearch,TaskCreate,TaskUpdate";
-/// The default model of Claude Code 2.1.332, a 1,000,000-token window.
-const CLAUDE_DEFAULT_MODEL: &str = "claude-opus-5-5";
 /// The countdown line's words (the figure and the seconds vary).
 const COUNTDOWN: &str = "continuing in a fresh context in";
-
-fn user_config(world: &World) {
-    let config = json!({
-        "handoff": {"on_critical": "relay"},
-        "models": {CLAUDE_DEFAULT_MODEL: {"window": 1_000_000}},
-    });
-    common::write(&world.sandbox.user_config(), &config.to_string());
-}
-
-fn steps_log(world: &World) -> Vec<String> {
-    std::fs::read_to_string(world.project().join("steps.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
-/// The main requests that open a context (no tool result yet), with their index.
-fn context_starts(requests: &[Recorded]) -> Vec<usize> {
-    requests.iter().enumerate().filter(|(_, r)| r.turn == 0).map(|(i, _)| i).collect()
-}
-
-/// Every transcript Claude Code wrote, as one text (for compaction markers).
-fn transcripts(world: &World) -> String {
-    let mut text = String::new();
-    let mut stack = vec![world.sandbox.claude_dir().join("projects")];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                text.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
-            }
-        }
-    }
-    text
-}
-
-/// 250k at the start of a context, 85k per shell result: CRITICAL after 6 steps, the
-/// grace calls at most 930k, short of the auto-compaction.
-fn task_agent() -> Arc<Agent> {
-    Arc::new(Agent::new(TaskAgent {
-        steps: STEPS,
-        base_tokens: 250_000,
-        per_step_tokens: 85_000,
-        obeys_pause: false,
-    }))
-}
 
 /// `baton run -- claude --allowedTools …` in tmux, the task typed once its prompt shows.
 /// baton's stderr (the summary) and exit status go to files, kept after the pane is gone.
@@ -93,7 +38,7 @@ fn start(checks: &mut Checks, world: &World, server: &Server) -> Option<Session>
         return None;
     }
     world.claude_setup();
-    user_config(world);
+    user_config(world, "relay");
     let mut env = world.env();
     env.extend(world.claude_env(server).into_iter().map(|(k, v)| (k.to_string(), v)));
     let err = world.root().join("baton-run.stderr");
@@ -124,7 +69,7 @@ fn baton_run_claude_interactive_relays_twenty_steps_across_contexts() {
     with_hosts("pty19: baton run claude (interactive, tmux)", |hosts| {
         let mut checks = Checks::new("pty19: baton run claude interactive");
         let world = World::new(hosts);
-        let agent = task_agent();
+        let agent = new_agent(false);
         let server = Server::with_agent(Arc::clone(&agent), Duration::from_secs(400));
         let Some(Session { tmux, err, status }) = start(&mut checks, &world, &server) else { return };
         // From the first prompt on.
@@ -254,7 +199,7 @@ fn a_key_during_the_countdown_cancels_on_claude_code() {
     with_hosts("pty19: countdown cancelled (interactive, tmux)", |hosts| {
         let mut checks = Checks::new("pty19: countdown cancelled");
         let world = World::new(hosts);
-        let agent = task_agent();
+        let agent = new_agent(false);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         let Some(Session { tmux, err, status }) = start(&mut checks, &world, &server) else { return };
         let counting = tmux.wait_for(Duration::from_secs(120), |pane| pane.contains("any key cancels"));

@@ -18,18 +18,18 @@ use crate::real_hosts_support::agent::{Agent, Move, TaskAgent};
 use crate::real_hosts_support::server::{Recorded, Server};
 use crate::real_hosts_support::{World, with_hosts};
 
-const STEPS: u32 = 20;
-const TASK: &str =
+pub(super) const STEPS: u32 = 20;
+pub(super) const TASK: &str =
     "Work through the 20-step task list: one shell command per step, then mark the step's task completed.";
 /// The tools a user allows for this task (no permission check is skipped).
-const ALLOWED: &str = "Bash,ToolSearch,TaskCreate,TaskUpdate";
+pub(super) const ALLOWED: &str = "Bash,ToolSearch,TaskCreate,TaskUpdate";
 /// The default model of Claude Code 2.1.332, a 1,000,000-token window.
-const CLAUDE_DEFAULT_MODEL: &str = "claude-opus-5-5";
+pub(super) const CLAUDE_DEFAULT_MODEL: &str = "claude-opus-5-5";
 
 /// 250k at the start of a context, 85k more per shell result: 675k (warning) after 5
 /// steps, 760k (CRITICAL) after 6; the grace calls reach at most 930k, short of Claude
 /// Code's auto-compaction (about 33k short of the window).
-fn new_agent(obeys_pause: bool) -> Arc<Agent> {
+pub(super) fn new_agent(obeys_pause: bool) -> Arc<Agent> {
     Arc::new(Agent::new(TaskAgent {
         steps: STEPS,
         base_tokens: 250_000,
@@ -40,7 +40,7 @@ fn new_agent(obeys_pause: bool) -> Arc<Agent> {
 
 /// The user's configuration: the window of the model as a fact (in `claude -p` there is no
 /// status line to tell it, and a table's window never carries a pause) and `on_critical`.
-fn user_config(world: &World, on_critical: &str) {
+pub(super) fn user_config(world: &World, on_critical: &str) {
     let config = json!({
         "handoff": {"on_critical": on_critical},
         "models": {CLAUDE_DEFAULT_MODEL: {"window": 1_000_000}},
@@ -48,7 +48,7 @@ fn user_config(world: &World, on_critical: &str) {
     common::write(&world.sandbox.user_config(), &config.to_string());
 }
 
-fn steps_log(world: &World) -> Vec<String> {
+pub(super) fn steps_log(world: &World) -> Vec<String> {
     std::fs::read_to_string(world.project().join("steps.log"))
         .unwrap_or_default()
         .lines()
@@ -61,12 +61,12 @@ fn expected_log(to: u32) -> Vec<String> {
 }
 
 /// The main requests that open a context (no tool result yet), with their index.
-fn context_starts(requests: &[Recorded]) -> Vec<usize> {
+pub(super) fn context_starts(requests: &[Recorded]) -> Vec<usize> {
     requests.iter().enumerate().filter(|(_, r)| r.turn == 0).map(|(i, _)| i).collect()
 }
 
 /// Every transcript Claude Code and rollout Codex wrote, as one text (for compaction markers).
-fn transcripts(world: &World) -> String {
+pub(super) fn transcripts(world: &World) -> String {
     let mut text = String::new();
     let mut stack = vec![
         world.sandbox.claude_dir().join("projects"),
