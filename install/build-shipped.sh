@@ -10,15 +10,36 @@
 #
 # It runs the cargo subcommand given with `--target`, one codegen unit, fat LTO and
 # `panic = "abort"`, and, in RUSTFLAGS, what makes the binary start fastest on that target:
-# - Linux (glibc or musl): statically linked (`+crt-static`) and not position-independent
+# - Linux: statically linked (`+crt-static`) and not position-independent
 #   (`relocation-model=static`): the kernel maps it and jumps to it, with no dynamic
 #   loader, no shared library and no relocation to apply at every start;
+# - on Linux, musl rather than glibc: glibc's start-up, static or not, probes the CPU's
+#   features and caches with dozens of CPUID instructions, each a trap to the hypervisor
+#   on a virtual machine (0.45 ms of a 0.7 ms do-nothing start on a 2-core EPYC VM, where
+#   a static musl one takes 0.26 ms). The musl binary runs on glibc systems as well.
+#   On a glibc machine without musl's Rust standard library (`rustup target add
+#   <arch>-unknown-linux-musl`) or a musl C compiler (libgit2 and zlib are C:
+#   `musl-gcc` from musl-tools, or `<arch>-linux-musl-gcc`), it says so and builds the
+#   static glibc binary instead;
 # - macOS: the ordinary build (the system's libraries cannot be linked statically).
 # The explicit --target keeps these flags off build scripts and proc-macros, which are
 # built for the host and must stay dynamic.
 #
-# BATON_TARGET: the target (default: the host rustc's). RUSTFLAGS already set are kept.
+# BATON_TARGET: the target (default: the host's, with musl for glibc as above). RUSTFLAGS
+# already set are kept.
 set -eu
+
+# A C compiler for musl target $1 on PATH, or nothing.
+musl_cc() {
+    arch=${1%%-*}
+    for cc in "$arch-linux-musl-gcc" musl-gcc; do
+        if command -v "$cc" >/dev/null 2>&1; then
+            echo "$cc"
+            return 0
+        fi
+    done
+    return 1
+}
 
 target=${BATON_TARGET:-}
 if [ -z "$target" ]; then
@@ -27,7 +48,28 @@ if [ -z "$target" ]; then
         echo "build-shipped.sh: cannot tell the host target (rustc -vV)" >&2
         exit 1
     }
+    case $target in
+        *-unknown-linux-gnu*)
+            musl=${target%%-*}-unknown-linux-musl
+            if [ -d "$(rustc --print sysroot)/lib/rustlib/$musl/lib" ] && musl_cc "$musl" >/dev/null; then
+                target=$musl
+            elif [ "${1:-}" != "--print-target" ]; then
+                echo "build-shipped.sh: building for $target (static glibc): for the faster-starting musl build, run \`rustup target add $musl\` and install musl-tools (musl-gcc)" >&2
+            fi
+            ;;
+    esac
 fi
+case $target in
+    *-linux-musl*)
+        # libgit2-sys and libz-sys build C with the cc crate, which looks for the
+        # target's compiler by these names.
+        cc_var=CC_$(echo "$target" | tr - _)
+        if [ -z "$(eval echo "\${$cc_var:-}")" ] && cc=$(musl_cc "$target"); then
+            eval "$cc_var=\$cc"
+            export "${cc_var?}"
+        fi
+        ;;
+esac
 
 case $target in
     *-linux-gnu* | *-linux-musl*) flags="-C target-feature=+crt-static -C relocation-model=static" ;;
@@ -39,7 +81,7 @@ if [ "${1:-}" = "--print-target" ]; then
     exit 0
 fi
 [ $# -ge 1 ] || {
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 

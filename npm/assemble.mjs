@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Assembles the npm packages from built binaries: the main package (the launcher, with
-// one optional dependency per platform package) and one package per binary given.
+// one optional dependency per platform package) and the platform packages of each binary
+// given.
 //
 //   node npm/assemble.mjs --out DIR [--version X.Y.Z] --binary TARGET=PATH [--binary ...]
 //
-// TARGET is a Rust target from npm/platforms.json (x86_64-unknown-linux-gnu ...). The
+// TARGET is a Rust target from npm/platforms.json (x86_64-unknown-linux-musl ...). The
 // version defaults to Cargo.toml's. Each package is written to DIR/<package name>/,
 // ready for `npm pack` or `npm publish`. The release workflow and tests/npm_package.rs
 // both run this.
@@ -80,11 +81,15 @@ for (const platform of platforms) optionalDependencies[`${template.name}-${platf
 writeJson(path.join(mainDir, "package.json"), { ...template, version, optionalDependencies });
 const written = [mainDir];
 
+// A target's binary goes into every package that carries it (on Linux, the glibc and the
+// musl package both carry the musl build).
+const packagesOf = (target) => platforms.filter((p) => p.target === target);
 for (const { target, file } of options.binaries) {
-  const platform = platforms.find((p) => p.target === target);
-  if (!platform) fail(`no npm package for target '${target}' (see npm/platforms.json)`);
+  if (packagesOf(target).length === 0) fail(`no npm package for target '${target}' (see npm/platforms.json)`);
   const stat = fs.statSync(file, { throwIfNoEntry: false });
   if (!stat || !stat.isFile()) fail(`no binary at ${file}`);
+}
+for (const { target, file } of options.binaries) for (const platform of packagesOf(target)) {
   const name = `${template.name}-${platform.suffix}`;
   const dir = path.join(out, name);
   fs.rmSync(dir, { recursive: true, force: true });

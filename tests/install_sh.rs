@@ -18,7 +18,7 @@ use serde_json::Value;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/install/install.sh");
 const VERSION: &str = env!("CARGO_PKG_VERSION");
-const TARGET: &str = "x86_64-unknown-linux-gnu";
+const TARGET: &str = "x86_64-unknown-linux-musl";
 
 const FAKE_CARGO: &str = r#"#!/bin/sh
 # Stand-in for cargo: logs its arguments, installs or removes the test binary, and
@@ -207,6 +207,26 @@ fn dry_run_changes_nothing() {
     assert_eq!(s.log(), "", "cargo was not run");
     assert!(!s.sb.home().join(".cargo").exists());
     assert!(!s.sb.claude_settings().exists());
+}
+
+#[test]
+fn linux_machines_get_the_musl_archive() {
+    // Not told a target, the script picks this machine's: the static musl build on Linux,
+    // whichever C library the system has.
+    let s = Setup::new();
+    let output = Command::new("sh")
+        .arg(SCRIPT)
+        .args(["--dry-run", "--host", "claude"])
+        .env_clear()
+        .env("PATH", format!("{}:/usr/bin:/bin", s.fake_bin.display()))
+        .env("HOME", s.sb.home())
+        .env("BATON_RELEASE_URL", "file:///nowhere")
+        .current_dir(s.sb.project())
+        .output()
+        .unwrap();
+    let out = ok(&output);
+    let arch = std::env::consts::ARCH;
+    assert!(out.contains(&format!("baton-{VERSION}-{arch}-unknown-linux-musl.tar.gz")), "{out}");
 }
 
 #[test]

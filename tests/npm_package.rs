@@ -153,7 +153,7 @@ fn npm_packages_install_offline_and_register_the_native_binary() {
             .arg(Path::new(ROOT).join("npm/assemble.mjs"))
             .arg("--out")
             .arg(&packages)
-            .arg(format!("--binary=x86_64-unknown-linux-gnu={}", binary.display())),
+            .arg(format!("--binary=x86_64-unknown-linux-musl={}", binary.display())),
     );
     ok(&assembled);
     for package in [MAIN_PACKAGE, PLATFORM_PACKAGE] {
@@ -175,6 +175,9 @@ fn npm_packages_install_offline_and_register_the_native_binary() {
     assert_eq!(platform_manifest["os"][0], "linux");
     assert_eq!(platform_manifest["cpu"][0], "x64");
     assert_eq!(platform_manifest["libc"][0], "glibc");
+    // The musl build is for both C libraries' packages (static, it runs on glibc too).
+    let musl_manifest = read_json(&packages.join("baton-context-linux-x64-musl").join("package.json"));
+    assert_eq!(musl_manifest["libc"][0], "musl");
 
     // Install globally into the prefix, offline.
     let installed = world.run(
