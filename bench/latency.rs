@@ -10,7 +10,8 @@
 //! - the hook below threshold and at warning (bridge present), the statusline, and the
 //!   statusline with git markers in a repository of 10,000 tracked files (from the
 //!   cache, as most renders get them): the hot paths, run after every tool call or
-//!   message; each for the default build and the shipped one;
+//!   message; and the hook given a tool's 64 MiB output (its stdin deadline is 2 s);
+//!   each for the default build and the shipped one;
 //! - the hook with no bridge, reading the figure from a 1 MiB and a 1 GiB transcript:
 //!   the cost must not grow with the file;
 //! - the hook below threshold with a fresh bridge on a 1 GiB transcript: unchanged since
@@ -170,6 +171,18 @@ fn hook_payload(cwd: &Path, transcript: &Path) -> Vec<u8> {
         "session_id": SESSION, "transcript_path": transcript, "cwd": cwd, "hook_event_name": "PostToolUse",
         "tool_name": "Edit", "tool_input": {"file_path": "src/app.ts", "old_string": "a", "new_string": "b"},
         "tool_response": {"success": true}, "tool_use_id": "toolu_1"
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// A PostToolUse payload carrying a tool's whole output of `bytes` bytes (streamed
+/// through the parser, never held).
+fn big_hook_payload(cwd: &Path, transcript: &Path, bytes: usize) -> Vec<u8> {
+    serde_json::json!({
+        "session_id": SESSION, "transcript_path": transcript, "cwd": cwd, "hook_event_name": "PostToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "cat big.log"},
+        "tool_response": {"stdout": "x".repeat(bytes)}, "tool_use_id": "toolu_1"
     })
     .to_string()
     .into_bytes()
@@ -363,6 +376,16 @@ fn main() {
             payload: statusline_payload(&markers_repo),
         };
         results.push(bench.measure(&markers, runs, &|| {}));
+        // Optimised builds only: the test build (CI's smoke run) would spend its 2 s deadline.
+        if !cfg!(debug_assertions) {
+            let big_output = Run {
+                name: format!("{label} hook, at warning, 64 MiB tool output on stdin"),
+                program: binary.clone(),
+                args: vec!["hook".into()],
+                payload: big_hook_payload(&project, &no_transcript, 64 << 20),
+            };
+            results.push(bench.measure(&big_output, slow_runs, &|| bench.write_bridge(30)));
+        }
     }
 
     // The transcript fallback: the read must not grow with the file.
