@@ -5,14 +5,20 @@
 # peak RSS (GNU time). Wall time is bench/run.sh's job, on a quiet machine.
 #
 #   bench/counts.sh BINARY [BINARY ...]
+#   bench/counts.sh --symbols BINARY > install/hot-symbols.txt
 #
+# --symbols prints, instead of the table, the functions the hook (below threshold and at
+# warning) and the statusline execute, in the order callgrind first lists them: the
+# linker's ordering for the shipped build (install/build-shipped.sh), which puts them
+# side by side so a start maps a few hundred KiB of code instead of megabytes. Run it on
+# a shipped build after changing what those paths run.
 # Needs valgrind, strace and /usr/bin/time. Each path runs in a scratch HOME/TMPDIR with
 # the bench's payloads: the hook below threshold (a fresh bridge; again with 100 more
 # variables in its environment, as a host gives it), the statusline, `baton status` for
 # that session, and the hook with no bridge on a 1 MiB and a 1 GiB transcript (with
 # BATON_COUNTS_BIG=1).
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/baton-counts.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
@@ -83,6 +89,27 @@ row() { # name input command...
     fr=$(faults_rss "$@" < "$input")
     printf '| %s | %s | %s | %s | %s |\n' "$name" "$ir" "$sc" "${fr% *}" "${fr#* }"
 }
+
+if [ "$1" = "--symbols" ]; then
+    [ $# -eq 2 ] || { echo "bench/counts.sh --symbols BINARY" >&2; exit 2; }
+    binary=$2
+    functions() { # name input command...: the functions it runs, mangled
+        local name=$1 input=$2
+        shift 2
+        run_env valgrind --tool=callgrind --demangle=no --callgrind-out-file="$scratch/$name.cg" "$@" \
+            < "$input" >/dev/null 2>&1
+        sed -n 's/^c\{0,1\}fn=([0-9]*) //p' "$scratch/$name.cg"
+    }
+    {
+        bridge
+        functions below "$scratch/hook.json" "$binary" hook
+        echo "{\"session_id\":\"$session\",\"remaining_percentage\":30,\"used_pct\":70,\"timestamp\":$(date +%s)}" \
+            > "$scratch/tmp/claude-ctx-$session.json"
+        functions warning "$scratch/hook.json" "$binary" hook
+        functions statusline "$scratch/statusline.json" "$binary" statusline
+    } | grep -v '^0x' | awk '!seen[$0]++'
+    exit 0
+fi
 
 echo "| path | instructions | system calls | minor faults | peak RSS KiB |"
 echo "|---|---:|---:|---:|---:|"

@@ -14,6 +14,13 @@ target=$(install/build-shipped.sh --print-target)
 echo "building the shipped binary ($target, install/build-shipped.sh) into target/static" >&2
 install/build-shipped.sh build --release --locked --quiet --target-dir target/static
 static="$PWD/target/static/$target/release/baton"
+# The linker's ordering of the hot paths' functions goes stale as the code changes
+# (bench/counts.sh --symbols regenerates it): say how much of it the build still has.
+if command -v nm >/dev/null 2>&1; then
+  listed=$(sort -u install/hot-symbols.txt | wc -l)
+  found=$(sort -u install/hot-symbols.txt | comm -12 - <(nm "$static" | awk '{ print $NF }' | sort -u) | wc -l)
+  echo "install/hot-symbols.txt: $found of $listed functions are in the shipped build" >&2
+fi
 
 gsd=""
 if [ "${1:-}" != "--no-gsd" ] && command -v npm >/dev/null 2>&1; then

@@ -76,6 +76,28 @@ case $target in
     *-linux-gnu* | *-linux-musl*) flags="-C target-feature=+crt-static -C relocation-model=static" ;;
     *) flags="" ;;
 esac
+# Linux: linked by Rust's own LLD (through its gcc-ld wrapper, as rustc links x86_64
+# glibc targets by default), which lays out first the functions the hook and the
+# statusline run (install/hot-symbols.txt, from `bench/counts.sh --symbols`): a start then
+# maps a few hundred KiB of code instead of megabytes (the hook: 2.7 MiB -> 0.75 MiB of
+# text mapped; 10 % less wall time). Skipped, with the same binary otherwise, when the
+# wrapper is missing or a path has a space (RUSTFLAGS splits on spaces).
+case $target in
+    *-linux-gnu* | *-linux-musl*)
+        host=$(rustc -vV | sed -n 's/^host: //p')
+        gcc_ld="$(rustc --print sysroot)/lib/rustlib/$host/bin/gcc-ld"
+        order="$(cd "$(dirname "$0")" && pwd)/hot-symbols.txt"
+        case "$gcc_ld$order" in
+            *" "*) ;;
+            *)
+                if [ -x "$gcc_ld/ld.lld" ] && [ -f "$order" ]; then
+                    flags="$flags -C link-arg=-fuse-ld=lld -C link-arg=-B$gcc_ld"
+                    flags="$flags -C link-arg=-Wl,--symbol-ordering-file=$order -C link-arg=-Wl,--no-warn-symbol-ordering"
+                fi
+                ;;
+        esac
+        ;;
+esac
 
 if [ "${1:-}" = "--print-target" ]; then
     echo "$target"
