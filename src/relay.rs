@@ -233,10 +233,11 @@ pub struct HeadlessCommand {
 }
 
 /// The hosts `baton run` relays headless.
-pub const RELAYED: &[HostKind] = &[HostKind::Claude, HostKind::Codex, HostKind::Gemini, HostKind::Qwen];
+pub const RELAYED: &[HostKind] =
+    &[HostKind::Claude, HostKind::Codex, HostKind::Gemini, HostKind::Qwen, HostKind::Droid];
 
 /// The headless commands, as the messages and `--help` name them.
-pub const HEADLESS_FORMS: &str = "`claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`";
+pub const HEADLESS_FORMS: &str = "`claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`, `droid exec …`";
 
 /// How a host's headless command line reads (from each pinned CLI's `--help`).
 struct Grammar {
@@ -866,6 +867,22 @@ mod tests {
             Err(CommandError::NotHeadless("qwen".into())),
             "an array option takes every word after it"
         );
+    }
+
+    #[test]
+    fn droids_prompt_is_execs_last_word() {
+        let d = headless(&strings(&["droid", "exec", "--auto", "high", "-m", "custom:x", "do it"])).unwrap();
+        assert_eq!(d.host, HostKind::Droid);
+        assert_eq!(d.leg_args(1).last().unwrap(), "do it");
+        assert_eq!(d.leg_args(2), strings(&["exec", "--auto", "high", "-m", "custom:x", "continue"]));
+        let d = headless(&strings(&["droid", "exec", "do it", "--cwd", "/p", "--skip-permissions-unsafe"]))
+            .unwrap();
+        assert_eq!(d.leg_args(2), strings(&["exec", "continue", "--cwd", "/p", "--skip-permissions-unsafe"]));
+        assert_eq!(
+            headless(&strings(&["droid", "--auto", "high"])),
+            Err(CommandError::NotHeadless("droid".into()))
+        );
+        assert_eq!(headless(&strings(&["droid", "exec", "-f", "task.md"])), Err(CommandError::NoPrompt));
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::{Checks, SERVER_LIFETIME};
 use crate::common;
 use crate::real_hosts_support::World;
 use crate::real_hosts_support::agent::{Agent, TaskAgent};
-use crate::real_hosts_support::chat_hosts::{QWEN, QWEN_MODEL, with_cli};
+use crate::real_hosts_support::chat_hosts::{DROID, DROID_MODEL, QWEN, QWEN_MODEL, with_cli};
 use crate::real_hosts_support::server::Server;
 
 /// A program named as the host (`baton run` knows the host by the program's name) that
@@ -144,6 +144,93 @@ fn baton_run_qwen_print_relays_twenty_steps_across_contexts() {
         world.save_requests(&server, "relay-qwen-print");
         eprintln!("real hosts: relay21: baton run qwen stderr (tail):\n{}", common_tail(&run.stderr));
         check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
+        checks.finish();
+    });
+}
+
+// ---- Factory Droid ----
+
+/// Droid works with its compaction limit, 200,000 tokens here: 110k at the start of a
+/// context, 7k per shell result: the warning at the call of step 4 (131k), CRITICAL at
+/// step 7 (152k); the 3 grace calls reach at most 173k.
+fn droid_agent() -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent {
+        steps: STEPS,
+        base_tokens: 110_000,
+        per_step_tokens: 7_000,
+        obeys_pause: false,
+    }))
+}
+
+/// `--auto high`: the user lets Droid run the task's commands (`droid exec` is read-only
+/// otherwise).
+const DROID_ARGS: [&str; 5] = ["exec", "--auto", "high", "-m", DROID_MODEL];
+
+fn droid_env() -> Vec<(&'static str, String)> {
+    vec![
+        ("FACTORY_AIRGAP_ENABLED", "true".to_string()),
+        ("FACTORY_DROID_AUTO_UPDATE_ENABLED", "false".to_string()),
+    ]
+}
+
+/// Droid 0.225.2 ends the run on a PostToolUse `continue: false` (its hook-stop error),
+/// as Claude Code does: stopped at the last grace call.
+#[test]
+fn droid_exec_is_stopped_within_the_grace_calls() {
+    with_cli("relay21: droid exec pause", &DROID, |hosts, entry| {
+        let mut checks = Checks::new("relay21: droid exec pause");
+        let world = World::new(hosts);
+        let agent = droid_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        world.droid_setup(&server);
+        baton_config(&world, "pause");
+        let droid = named_command(&world, "droid", entry);
+        let mut args: Vec<&str> = DROID_ARGS.to_vec();
+        args.push(TASK);
+        let run = world.run(&droid, &args, &droid_env(), Duration::from_secs(120));
+        world.save_requests(&server, "pause-droid-exec");
+        let stopped_after = check_stopped_within_grace(
+            &mut checks,
+            &world,
+            &agent,
+            &server,
+            &run,
+            6,
+            StopsBy::TheLastGraceCall,
+        );
+        checks.check("droid exec exited 0", run.status.is_some_and(|s| s.success()), || run.describe());
+        drop(server);
+
+        let agent2 = droid_agent();
+        let server = Server::with_agent(Arc::clone(&agent2), SERVER_LIFETIME);
+        world.droid_repoint(&server);
+        let mut args: Vec<&str> = DROID_ARGS.to_vec();
+        args.push("continue");
+        let _run = world.run(&droid, &args, &droid_env(), Duration::from_secs(120));
+        world.save_requests(&server, "pause-droid-exec-continue");
+        check_continue_resumes(&mut checks, &server, &agent2, stopped_after);
+        checks.finish();
+    });
+}
+
+/// Each leg ends as in `droid exec` alone: Droid's own stop at the last grace call.
+#[test]
+fn baton_run_droid_exec_relays_twenty_steps_across_contexts() {
+    with_cli("relay21: baton run droid exec", &DROID, |hosts, entry| {
+        let mut checks = Checks::new("relay21: baton run droid exec");
+        let world = World::new(hosts);
+        let agent = droid_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        world.droid_setup(&server);
+        baton_config(&world, "relay");
+        let droid = named_command(&world, "droid", entry).display().to_string();
+        let mut args: Vec<&str> = vec!["run", "--", droid.as_str()];
+        args.extend(DROID_ARGS);
+        args.push(TASK);
+        let run = world.run(Path::new(common::BATON), &args, &droid_env(), Duration::from_secs(240));
+        world.save_requests(&server, "relay-droid-exec");
+        eprintln!("real hosts: relay21: baton run droid stderr (tail):\n{}", common_tail(&run.stderr));
+        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheHost);
         checks.finish();
     });
 }
