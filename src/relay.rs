@@ -233,11 +233,18 @@ pub struct HeadlessCommand {
 }
 
 /// The hosts `baton run` relays headless.
-pub const RELAYED: &[HostKind] =
-    &[HostKind::Claude, HostKind::Codex, HostKind::Gemini, HostKind::Qwen, HostKind::Droid];
+pub const RELAYED: &[HostKind] = &[
+    HostKind::Claude,
+    HostKind::Codex,
+    HostKind::Gemini,
+    HostKind::Qwen,
+    HostKind::Droid,
+    HostKind::Copilot,
+];
 
 /// The headless commands, as the messages and `--help` name them.
-pub const HEADLESS_FORMS: &str = "`claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`, `droid exec …`";
+pub const HEADLESS_FORMS: &str =
+    "`claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`, `droid exec …`, `copilot -p …`";
 
 /// How a host's headless command line reads (from each pinned CLI's `--help`).
 struct Grammar {
@@ -883,6 +890,21 @@ mod tests {
             Err(CommandError::NotHeadless("droid".into()))
         );
         assert_eq!(headless(&strings(&["droid", "exec", "-f", "task.md"])), Err(CommandError::NoPrompt));
+    }
+
+    #[test]
+    fn copilots_prompt_is_ps_value() {
+        let c = headless(&strings(&["copilot", "-p", "do it", "--allow-all-tools", "--model", "m"])).unwrap();
+        assert_eq!(c.host, HostKind::Copilot);
+        assert_eq!(c.leg_args(1)[1], "do it");
+        assert_eq!(c.leg_args(2), strings(&["-p", "continue", "--allow-all-tools", "--model", "m"]));
+        let c = headless(&strings(&["copilot", "--allow-tool", "shell", "write", "--prompt", "go"])).unwrap();
+        assert_eq!(c.leg_args(2), strings(&["--allow-tool", "shell", "write", "--prompt", "continue"]));
+        assert_eq!(
+            headless(&strings(&["copilot", "-i", "do it"])),
+            Err(CommandError::NotHeadless("copilot".into())),
+            "-i is interactive"
+        );
     }
 
     #[test]

@@ -17,8 +17,9 @@ pub(super) struct RunArgs {
     /// The most legs (contexts) the relay runs.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     max_legs: u32,
-    /// The host command: `claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …` or
-    /// `droid exec …`, the prompt last; or `claude …` (interactive) from a terminal.
+    /// The host command: `claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`,
+    /// `droid exec …` or `copilot -p …`, the prompt last (or `-p`'s value); or `claude …`
+    /// (interactive) from a terminal.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "HOST COMMAND")]
     command: Vec<String>,
 }

@@ -255,6 +255,7 @@ impl HostKind {
             HostKind::Gemini => gemini::PAUSE_STOP,
             HostKind::Codex => codex::PAUSE_STOP,
             HostKind::Qwen => qwen::PAUSE_STOP,
+            HostKind::Copilot => copilot::PAUSE_STOP,
             _ if self.honours_stop() => PauseStop::AtTheCall,
             _ => PauseStop::None,
         }

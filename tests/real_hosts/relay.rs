@@ -74,6 +74,7 @@ pub(super) fn transcripts(world: &World) -> String {
         world.sandbox.home().join(".gemini").join("tmp"),
         world.sandbox.home().join(".qwen").join("projects"),
         world.sandbox.home().join(".factory").join("sessions"),
+        world.sandbox.home().join(".copilot").join("session-state"),
     ];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
@@ -97,7 +98,8 @@ pub(super) fn check_no_compaction_and_permissions(checks: &mut Checks, world: &W
             && !text.contains("isCompactSummary\":true")
             && !text.contains("\"type\":\"compacted\"")
             && !text.contains("\"subtype\":\"chat_compression\"")
-            && !text.contains("\"type\":\"compaction_state\""),
+            && !text.contains("\"type\":\"compaction_state\"")
+            && !text.contains("\"type\":\"session.compaction_start\""),
         || format!("transcripts: {} bytes", text.len()),
     );
     // Whatever the host's own marker, a compaction fires its PreCompact (Gemini CLI:

@@ -234,3 +234,92 @@ fn baton_run_droid_exec_relays_twenty_steps_across_contexts() {
         checks.finish();
     });
 }
+
+// ---- GitHub Copilot CLI ----
+
+/// claude-sonnet-4.5 in Copilot CLI's table: 168,000 prompt tokens, compacted at 80 %
+/// (134,400). 118k at the start of a context, 1.5k per shell result: CRITICAL (75 %,
+/// 126k) at the call of step 7 (127k); the 3 grace calls reach at most 131.5k and two
+/// refused calls 134.5k... short of the compaction only if the stop comes in time.
+fn copilot_agent() -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent {
+        steps: STEPS,
+        base_tokens: 118_000,
+        per_step_tokens: 1_500,
+        obeys_pause: false,
+    }))
+}
+
+fn copilot_env(server: &Server) -> Vec<(&'static str, String)> {
+    vec![
+        ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", server.base_url())),
+        ("COPILOT_PROVIDER_API_KEY", "sk-standin".to_string()),
+        ("COPILOT_OFFLINE", "true".to_string()),
+        ("COPILOT_MODEL", "claude-sonnet-4.5".to_string()),
+        ("COPILOT_AUTO_UPDATE", "false".to_string()),
+    ]
+}
+
+/// The user's permissions: every tool allowed (`copilot -p` asks for no confirmation).
+const COPILOT_TAIL: [&str; 2] = ["--allow-all-tools", "--no-auto-update"];
+
+#[test]
+fn copilot_print_is_stopped_within_the_grace_calls() {
+    with_cli("relay21: copilot -p pause", &super::copilot::COPILOT, |hosts, entry| {
+        let mut checks = Checks::new("relay21: copilot -p pause");
+        let world = World::new(hosts);
+        world.baton_install("copilot");
+        baton_config(&world, "pause");
+        let agent = copilot_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        let copilot = named_command(&world, "copilot", entry);
+        let mut args: Vec<&str> = vec!["-p", TASK];
+        args.extend(COPILOT_TAIL);
+        let run = world.run(&copilot, &args, &copilot_env(&server), Duration::from_secs(120));
+        world.save_requests(&server, "pause-copilot-print");
+        let stopped_after = check_stopped_within_grace(
+            &mut checks,
+            &world,
+            &agent,
+            &server,
+            &run,
+            6,
+            StopsBy::RefusingTheNextCalls,
+        );
+        let last = server.main_requests().last().map(|r| r.text()).unwrap_or_default();
+        checks.check("the agent read baton's refusal", last.contains("baton refused this call"), || {
+            common_tail(&last)
+        });
+        checks.check("copilot -p exited 0", run.status.is_some_and(|s| s.success()), || run.describe());
+        drop(server);
+
+        let agent2 = copilot_agent();
+        let server = Server::with_agent(Arc::clone(&agent2), SERVER_LIFETIME);
+        let mut args: Vec<&str> = vec!["-p", "continue"];
+        args.extend(COPILOT_TAIL);
+        let _run = world.run(&copilot, &args, &copilot_env(&server), Duration::from_secs(120));
+        world.save_requests(&server, "pause-copilot-print-continue");
+        check_continue_resumes(&mut checks, &server, &agent2, stopped_after);
+        checks.finish();
+    });
+}
+
+#[test]
+fn baton_run_copilot_print_relays_twenty_steps_across_contexts() {
+    with_cli("relay21: baton run copilot -p", &super::copilot::COPILOT, |hosts, entry| {
+        let mut checks = Checks::new("relay21: baton run copilot -p");
+        let world = World::new(hosts);
+        world.baton_install("copilot");
+        baton_config(&world, "relay");
+        let agent = copilot_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        let copilot = named_command(&world, "copilot", entry).display().to_string();
+        let mut args: Vec<&str> = vec!["run", "--", copilot.as_str(), "-p", TASK];
+        args.extend(COPILOT_TAIL);
+        let run = world.run(Path::new(common::BATON), &args, &copilot_env(&server), Duration::from_secs(240));
+        world.save_requests(&server, "relay-copilot-print");
+        eprintln!("real hosts: relay21: baton run copilot stderr (tail):\n{}", common_tail(&run.stderr));
+        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
+        checks.finish();
+    });
+}
