@@ -527,8 +527,8 @@ pub enum CommandError {
     Empty,
     #[error("`{0}` is not a host baton knows (claude, codex, gemini, qwen, droid, copilot, opencode, kilo)")]
     UnknownHost(String),
-    #[error("`baton run` does not relay {0} yet: it relays {HEADLESS_FORMS}")]
-    NotRelayed(&'static str),
+    #[error("`baton run` does not relay {0} yet ({1}): it relays {HEADLESS_FORMS}")]
+    NotRelayed(&'static str, &'static str),
     #[error(
         "`{0}` is not headless here: use {HEADLESS_FORMS}, or run `claude` from a terminal (the interactive relay is Claude Code's only, for now)"
     )]
@@ -554,9 +554,21 @@ fn host_command(args: &[String]) -> Result<(&String, &str, HostKind, &[String]),
     let host = HostKind::from_id(name.trim_end_matches(".exe"))
         .ok_or_else(|| CommandError::UnknownHost(name.to_string()))?;
     if !RELAYED.contains(&host) {
-        return Err(CommandError::NotRelayed(host.name()));
+        return Err(CommandError::NotRelayed(host.name(), not_relayed_because(host)));
     }
     Ok((program, name, host, &args[1..]))
+}
+
+/// Why a host is not relayed (pure).
+fn not_relayed_because(host: HostKind) -> &'static str {
+    match host {
+        // The grammar of `run [message..]` is read ([`grammar`]) and the plugin's stop ends
+        // a run, but a fresh leg would be briefed without the record of the steps done.
+        HostKind::OpenCode | HostKind::Kilo => {
+            "its sessions are kept in its database, which baton does not read, so a fresh leg's brief could not say which steps were done"
+        }
+        _ => "not built",
+    }
 }
 
 /// The words of a command line, read with a host's grammar.
@@ -664,6 +676,15 @@ pub fn interactive(args: &[String]) -> Result<InteractiveCommand, CommandError> 
 /// option's value are not the prompt. An error: not headless, or no prompt.
 pub fn headless(args: &[String]) -> Result<HeadlessCommand, CommandError> {
     let (program, name, host, rest) = host_command(args)?;
+    read_headless(host, program, name, rest)
+}
+
+fn read_headless(
+    host: HostKind,
+    program: &str,
+    name: &str,
+    rest: &[String],
+) -> Result<HeadlessCommand, CommandError> {
     let grammar = grammar(host);
     let reading = read(&grammar, rest);
     if !reading.is_headless(&grammar) {
@@ -679,7 +700,7 @@ pub fn headless(args: &[String]) -> Result<HeadlessCommand, CommandError> {
     };
     Ok(HeadlessCommand {
         host,
-        program: program.clone(),
+        program: program.to_string(),
         args: rest.to_vec(),
         prompt_at,
         prompt_prefix,
@@ -910,10 +931,19 @@ mod tests {
     #[test]
     fn hosts_not_relayed_are_refused_by_name() {
         for host in HostKind::ALL.into_iter().filter(|h| !RELAYED.contains(h)) {
-            let err = headless(&strings(&[host.id(), "-p", "x"])).unwrap_err();
-            assert_eq!(err, CommandError::NotRelayed(host.name()));
-            assert!(err.to_string().contains("qwen -p"), "{err}");
+            let err = headless(&strings(&[host.id(), "run", "x"])).unwrap_err();
+            assert_eq!(err, CommandError::NotRelayed(host.name(), not_relayed_because(host)));
+            assert!(err.to_string().contains("copilot -p") && err.to_string().contains("database"), "{err}");
         }
+        // OpenCode's and Kilo's `run [message..]`: every positional word is the message.
+        let read =
+            |words: &[&str]| read_headless(HostKind::OpenCode, "opencode", "opencode", &strings(words));
+        let o = read(&["run", "do", "it", "-m", "p/m", "--title", "t"]).unwrap();
+        assert_eq!(o.leg_args(2), strings(&["run", "continue", "-m", "p/m", "--title", "t"]));
+        let o = read(&["run", "-f", "a.txt", "b.txt", "--", "do it"]).unwrap();
+        assert_eq!(o.leg_args(2), strings(&["run", "-f", "a.txt", "b.txt", "--", "continue"]));
+        assert_eq!(read(&["-c"]), Err(CommandError::NotHeadless("opencode".into())));
+        assert_eq!(read(&["run", "-m", "p/m"]), Err(CommandError::NoPrompt));
     }
 
     #[test]
