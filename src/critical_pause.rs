@@ -10,7 +10,11 @@
 //!   which ends the turn before that call runs;
 //! - Codex 0.171.0: no hook output ends a turn (a PostToolUse `continue: false` only
 //!   replaces the call's output; a PreToolUse one is rejected), so every further call of
-//!   the turn is refused at PreToolUse with the reason, and the agent can only end it.
+//!   the turn is refused at PreToolUse with the reason, and the agent can only end it;
+//! - Factory Droid 0.225.2: as Claude Code (its PostToolUse `continue: false` ends the run);
+//! - Qwen Code 0.15.10 and Copilot CLI 1.0.102: as Codex (Qwen Code makes a `continue:
+//!   false` the call's error result, Copilot CLI ignores it at PostToolUse; both honour a
+//!   PreToolUse deny).
 //!
 //! Under `baton run` a host whose agent goes on is ended by the relay. Elsewhere the
 //! pause acts as `advise` ([`can_stop`]).

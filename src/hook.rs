@@ -155,8 +155,11 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         if call.config.disabled() {
             return None;
         }
+        // A new prompt is a new turn: the pause no longer refuses calls (Qwen Code).
+        lift_refusals(&call);
         let start = resume::first_prompt(call.cwd.as_deref()?, call.session()?, &call.config)?;
-        return Some(call.envelope(&start.text));
+        let text = resume::with_relay_leg(start.text, env.run.as_ref().map(|(_, leg)| *leg));
+        return Some(call.envelope(&text));
     }
     if matches!(event, Event::Other(_) | Event::Missing) {
         return None;
@@ -185,7 +188,11 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         }
         Event::PreToolUse => refuse_after_pause(&call),
         Event::TurnStart => {
-            lift_refusals(&call);
+            // Qwen Code fires UserPromptSubmit with an empty prompt on every tool-result
+            // continuation: the same turn, whose refusals stay.
+            if call.host != HostKind::Qwen || qwen::is_real_prompt(input.prompt.as_deref()) {
+                lift_refusals(&call);
+            }
             let note = audit_note(&call, Point::UserPrompt);
             let mut said = monitor_step(&call, Cadence::TurnStart);
             if let Some(stop) = said.stop.take() {
@@ -582,18 +589,25 @@ fn refuse_after_pause(call: &Call) -> Option<Envelope> {
     })
 }
 
-/// The turn ends (Codex's Stop, Gemini CLI's AfterAgent) after the pause told the agent its
+/// The turn ends (Codex's and Qwen Code's Stop, Gemini CLI's AfterAgent) after the pause told the agent its
 /// last grace call was used: the handoff written at that call lacks the call's own output
-/// (the host records it after the hook), so it is written again now; on Codex also after
-/// refused calls (none ran). Silent, after one read of the session's state.
+/// (the host records it after the hook), so it is written again now; on Codex and Qwen
+/// Code also after refused calls (none ran), and under `baton run` on every such host when
+/// the agent ended the turn within its grace calls. Silent, after one read of the
+/// session's state.
 fn handoff_at_turn_end(call: &Call) {
     let stop = call.host.pause_stop();
     if !critical_pause::stops_before_the_next_call(stop) {
         return;
     }
     let Some(session) = call.session() else { return };
-    let refusals = session_state::load(session).and_then(|s| s.pause_refusals);
-    if refusals == Some(0) || (refusals.is_some() && stop == PauseStop::RefuseTheNextCalls) {
+    let Some(state) = session_state::load(session) else { return };
+    let refusals = state.pause_refusals;
+    // Under `baton run`, the agent ended its turn within its grace calls (its work done,
+    // or as baton asked): the relay starts the next leg at once, briefed from the handoff,
+    // and the CRITICAL one lacks what those calls did.
+    let in_grace = call.env.run.is_some() && state.pause_armed_at.is_some() && state.paused_at.is_none();
+    if in_grace || refusals == Some(0) || (refusals.is_some() && stop == PauseStop::RefuseTheNextCalls) {
         let figure = call.session_ref().and_then(|session_ref| {
             monitor::current_figure(
                 &session_ref,

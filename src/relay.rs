@@ -223,59 +223,301 @@ pub struct HeadlessCommand {
     pub host: HostKind,
     pub program: String,
     pub args: Vec<String>,
-    /// The index in `args` of the prompt.
+    /// The index in `args` of the prompt (its first word, for a host that joins every
+    /// positional word into the prompt: OpenCode's and Kilo's `run [message..]`).
     pub prompt_at: usize,
+    /// What precedes the prompt in its word: `--prompt=` when it was given so.
+    pub prompt_prefix: String,
+    /// The prompt's further words (OpenCode, Kilo), dropped on later legs.
+    pub prompt_rest: Vec<usize>,
 }
 
-/// The flags of each host that take a value (so their value is not the prompt).
-fn takes_value(host: HostKind, flag: &str) -> bool {
-    let common = ["--model", "-m", "--output-format", "--append-system-prompt", "--system-prompt"];
-    let own: &[&str] = match host {
-        HostKind::Claude => &[
-            "--allowedTools",
-            "--allowed-tools",
-            "--disallowedTools",
-            "--disallowed-tools",
-            "--permission-mode",
-            "--max-turns",
-            "--settings",
-            "--add-dir",
-            "--mcp-config",
-            "--input-format",
-            "--fallback-model",
-            "--session-id",
-            "--agents",
-        ],
-        HostKind::Codex => &[
-            "-s",
-            "--sandbox",
-            "-c",
-            "--config",
-            "-C",
-            "--cd",
-            "-p",
-            "--profile",
-            "-i",
-            "--image",
-            "-a",
-            "--ask-for-approval",
-            "-o",
-            "--output-last-message",
-            "--output-schema",
-            "--color",
-        ],
-        HostKind::Gemini => &[
-            "--approval-mode",
-            "--allowed-tools",
-            "--include-directories",
-            "-e",
-            "--extensions",
-            "--allowed-mcp-server-names",
-        ],
-        // Not relayed yet ([`headless`] refuses them).
-        HostKind::Qwen | HostKind::Droid | HostKind::Copilot | HostKind::OpenCode | HostKind::Kilo => &[],
-    };
-    common.contains(&flag) || own.contains(&flag)
+/// The hosts `baton run` relays headless.
+pub const RELAYED: &[HostKind] = &[
+    HostKind::Claude,
+    HostKind::Codex,
+    HostKind::Gemini,
+    HostKind::Qwen,
+    HostKind::Droid,
+    HostKind::Copilot,
+];
+
+/// The headless commands, as the messages and `--help` name them.
+pub const HEADLESS_FORMS: &str =
+    "`claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`, `droid exec …`, `copilot -p …`";
+
+/// How a host's headless command line reads (from each pinned CLI's `--help`).
+struct Grammar {
+    /// The first word that makes the command headless (`codex exec`, `droid exec`,
+    /// `opencode run`), when the host has one.
+    subcommands: &'static [&'static str],
+    /// Switches that make the command headless (Claude's `-p`).
+    switches: &'static [&'static str],
+    /// Options whose value is the prompt (Gemini's, Qwen's and Copilot's `-p`).
+    prompt_options: &'static [&'static str],
+    /// A positional prompt also makes the command headless (Qwen's one-shot query),
+    /// unless one of these options is given (`-i`: interactive after the prompt).
+    positional_headless_unless: Option<&'static [&'static str]>,
+    /// Every positional word is the prompt (yargs' `[message..]`), not only the last.
+    positional_joined: bool,
+    /// Options that take one value.
+    values: &'static [&'static str],
+    /// Options that take every following word up to the next option (yargs' arrays).
+    arrays: &'static [&'static str],
+}
+
+fn grammar(host: HostKind) -> Grammar {
+    let none: &[&str] = &[];
+    match host {
+        HostKind::Claude => Grammar {
+            subcommands: none,
+            switches: &["-p", "--print"],
+            prompt_options: none,
+            positional_headless_unless: None,
+            positional_joined: false,
+            values: &[
+                "--model",
+                "-m",
+                "--output-format",
+                "--append-system-prompt",
+                "--system-prompt",
+                "--allowedTools",
+                "--allowed-tools",
+                "--disallowedTools",
+                "--disallowed-tools",
+                "--permission-mode",
+                "--max-turns",
+                "--settings",
+                "--add-dir",
+                "--mcp-config",
+                "--input-format",
+                "--fallback-model",
+                "--session-id",
+                "--agents",
+            ],
+            arrays: none,
+        },
+        HostKind::Codex => Grammar {
+            subcommands: &["exec", "e"],
+            switches: none,
+            prompt_options: none,
+            positional_headless_unless: None,
+            positional_joined: false,
+            values: &[
+                "--model",
+                "-m",
+                "-s",
+                "--sandbox",
+                "-c",
+                "--config",
+                "-C",
+                "--cd",
+                "-p",
+                "--profile",
+                "-i",
+                "--image",
+                "-a",
+                "--ask-for-approval",
+                "-o",
+                "--output-last-message",
+                "--output-schema",
+                "--color",
+            ],
+            arrays: none,
+        },
+        HostKind::Gemini => Grammar {
+            subcommands: none,
+            switches: none,
+            prompt_options: &["-p", "--prompt"],
+            positional_headless_unless: None,
+            positional_joined: false,
+            values: &[
+                "--model",
+                "-m",
+                "--output-format",
+                "-o",
+                "--approval-mode",
+                "--allowed-tools",
+                "--include-directories",
+                "-e",
+                "--extensions",
+                "--allowed-mcp-server-names",
+            ],
+            arrays: none,
+        },
+        // Qwen Code 0.15.10 (`qwen --help`): yargs; `[array]` options are greedy.
+        HostKind::Qwen => Grammar {
+            subcommands: none,
+            switches: none,
+            prompt_options: &["-p", "--prompt"],
+            positional_headless_unless: Some(&["-i", "--prompt-interactive", "--acp"]),
+            positional_joined: true,
+            values: &[
+                "--telemetry-target",
+                "--telemetry-otlp-endpoint",
+                "--telemetry-otlp-protocol",
+                "--telemetry-outfile",
+                "--proxy",
+                "-m",
+                "--model",
+                "-i",
+                "--prompt-interactive",
+                "--system-prompt",
+                "--append-system-prompt",
+                "--sandbox-image",
+                "--approval-mode",
+                "--channel",
+                "--mcp-config",
+                "--openai-logging-dir",
+                "--openai-api-key",
+                "--openai-base-url",
+                "--input-format",
+                "-o",
+                "--output-format",
+                "--json-fd",
+                "--json-file",
+                "--json-schema",
+                "--input-file",
+                "-r",
+                "--resume",
+                "--session-id",
+                "--max-session-turns",
+                "--auth-type",
+            ],
+            arrays: &[
+                "--allowed-mcp-server-names",
+                "--allowed-tools",
+                "-e",
+                "--extensions",
+                "--include-directories",
+                "--add-dir",
+                "--core-tools",
+                "--exclude-tools",
+                "--disabled-slash-commands",
+            ],
+        },
+        // OpenCode 1.18.33 and Kilo CLI 7.7.7 (`run --help`): yargs, `run [message..]`.
+        HostKind::OpenCode | HostKind::Kilo => Grammar {
+            subcommands: &["run"],
+            switches: none,
+            prompt_options: none,
+            positional_headless_unless: None,
+            positional_joined: true,
+            values: &[
+                "--log-level",
+                "--command",
+                "-s",
+                "--session",
+                "-m",
+                "--model",
+                "--agent",
+                "--format",
+                "--title",
+                "--attach",
+                "-p",
+                "--password",
+                "-u",
+                "--username",
+                "--dir",
+                "--port",
+                "--variant",
+            ],
+            arrays: &["-f", "--file"],
+        },
+        // Factory Droid 0.225.2 (`droid exec --help`): commander, `exec [prompt]`.
+        HostKind::Droid => Grammar {
+            subcommands: &["exec"],
+            switches: none,
+            prompt_options: none,
+            positional_headless_unless: None,
+            positional_joined: false,
+            values: &[
+                "-o",
+                "--output-format",
+                "--input-format",
+                "-f",
+                "--file",
+                "--auto",
+                "-s",
+                "--session-id",
+                "--fork",
+                "-m",
+                "--model",
+                "-r",
+                "--reasoning-effort",
+                "--spec-model",
+                "--spec-reasoning-effort",
+                "--only-tools",
+                "--add-tools",
+                "--remove-tools",
+                "--cwd",
+                "--settings",
+                "-w",
+                "--worktree",
+                "--worktree-dir",
+                "--tag",
+                "--log-group-id",
+                "--worker-model",
+                "--worker-reasoning-effort",
+                "--validator-model",
+                "--validator-reasoning-effort",
+                "--append-system-prompt",
+                "--append-system-prompt-file",
+            ],
+            arrays: none,
+        },
+        // GitHub Copilot CLI 1.0.102 (`copilot --help`): the prompt is `-p`'s value.
+        HostKind::Copilot => Grammar {
+            subcommands: none,
+            switches: none,
+            prompt_options: &["-p", "--prompt"],
+            positional_headless_unless: None,
+            positional_joined: false,
+            values: &[
+                "-i",
+                "--interactive",
+                "--model",
+                "--reasoning-effort",
+                "--context",
+                "--auto-tier",
+                "--agent",
+                "-n",
+                "--name",
+                "--session-id",
+                "-C",
+                "--log-dir",
+                "--extension-sdk-path",
+                "--log-level",
+                "--stream",
+                "--output-format",
+                "--add-dir",
+                "--attachment",
+                "--disable-mcp-server",
+                "--add-github-mcp-toolset",
+                "--add-github-mcp-tool",
+                "--plugin-dir",
+                "--additional-mcp-config",
+                "--mcp-github-auth",
+                "--max-autopilot-continues",
+                "--mode",
+                "--environment-host",
+                "--environment-compute-id",
+                "--dynamic-retrieval",
+                "--enable-mcp-server",
+                "--max-ai-credits",
+                "--usage-output-file",
+            ],
+            arrays: &[
+                "--allow-tool",
+                "--deny-tool",
+                "--available-tools",
+                "--excluded-tools",
+                "--secret-env-vars",
+                "--allow-url",
+                "--deny-url",
+            ],
+        },
+    }
 }
 
 /// Why a command cannot be relayed.
@@ -283,12 +525,12 @@ fn takes_value(host: HostKind, flag: &str) -> bool {
 pub enum CommandError {
     #[error("no host command given")]
     Empty,
-    #[error("`{0}` is not a host baton knows (claude, codex, gemini)")]
+    #[error("`{0}` is not a host baton knows (claude, codex, gemini, qwen, droid, copilot, opencode, kilo)")]
     UnknownHost(String),
-    #[error("`baton run` does not relay {0} yet: claude, codex and gemini only")]
-    NotRelayed(&'static str),
+    #[error("`baton run` does not relay {0} yet ({1}): it relays {HEADLESS_FORMS}")]
+    NotRelayed(&'static str, &'static str),
     #[error(
-        "`{0}` is not headless here: use `claude -p …`, `codex exec …` or `gemini -p …`, or run `claude` from a terminal (the interactive relay is Claude Code's only, for now)"
+        "`{0}` is not headless here: use {HEADLESS_FORMS}, or run `claude` from a terminal (the interactive relay is Claude Code's only, for now)"
     )]
     NotHeadless(String),
     #[error("no prompt found in the host command (give it as the last word)")]
@@ -311,22 +553,102 @@ fn host_command(args: &[String]) -> Result<(&String, &str, HostKind, &[String]),
     let name = std::path::Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or("");
     let host = HostKind::from_id(name.trim_end_matches(".exe"))
         .ok_or_else(|| CommandError::UnknownHost(name.to_string()))?;
-    if matches!(
-        host,
-        HostKind::Qwen | HostKind::Droid | HostKind::Copilot | HostKind::OpenCode | HostKind::Kilo
-    ) {
-        return Err(CommandError::NotRelayed(host.name()));
+    if !RELAYED.contains(&host) {
+        return Err(CommandError::NotRelayed(host.name(), not_relayed_because(host)));
     }
     Ok((program, name, host, &args[1..]))
 }
 
-fn is_headless(host: HostKind, rest: &[String]) -> bool {
+/// Why a host is not relayed (pure).
+fn not_relayed_because(host: HostKind) -> &'static str {
     match host {
-        HostKind::Claude => rest.iter().any(|a| a == "-p" || a == "--print"),
-        HostKind::Codex => rest.first().is_some_and(|a| a == "exec" || a == "e"),
-        HostKind::Gemini => rest.iter().any(|a| a == "-p" || a == "--prompt"),
-        HostKind::Qwen | HostKind::Droid | HostKind::Copilot | HostKind::OpenCode | HostKind::Kilo => false,
+        // The grammar of `run [message..]` is read ([`grammar`]) and the plugin's stop ends
+        // a run, but a fresh leg would be briefed without the record of the steps done.
+        HostKind::OpenCode | HostKind::Kilo => {
+            "its sessions are kept in its database, which baton does not read, so a fresh leg's brief could not say which steps were done"
+        }
+        _ => "not built",
     }
+}
+
+/// The words of a command line, read with a host's grammar.
+#[derive(Debug, Default)]
+struct Reading {
+    /// A headless switch or subcommand was given.
+    headless_word: bool,
+    /// The word holding a prompt option's value, and its prefix (`--prompt=`).
+    prompt_option: Option<(usize, String)>,
+    /// The positional words, in order.
+    positionals: Vec<usize>,
+    /// Options given (names only).
+    options: Vec<String>,
+}
+
+fn read(grammar: &Grammar, rest: &[String]) -> Reading {
+    let mut reading = Reading::default();
+    let mut i = 0;
+    if rest.first().is_some_and(|a| grammar.subcommands.contains(&a.as_str())) {
+        reading.headless_word = true;
+        i = 1;
+    }
+    while i < rest.len() {
+        let arg = &rest[i];
+        if arg == "--" {
+            reading.positionals.extend(i + 1..rest.len());
+            break;
+        }
+        if !arg.starts_with('-') || arg == "-" {
+            reading.positionals.push(i);
+            i += 1;
+            continue;
+        }
+        let (name, inline) = match arg.split_once('=') {
+            Some((name, _)) if name.starts_with("--") => (name, true),
+            _ => (arg.as_str(), false),
+        };
+        reading.options.push(name.to_string());
+        if grammar.switches.contains(&name) {
+            reading.headless_word = true;
+        }
+        if grammar.prompt_options.contains(&name) {
+            if inline {
+                reading.prompt_option = Some((i, format!("{name}=")));
+            } else if i + 1 < rest.len() {
+                reading.prompt_option = Some((i + 1, String::new()));
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        i += 1;
+        if inline {
+            continue;
+        }
+        if grammar.values.contains(&name) {
+            i += 1;
+        } else if grammar.arrays.contains(&name) {
+            while i < rest.len() && !rest[i].starts_with('-') {
+                i += 1;
+            }
+        }
+    }
+    reading
+}
+
+impl Reading {
+    fn is_headless(&self, grammar: &Grammar) -> bool {
+        self.headless_word
+            || self.prompt_option.is_some()
+            || grammar.positional_headless_unless.is_some_and(|interactive| {
+                !self.positionals.is_empty()
+                    && !self.options.iter().any(|o| interactive.contains(&o.as_str()))
+            })
+    }
+}
+
+fn is_headless(host: HostKind, rest: &[String]) -> bool {
+    let grammar = grammar(host);
+    read(&grammar, rest).is_headless(&grammar)
 }
 
 /// An interactive host command, as `baton run` was given it: run as is, on a pty.
@@ -338,7 +660,7 @@ pub struct InteractiveCommand {
 }
 
 /// Reads an interactive command: `claude …` without `-p`. An error: headless (use
-/// [`headless`]) or a host whose interactive relay is not built (Codex, Gemini CLI).
+/// [`headless`]) or a host whose interactive relay is not built (every other host).
 pub fn interactive(args: &[String]) -> Result<InteractiveCommand, CommandError> {
     let (program, name, host, rest) = host_command(args)?;
     if is_headless(host, rest) || host != HostKind::Claude {
@@ -347,52 +669,64 @@ pub fn interactive(args: &[String]) -> Result<InteractiveCommand, CommandError> 
     Ok(InteractiveCommand { host, program: program.clone(), args: rest.to_vec() })
 }
 
-/// Reads a headless command: `claude -p …`, `codex exec …`, `gemini -p …`. The prompt is
-/// the value of Claude's and Gemini's `-p`/`--print`/`--prompt` when it has one, else the
-/// last word that is not a flag or a flag's value. An error: not headless, or no prompt.
+/// Reads a headless command ([`HEADLESS_FORMS`]). The prompt is the value of the host's
+/// prompt option (`-p`/`--prompt` of Gemini CLI, Qwen Code, Copilot CLI) when it has one,
+/// else the positional words: the last one, or all of them on a host that joins them
+/// (OpenCode's and Kilo's `run [message..]`, Qwen Code's `[query..]`). Words that are an
+/// option's value are not the prompt. An error: not headless, or no prompt.
 pub fn headless(args: &[String]) -> Result<HeadlessCommand, CommandError> {
     let (program, name, host, rest) = host_command(args)?;
-    if !is_headless(host, rest) {
+    read_headless(host, program, name, rest)
+}
+
+fn read_headless(
+    host: HostKind,
+    program: &str,
+    name: &str,
+    rest: &[String],
+) -> Result<HeadlessCommand, CommandError> {
+    let grammar = grammar(host);
+    let reading = read(&grammar, rest);
+    if !reading.is_headless(&grammar) {
         return Err(CommandError::NotHeadless(name.to_string()));
     }
-    let mut prompt_at = None;
-    let mut i = usize::from(host == HostKind::Codex);
-    while i < rest.len() {
-        let arg = &rest[i];
-        if arg == "--" {
-            if i + 1 < rest.len() {
-                prompt_at = Some(rest.len() - 1);
-            }
-            break;
+    let (prompt_at, prompt_prefix, prompt_rest) = match reading.prompt_option {
+        Some((at, prefix)) => (at, prefix, vec![]),
+        None if grammar.positional_joined => {
+            let (first, others) = reading.positionals.split_first().ok_or(CommandError::NoPrompt)?;
+            (*first, String::new(), others.to_vec())
         }
-        // Gemini's `-p` takes the prompt; Claude's `-p` is a switch, the prompt positional.
-        if host == HostKind::Gemini && (arg == "-p" || arg == "--prompt") && i + 1 < rest.len() {
-            prompt_at = Some(i + 1);
-            i += 2;
-            continue;
-        }
-        if arg.starts_with('-') {
-            i += if takes_value(host, arg) && !arg.contains('=') { 2 } else { 1 };
-            continue;
-        }
-        prompt_at = Some(i);
-        i += 1;
-    }
-    let prompt_at = prompt_at.ok_or(CommandError::NoPrompt)?;
-    Ok(HeadlessCommand { host, program: program.clone(), args: rest.to_vec(), prompt_at })
+        None => (*reading.positionals.last().ok_or(CommandError::NoPrompt)?, String::new(), vec![]),
+    };
+    Ok(HeadlessCommand {
+        host,
+        program: program.to_string(),
+        args: rest.to_vec(),
+        prompt_at,
+        prompt_prefix,
+        prompt_rest,
+    })
 }
 
 impl HeadlessCommand {
     /// The arguments of a leg: the first keeps the user's prompt; later ones carry the
-    /// continue prompt in its place, every option unchanged.
+    /// continue prompt in its place (its further words dropped), every option unchanged.
     pub fn leg_args(&self, leg: u32) -> Vec<String> {
-        let mut args = self.args.clone();
-        if leg > 1 {
-            if let Some(slot) = args.get_mut(self.prompt_at) {
-                *slot = CONTINUE_PROMPT.to_string();
-            }
+        if leg <= 1 {
+            return self.args.clone();
         }
-        args
+        self.args
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !self.prompt_rest.contains(i))
+            .map(|(i, arg)| {
+                if i == self.prompt_at {
+                    format!("{}{CONTINUE_PROMPT}", self.prompt_prefix)
+                } else {
+                    arg.clone()
+                }
+            })
+            .collect()
     }
 }
 
@@ -537,6 +871,79 @@ mod tests {
         assert_eq!(g.leg_args(2), strings(&["-m", "gemini-2.5-flash", "-p", "continue", "--yolo"]));
         assert!(headless(&strings(&["claude"])).is_err());
         assert!(headless(&strings(&["vim", "-p", "x"])).is_err());
+    }
+
+    #[test]
+    fn qwen_codes_prompt_is_p_or_the_positional_query() {
+        let q = headless(&strings(&["qwen", "--yolo", "-m", "qwen3-coder-plus", "-p", "do it"])).unwrap();
+        assert_eq!(q.host, HostKind::Qwen);
+        assert_eq!(q.leg_args(1).last().unwrap(), "do it");
+        assert_eq!(q.leg_args(2), strings(&["--yolo", "-m", "qwen3-coder-plus", "-p", "continue"]));
+        let q = headless(&strings(&["qwen", "--prompt=do it", "--approval-mode", "yolo"])).unwrap();
+        assert_eq!(q.leg_args(2), strings(&["--prompt=continue", "--approval-mode", "yolo"]));
+        // The positional query is one-shot too; its words are one prompt; arrays are greedy.
+        let q = headless(&strings(&["qwen", "--yolo", "do", "it", "--allowed-tools", "a", "b"])).unwrap();
+        assert_eq!(q.leg_args(2), strings(&["--yolo", "continue", "--allowed-tools", "a", "b"]));
+        assert_eq!(
+            headless(&strings(&["qwen", "-i", "do it"])),
+            Err(CommandError::NotHeadless("qwen".into())),
+            "-i is interactive after the prompt"
+        );
+        assert_eq!(headless(&strings(&["qwen", "--yolo"])), Err(CommandError::NotHeadless("qwen".into())));
+        assert_eq!(
+            headless(&strings(&["qwen", "--allowed-tools", "run_shell_command", "x"])),
+            Err(CommandError::NotHeadless("qwen".into())),
+            "an array option takes every word after it"
+        );
+    }
+
+    #[test]
+    fn droids_prompt_is_execs_last_word() {
+        let d = headless(&strings(&["droid", "exec", "--auto", "high", "-m", "custom:x", "do it"])).unwrap();
+        assert_eq!(d.host, HostKind::Droid);
+        assert_eq!(d.leg_args(1).last().unwrap(), "do it");
+        assert_eq!(d.leg_args(2), strings(&["exec", "--auto", "high", "-m", "custom:x", "continue"]));
+        let d = headless(&strings(&["droid", "exec", "do it", "--cwd", "/p", "--skip-permissions-unsafe"]))
+            .unwrap();
+        assert_eq!(d.leg_args(2), strings(&["exec", "continue", "--cwd", "/p", "--skip-permissions-unsafe"]));
+        assert_eq!(
+            headless(&strings(&["droid", "--auto", "high"])),
+            Err(CommandError::NotHeadless("droid".into()))
+        );
+        assert_eq!(headless(&strings(&["droid", "exec", "-f", "task.md"])), Err(CommandError::NoPrompt));
+    }
+
+    #[test]
+    fn copilots_prompt_is_ps_value() {
+        let c = headless(&strings(&["copilot", "-p", "do it", "--allow-all-tools", "--model", "m"])).unwrap();
+        assert_eq!(c.host, HostKind::Copilot);
+        assert_eq!(c.leg_args(1)[1], "do it");
+        assert_eq!(c.leg_args(2), strings(&["-p", "continue", "--allow-all-tools", "--model", "m"]));
+        let c = headless(&strings(&["copilot", "--allow-tool", "shell", "write", "--prompt", "go"])).unwrap();
+        assert_eq!(c.leg_args(2), strings(&["--allow-tool", "shell", "write", "--prompt", "continue"]));
+        assert_eq!(
+            headless(&strings(&["copilot", "-i", "do it"])),
+            Err(CommandError::NotHeadless("copilot".into())),
+            "-i is interactive"
+        );
+    }
+
+    #[test]
+    fn hosts_not_relayed_are_refused_by_name() {
+        for host in HostKind::ALL.into_iter().filter(|h| !RELAYED.contains(h)) {
+            let err = headless(&strings(&[host.id(), "run", "x"])).unwrap_err();
+            assert_eq!(err, CommandError::NotRelayed(host.name(), not_relayed_because(host)));
+            assert!(err.to_string().contains("copilot -p") && err.to_string().contains("database"), "{err}");
+        }
+        // OpenCode's and Kilo's `run [message..]`: every positional word is the message.
+        let read =
+            |words: &[&str]| read_headless(HostKind::OpenCode, "opencode", "opencode", &strings(words));
+        let o = read(&["run", "do", "it", "-m", "p/m", "--title", "t"]).unwrap();
+        assert_eq!(o.leg_args(2), strings(&["run", "continue", "-m", "p/m", "--title", "t"]));
+        let o = read(&["run", "-f", "a.txt", "b.txt", "--", "do it"]).unwrap();
+        assert_eq!(o.leg_args(2), strings(&["run", "-f", "a.txt", "b.txt", "--", "continue"]));
+        assert_eq!(read(&["-c"]), Err(CommandError::NotHeadless("opencode".into())));
+        assert_eq!(read(&["run", "-m", "p/m"]), Err(CommandError::NoPrompt));
     }
 
     #[test]

@@ -862,3 +862,4 @@ mod opencode21;
 mod pane18;
 mod pty19;
 mod relay;
+mod relay21;

@@ -1,5 +1,5 @@
 //! `baton run [--max-legs N] [--] <host command…>`: the relay's runner. Headless host
-//! commands (`claude -p …`, `codex exec …`, `gemini -p …`): each leg runs in the
+//! commands ([`relay::HEADLESS_FORMS`]): each leg runs in the
 //! foreground with its output passed through as the host prints it; a leg that baton
 //! paused at critical context is followed by a fresh one with the continue prompt, whose
 //! SessionStart brief carries the handoff. One line per hand-over and a one-paragraph
@@ -17,8 +17,9 @@ pub(super) struct RunArgs {
     /// The most legs (contexts) the relay runs.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     max_legs: u32,
-    /// The host command: `claude -p …`, `codex exec …` or `gemini -p …`, the prompt last;
-    /// or `claude …` (interactive) from a terminal.
+    /// The host command: `claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`,
+    /// `droid exec …` or `copilot -p …`, the prompt last (or `-p`'s value); or `claude …`
+    /// (interactive) from a terminal.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "HOST COMMAND")]
     command: Vec<String>,
 }

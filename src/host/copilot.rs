@@ -24,7 +24,7 @@
 
 use std::path::PathBuf;
 
-use super::{EventSpec, HookInput, Places, Scope};
+use super::{EventSpec, HookInput, PauseStop, Places, Scope};
 
 pub const NAME: &str = "GitHub Copilot CLI";
 pub const ID: &str = "copilot";
@@ -33,8 +33,13 @@ pub const HOOK_TIMEOUT: u64 = 10;
 /// Its `statusLine.command` is experimental; baton does not register it yet.
 pub const HAS_STATUSLINE: bool = false;
 
-/// Whether a hook's `continue: false` stops the agent (the pause). Not checked on the real Copilot CLI: the pause acts as `advise` there.
+/// Whether a hook's `continue: false` ends the agent's turn: no (seen on 1.0.102: a
+/// PostToolUse `continue: false` is ignored and the turn goes on).
 pub const HONOURS_STOP: bool = false;
+
+/// How the pause stops the agent: every call after the grace calls is refused at
+/// PreToolUse (`permissionDecision: "deny"`, the agent reads the reason), as on Codex.
+pub const PAUSE_STOP: PauseStop = PauseStop::RefuseTheNextCalls;
 
 /// Whether Copilot CLI shows a hook's `systemMessage` was not checked: no notice is sent.
 pub const SHOWS_SYSTEM_MESSAGE: bool = false;
@@ -51,7 +56,9 @@ pub const HOOK_FILE: &str = "hooks/baton.json";
 /// The environment variables Copilot CLI sets for its hooks.
 pub const ENV_MARKS: &[&str] = &["COPILOT_PROJECT_DIR", "COPILOT_HOOK_DIR"];
 
+/// PreToolUse refuses calls once the pause has stopped the agent ([`PAUSE_STOP`]).
 pub const EVENTS: &[EventSpec] = &[
+    EventSpec::new("PreToolUse", Some("*")),
     EventSpec::new("PostToolUse", Some("*")),
     EventSpec::new("SessionStart", None),
     EventSpec::new("PreCompact", None),

@@ -29,8 +29,10 @@ pub const ID: &str = "droid";
 pub const HOOK_TIMEOUT: u64 = 10;
 pub const HAS_STATUSLINE: bool = false;
 
-/// Whether a hook's `continue: false` stops the agent (the pause). Not checked on the real Factory Droid: the pause acts as `advise` there.
-pub const HONOURS_STOP: bool = false;
+/// Whether a hook's `continue: false` stops the agent (the pause): yes. Droid 0.225.2
+/// throws its hook-stop error on a PostToolUse `continue: false`, which ends the run
+/// ("Execution stopped by hook"; `droid exec` exits), as Claude Code does.
+pub const HONOURS_STOP: bool = true;
 
 /// Whether Factory Droid shows a hook's `systemMessage` was not checked on its real CLI: baton
 /// does not count on it, so no notice is sent there.

@@ -254,6 +254,8 @@ impl HostKind {
         match self {
             HostKind::Gemini => gemini::PAUSE_STOP,
             HostKind::Codex => codex::PAUSE_STOP,
+            HostKind::Qwen => qwen::PAUSE_STOP,
+            HostKind::Copilot => copilot::PAUSE_STOP,
             _ if self.honours_stop() => PauseStop::AtTheCall,
             _ => PauseStop::None,
         }

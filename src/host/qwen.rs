@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{EventSpec, HookInput, Places, Scope};
+use super::{EventSpec, HookInput, PauseStop, Places, Scope};
 use crate::fsx;
 
 pub const NAME: &str = "Qwen Code";
@@ -32,8 +32,16 @@ pub const ID: &str = "qwen";
 pub const HOOK_TIMEOUT: u64 = 10_000;
 pub const HAS_STATUSLINE: bool = false;
 
-/// Whether a hook's `continue: false` stops the agent (the pause). Not checked on the real Qwen Code: the pause acts as `advise` there.
+/// Whether a hook's `continue: false` ends the agent's turn: no. Qwen Code 0.15.10 turns a
+/// PreToolUse or PostToolUse `continue: false` into an error result of that one call
+/// (`execution_denied`) and the turn goes on with the next model request.
 pub const HONOURS_STOP: bool = false;
+
+/// How the pause stops the agent: a PreToolUse `permissionDecision: "deny"` refuses the
+/// call (the agent reads the reason as the call's result), so every call after the grace
+/// calls is refused until the agent ends its turn (as on Codex). Under `baton run` the
+/// relay ends the leg at the last grace call instead.
+pub const PAUSE_STOP: PauseStop = PauseStop::RefuseTheNextCalls;
 
 /// Whether Qwen Code shows a hook's `systemMessage` was not checked on its real CLI: baton
 /// does not count on it, so no notice is sent there.
@@ -46,8 +54,13 @@ pub const PROJECT_FOLDER: &str = ".qwen";
 /// The environment variable only Qwen Code sets for its hooks.
 pub const ENV_MARK: &str = "QWEN_PROJECT_DIR";
 
-/// PostToolUseFailure for failed calls; UserPromptSubmit carries the resume brief.
+/// PostToolUseFailure for failed calls; UserPromptSubmit carries the resume brief;
+/// PreToolUse refuses calls once the pause has stopped the agent ([`PAUSE_STOP`]), and
+/// Stop writes the handoff again at the end of that turn (the last grace call's output is
+/// in the chat recording by then).
 pub const EVENTS: &[EventSpec] = &[
+    EventSpec::new("PreToolUse", Some("*")),
+    EventSpec::new("Stop", None),
     EventSpec::new("PostToolUse", Some("*")),
     EventSpec::new("PostToolUseFailure", Some("*")),
     EventSpec::new("UserPromptSubmit", None),

@@ -56,7 +56,7 @@ pub(super) fn steps_log(world: &World) -> Vec<String> {
         .collect()
 }
 
-fn expected_log(to: u32) -> Vec<String> {
+pub(super) fn expected_log(to: u32) -> Vec<String> {
     (1..=to).map(|n| format!("step-{n:02}")).collect()
 }
 
@@ -72,6 +72,9 @@ pub(super) fn transcripts(world: &World) -> String {
         world.sandbox.claude_dir().join("projects"),
         world.codex_home().join("sessions"),
         world.sandbox.home().join(".gemini").join("tmp"),
+        world.sandbox.home().join(".qwen").join("projects"),
+        world.sandbox.home().join(".factory").join("sessions"),
+        world.sandbox.home().join(".copilot").join("session-state"),
     ];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
@@ -86,14 +89,17 @@ pub(super) fn transcripts(world: &World) -> String {
     text
 }
 
-fn check_no_compaction_and_permissions(checks: &mut Checks, world: &World, server: &Server) {
+pub(super) fn check_no_compaction_and_permissions(checks: &mut Checks, world: &World, server: &Server) {
     let text = transcripts(world);
     checks.check(
         "no auto-compaction (no compact boundary in any transcript)",
         !text.is_empty()
             && !text.contains("compact_boundary")
             && !text.contains("isCompactSummary\":true")
-            && !text.contains("\"type\":\"compacted\""),
+            && !text.contains("\"type\":\"compacted\"")
+            && !text.contains("\"subtype\":\"chat_compression\"")
+            && !text.contains("\"type\":\"compaction_state\"")
+            && !text.contains("\"type\":\"session.compaction_start\""),
         || format!("transcripts: {} bytes", text.len()),
     );
     // Whatever the host's own marker, a compaction fires its PreCompact (Gemini CLI:
@@ -124,7 +130,7 @@ fn check_no_compaction_and_permissions(checks: &mut Checks, world: &World, serve
 /// How the host stops the agent after its grace calls (the requests it makes from the
 /// CRITICAL one on, at most).
 #[derive(Clone, Copy)]
-enum StopsBy {
+pub(super) enum StopsBy {
     /// `continue: false` at the last grace call ends the turn (Claude Code): the CRITICAL
     /// request and one per grace call but the last.
     TheLastGraceCall,
@@ -151,7 +157,7 @@ impl StopsBy {
 /// agent was stopped without finishing the task, within the requests the host's way of
 /// stopping takes ([`StopsBy`]); and steps.log holds steps 1..N in order, at least
 /// `min_steps` of them. Returns N.
-fn check_stopped_within_grace(
+pub(super) fn check_stopped_within_grace(
     checks: &mut Checks,
     world: &World,
     agent: &Agent,
@@ -202,7 +208,7 @@ fn check_stopped_within_grace(
 
 /// The highest step a request shows done: the `DONE step-NN` a step's command prints (not
 /// the command itself, which a result may quote).
-fn steps_done_in(text: &str) -> u32 {
+pub(super) fn steps_done_in(text: &str) -> u32 {
     let text = text.replace("echo DONE step-", "");
     text.match_indices("DONE step-")
         .filter_map(|(at, m)| {
@@ -215,7 +221,7 @@ fn steps_done_in(text: &str) -> u32 {
 
 /// How a leg of the relay ends.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum LegEnds {
+pub(super) enum LegEnds {
     /// The host honours the hook's stop and ends the turn (Claude Code).
     ByTheHost,
     /// The host goes on after the stop; `baton run` interrupts it (Codex). A command the
@@ -226,7 +232,7 @@ enum LegEnds {
     BeforeTheNextCall,
 }
 
-fn check_relay(
+pub(super) fn check_relay(
     checks: &mut Checks,
     world: &World,
     agent: &Agent,
@@ -403,7 +409,7 @@ fn sessions_paused(dir: &Path) -> bool {
     false
 }
 
-fn common_tail(text: &str) -> String {
+pub(super) fn common_tail(text: &str) -> String {
     crate::real_hosts_support::tail(text, 400).to_string()
 }
 
@@ -446,7 +452,12 @@ fn codex_env() -> Vec<(&'static str, String)> {
 
 /// The next session after a pause (what `/clear` + "continue" does): its first request
 /// carries the brief, and the agent carries on from the first step not done.
-fn check_continue_resumes(checks: &mut Checks, server: &Server, agent: &Agent, stopped_after: u32) {
+pub(super) fn check_continue_resumes(
+    checks: &mut Checks,
+    server: &Server,
+    agent: &Agent,
+    stopped_after: u32,
+) {
     let first = server.main_requests().first().map(|r| r.text()).unwrap_or_default();
     checks.check("the next session's first request has the brief", first.contains(BRIEF), || {
         first.chars().take(600).collect()

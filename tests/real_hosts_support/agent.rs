@@ -199,9 +199,15 @@ impl Seen {
             .flat_map(|(_, text)| numbers_after(&text.replace("echo DONE step-", ""), "DONE step-"));
         // Gemini CLI passes hook context on HTML-escaped (`&gt;&gt;`); a model reads either.
         let user_text = self.user_text.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&");
+        // A command the brief lists as failed (refused by baton, it did not run) and never
+        // as run is not done.
+        let failed_only = |n: u32| {
+            user_text.contains(&format!("DONE step-{n:02}\u{201d} (failed)"))
+                && !user_text.contains(&format!("DONE step-{n:02}\u{201d} (exit 0)"))
+        };
         let in_brief = numbers_after(&user_text, "echo step-")
             .into_iter()
-            .filter(|n| user_text.contains(&format!("echo step-{n:02} >> steps.log")));
+            .filter(|n| user_text.contains(&format!("echo step-{n:02} >> steps.log")) && !failed_only(*n));
         in_results.chain(in_brief).max().unwrap_or(0)
     }
 
@@ -318,6 +324,9 @@ impl Agent {
         }
         if api == Api::Gemini {
             return Some(self.reply_gemini(body));
+        }
+        if api == Api::Chat {
+            return Some(self.reply_chat(body));
         }
         if api != Api::Anthropic {
             return None;
@@ -478,4 +487,128 @@ fn shell_call(request: &Value, command: &str) -> (String, String) {
         return ("exec_command".into(), json!({"cmd": command}).to_string());
     }
     ("shell".into(), json!({"command": ["bash", "-lc", command]}).to_string())
+}
+
+// ---- OpenAI chat-completions (Qwen Code, OpenCode, Kilo CLI, Factory Droid, Copilot CLI) ----
+
+/// What the agent reads from a chat-completions request: the assistant's `tool_calls`,
+/// the `tool` messages answering them, and the text of every system and user message.
+fn read_chat(body: &Value) -> Seen {
+    let mut seen = Seen { calls: vec![], results: vec![], user_text: String::new(), tools: vec![] };
+    seen.tools = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect();
+    for message in body["messages"].as_array().into_iter().flatten() {
+        match message["role"].as_str() {
+            Some("assistant") => {
+                for call in message["tool_calls"].as_array().into_iter().flatten() {
+                    seen.calls.push(Call {
+                        id: call["id"].as_str().unwrap_or_default().to_string(),
+                        name: "Bash".to_string(),
+                        input: call["function"]["arguments"].clone(),
+                    });
+                }
+            }
+            Some("tool") => seen.results.push((
+                message["tool_call_id"].as_str().unwrap_or_default().to_string(),
+                block_text(&message["content"]),
+            )),
+            _ => {
+                seen.user_text.push_str(&block_text(&message["content"]));
+                seen.user_text.push('\n');
+            }
+        }
+    }
+    seen
+}
+
+/// The shell tool a chat-completions request lists, and its arguments for `command`.
+fn chat_shell_call(request: &Value, command: &str, description: &str) -> (String, String) {
+    let names: Vec<&str> = request["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    let shell = ["run_shell_command", "bash", "Execute", "shell"]
+        .into_iter()
+        .find(|name| names.contains(name))
+        .unwrap_or("bash");
+    let args = match shell {
+        "Execute" => json!({"command": command, "summary": description, "riskLevel": "low",
+                            "riskLevelReason": "appends one line to a log file"}),
+        _ => json!({"command": command, "description": description}),
+    };
+    (shell.to_string(), args.to_string())
+}
+
+impl Agent {
+    /// A chat-completions host: one call of the shell tool the request lists per step,
+    /// progress said in the same reply; streamed as the hosts ask (`stream: true`), with a
+    /// last chunk carrying `usage`, or as one JSON answer.
+    fn reply_chat(&self, body: &Value) -> (&'static str, &'static str, Vec<u8>) {
+        let seen = read_chat(body);
+        let decision = self.decide_plainly(&seen);
+        let n = self.log.lock().map(|l| l.len()).unwrap_or(0);
+        let tokens = decision.prompt_tokens;
+        let model = body["model"].as_str().unwrap_or("stand-in").to_string();
+        let (text, call) = match &decision.made {
+            Move::Bash(step) => (
+                format!(
+                    "Plan: steps 1-{} of {} done; now step {step:02}.",
+                    decision.done, self.settings.steps
+                ),
+                Some(chat_shell_call(body, &step_command(*step), &format!("Run step {step:02}"))),
+            ),
+            Move::Finish(text) => (text.clone(), None),
+            _ => ("…".to_string(), None),
+        };
+        if let Ok(mut log) = self.log.lock() {
+            log.push(decision);
+        }
+        let id = format!("chatcmpl-agent-{n:03}");
+        let call_id = format!("call_agent_{n:03}");
+        let finish = if call.is_some() { "tool_calls" } else { "stop" };
+        let usage = json!({"prompt_tokens": tokens, "completion_tokens": 40, "total_tokens": tokens + 40});
+        if body["stream"].as_bool() != Some(true) {
+            let mut message = json!({"role": "assistant", "content": text});
+            if let Some((name, arguments)) = &call {
+                message["tool_calls"] = json!([{"id": call_id, "type": "function",
+                                                 "function": {"name": name, "arguments": arguments}}]);
+            }
+            let reply = json!({"id": id, "object": "chat.completion", "created": 1_764_576_000, "model": model,
+                               "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+                               "usage": usage});
+            return ("200 OK", "application/json", reply.to_string().into_bytes());
+        }
+        let chunk = |choices: Value, usage: Option<&Value>| {
+            let mut value = json!({"id": id, "object": "chat.completion.chunk", "created": 1_764_576_000,
+                                   "model": model, "choices": choices});
+            if let Some(usage) = usage {
+                value["usage"] = usage.clone();
+            }
+            format!("data: {value}\n\n")
+        };
+        let delta =
+            |delta: Value, finish: Value| json!([{"index": 0, "delta": delta, "finish_reason": finish}]);
+        let mut out = chunk(delta(json!({"role": "assistant", "content": ""}), Value::Null), None);
+        out += &chunk(delta(json!({"content": text}), Value::Null), None);
+        if let Some((name, arguments)) = &call {
+            out += &chunk(
+                delta(
+                    json!({"tool_calls": [{"index": 0, "id": call_id, "type": "function",
+                                            "function": {"name": name, "arguments": arguments}}]}),
+                    Value::Null,
+                ),
+                None,
+            );
+        }
+        out += &chunk(delta(json!({}), json!(finish)), None);
+        out += &chunk(json!([]), Some(&usage));
+        out += "data: [DONE]\n\n";
+        ("200 OK", "text/event-stream", out.into_bytes())
+    }
 }
