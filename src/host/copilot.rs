@@ -24,14 +24,22 @@
 
 use std::path::PathBuf;
 
-use super::{EventSpec, HookInput, Places, Scope};
+use serde::Deserialize;
+
+use super::input::{ContextWindow, CurrentUsage, Model, Workspace};
+use super::lenient::{lenient, number, text};
+use super::{EventSpec, HookInput, HostKind, Places, Scope, StatuslineInput};
 
 pub const NAME: &str = "GitHub Copilot CLI";
 pub const ID: &str = "copilot";
 /// The hook timeout, in seconds.
 pub const HOOK_TIMEOUT: u64 = 10;
-/// Its `statusLine.command` is experimental; baton does not register it yet.
-pub const HAS_STATUSLINE: bool = false;
+/// `statusLine` (`{"type": "command", "command": …}`) in the user's
+/// `~/.copilot/settings.json` only (a repository's `.github/copilot/settings.json` may not
+/// set it, and `copilot config` refuses to); the payload is read by [`StatuslinePayload`].
+pub const HAS_STATUSLINE: bool = true;
+/// The user settings file holding `statusLine`, in Copilot CLI's home.
+pub const STATUSLINE_FILE: &str = "settings.json";
 
 /// Whether a hook's `continue: false` stops the agent (the pause). Not checked on the real Copilot CLI: the pause acts as `advise` there.
 pub const HONOURS_STOP: bool = false;
@@ -117,6 +125,67 @@ pub fn compaction_point(window: u64) -> u64 {
 /// What install and doctor say about the host's approval step.
 pub const TRUST_NOTE: &str = "Copilot CLI runs user hooks (~/.copilot/hooks) everywhere; project hooks \
 (.github/hooks) run only in a folder you trusted";
+
+/// Copilot CLI's statusline payload (1.0.102): Claude Code's `session_id`,
+/// `transcript_path`, `cwd`, `model.{id, display_name}`, `workspace.current_dir`, and a
+/// `context_window` of its own: `current_context_tokens` (the context now) over
+/// `displayed_context_limit` (the prompt window it works with, `maxPromptTokens`), with
+/// `current_context_used_percentage`; `context_window_size` and `used_percentage` are of
+/// the model's whole window. Only the fields baton uses are kept.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct StatuslinePayload {
+    #[serde(deserialize_with = "text")]
+    pub session_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub transcript_path: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub cwd: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub model: Option<Model>,
+    #[serde(deserialize_with = "lenient")]
+    pub workspace: Option<Workspace>,
+    #[serde(deserialize_with = "lenient")]
+    pub context_window: Option<PayloadWindow>,
+}
+
+/// `context_window` of the payload.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct PayloadWindow {
+    #[serde(deserialize_with = "number")]
+    pub current_context_tokens: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub displayed_context_limit: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub current_context_used_percentage: Option<f64>,
+}
+
+impl StatuslinePayload {
+    /// baton's statusline input (pure): the context's tokens over the prompt window.
+    pub fn into_input(self) -> StatuslineInput {
+        let window = self.context_window.unwrap_or_default();
+        let size = window.displayed_context_limit.filter(|w| *w >= 1.0);
+        let tokens = window.current_context_tokens.filter(|t| *t >= 0.0);
+        let used = size.and(window.current_context_used_percentage).filter(|u| (0.0..=100.0).contains(u));
+        StatuslineInput {
+            host: Some(HostKind::Copilot),
+            session_id: self.session_id,
+            transcript_path: self.transcript_path,
+            cwd: self.cwd,
+            model: self.model,
+            workspace: self.workspace,
+            context_window: Some(ContextWindow {
+                context_window_size: size,
+                used_percentage: used,
+                remaining_percentage: used.map(|u| 100.0 - u),
+                current_usage: tokens
+                    .map(|t| CurrentUsage { input_tokens: Some(t), ..CurrentUsage::default() }),
+            }),
+            ..StatuslineInput::default()
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,252 @@
+//! Issue 21: baton's status line on the hosts that run a command one (Qwen Code, Factory
+//! Droid, GitHub Copilot CLI), each interactive in tmux against the stand-in: the user's
+//! own statusline is kept (wrapped: here it only saves the payload and prints nothing,
+//! so baton's own line is shown), the pane shows baton's line with the figure of the
+//! session's last reply, the bridge holds that figure under the session's id (the one
+//! the host's hooks use), and a hook with nothing but that id takes its figure from the
+//! bridge; then the install / doctor / uninstall round trip of the statusline entry.
+//! Also Kilo CLI's brief in the next session's first request and the pause's stop.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::pane18::{meter_used, save_pane};
+use super::*;
+use real_hosts_support::chat_hosts::{QWEN, with_cli};
+
+/// baton's line in the pane: the lowest row with `│` separators and a meter (a TUI's
+/// banner may be drawn in block characters too).
+fn statusline_row(pane: &str) -> Option<String> {
+    pane.lines()
+        .rev()
+        .find(|l| l.contains(" \u{2502} ") && meter_used(l).is_some())
+        .map(|l| l.trim().to_string())
+}
+use real_hosts_support::server::FINAL_TEXT;
+use real_hosts_support::{Tmux, tmux_available};
+
+const PANE_PROMPT: &str = "Run the scripted steps, one shell command at a time.";
+
+/// The steps of a session ending at `last_pct` % of `window`, its last tool call at
+/// 66 % (WARNING) so the hooks run for it.
+fn script(window: u64, last_pct: u64) -> Vec<Step> {
+    let at = |pct: u64| window * pct / 100;
+    vec![
+        Step::tool(at(10), "echo step 0"),
+        Step::tool(at(30), "echo step 1"),
+        Step::tool(at(66), "echo step 2"),
+        Step::text(at(last_pct)),
+    ]
+}
+
+/// The JSON file at `path`, or `Value::Null`.
+fn read_json(path: &Path) -> Value {
+    std::fs::read(path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or(Value::Null)
+}
+
+fn write_json(path: &Path, value: &Value) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("folder");
+    std::fs::write(path, format!("{value:#}\n")).expect("write settings");
+}
+
+/// The user's own statusline before baton: it saves the payload and prints nothing.
+fn capture_command(world: &World, host: &str) -> (String, PathBuf) {
+    let path = world.root().join("logs").join(format!("{host}-statusline-payload.json"));
+    std::fs::create_dir_all(path.parent().expect("logs")).expect("logs");
+    (format!("cat > {}", path.display()), path)
+}
+
+/// The bridge baton's statusline wrote for `session`.
+fn bridge(world: &World, session: &str) -> Value {
+    read_json(&world.sandbox.tmp().join(format!("claude-ctx-{session}.json")))
+}
+
+/// `baton hook` with a PostToolUse naming only the session (no transcript), in the host's
+/// hook environment (`mark` set): its answer.
+fn bare_hook(world: &World, session: &str, mark: &str) -> String {
+    let project = world.project().display().to_string();
+    let mut env = world.env();
+    env.push((mark.to_string(), project.clone()));
+    let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let payload = json!({"hook_event_name": "PostToolUse", "session_id": session, "cwd": project,
+                         "tool_name": "run_shell_command", "tool_input": {"command": "echo x"}});
+    let output = world.sandbox.run_with(&["hook"], payload.to_string().as_bytes(), &pairs);
+    common::stdout(&output)
+}
+
+/// What one host's statusline scenario needs to know of it.
+struct PaneHost {
+    name: &'static str,
+    /// As doctor names it.
+    display: &'static str,
+    id: &'static str,
+    /// The environment variable its hooks get (how baton tells it apart).
+    mark: &'static str,
+    window: u64,
+    /// What the pane shows once the TUI waits for a prompt.
+    ready: &'static [&'static str],
+}
+
+/// The shared part: start `program args` in tmux, run the script, read the pane; check the
+/// line, the bridge, the hook and the session's state. Returns the captured payload.
+#[allow(clippy::too_many_arguments)]
+fn pane_session(
+    checks: &mut Checks,
+    world: &World,
+    server: &Server,
+    host: &PaneHost,
+    program: &Path,
+    args: &[&str],
+    extra_env: &[(&str, String)],
+    payload_path: &Path,
+    last_pct: u64,
+) -> Option<Value> {
+    if !tmux_available() && real_hosts_support::mode() != real_hosts_support::Mode::Required {
+        real_hosts_support::skipped(host.name, "tmux is not on PATH");
+        return None;
+    }
+    let mut env = world.env();
+    env.extend(extra_env.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    let tmux = Tmux::start(world, &env, program, args).unwrap_or_else(|e| panic!("{}: {e}", host.name));
+    let ready = tmux.wait_for(Duration::from_secs(45), |pane| host.ready.iter().any(|r| pane.contains(r)));
+    checks.check(&format!("{} started (prompt shown)", host.name), ready, || tmux.pane());
+    std::thread::sleep(Duration::from_secs(2));
+    let sent = tmux.type_line(PANE_PROMPT, || !server.main_requests().is_empty());
+    checks.check("prompt submitted", sent, || tmux.pane());
+    let finished = tmux.wait_for(Duration::from_secs(60), |pane| pane.contains(FINAL_TEXT));
+    checks.check("session ran all turns", finished, || format!("{}\n{}", tmux.pane(), server.summary()));
+    let shown = tmux.wait_for(Duration::from_secs(15), |pane| {
+        statusline_row(pane).is_some_and(|row| meter_used(&row) == Some(last_pct as u32))
+    });
+    let pane = save_pane(world, &tmux, &format!("{}-statusline", host.id));
+    world.save_requests(server, &format!("{}-statusline", host.id));
+    drop(tmux);
+    let row = statusline_row(&pane).unwrap_or_default();
+    checks.check(
+        &format!("the pane shows baton's line with the last reply's figure ({last_pct} %)"),
+        shown,
+        || pane.clone(),
+    );
+    let payload = read_json(payload_path);
+    checks.check(
+        "the user's own statusline (kept, wrapped) got the host's payload",
+        payload.is_object(),
+        || format!("{}: {payload}", payload_path.display()),
+    );
+    let session = payload["session_id"].as_str().unwrap_or_default().to_string();
+    let bridged = bridge(world, &session);
+    checks.check(
+        &format!(
+            "the bridge holds the line's figure ({last_pct} % of {}) under the session's id",
+            host.window
+        ),
+        bridged["used_pct"].as_u64() == Some(last_pct)
+            && bridged["context_window_size"].as_u64() == Some(host.window),
+        || format!("session {session:?}: {bridged}\nrow: {row}"),
+    );
+    let warned = world.sandbox.state_dir().join("sessions").join(format!("claude-ctx-{session}-warned.json"));
+    checks.check(
+        "the host's hooks counted the same session id (their WARNING state is under it)",
+        !session.is_empty() && warned.is_file(),
+        || format!("{} missing", warned.display()),
+    );
+    let answer = bare_hook(world, &session, host.mark);
+    checks.check(
+        "a hook naming only the session takes its figure from the bridge (CRITICAL at the line's figure)",
+        answer.contains(&format!("CONTEXT CRITICAL: Usage at {last_pct}%")),
+        || answer.clone(),
+    );
+    Some(payload)
+}
+
+/// The install / doctor / uninstall round trip of the statusline entry at `pointer` of
+/// `settings`: doctor says baton's line wraps the user's; uninstall puts the user's back.
+fn round_trip(
+    checks: &mut Checks,
+    world: &World,
+    host: &PaneHost,
+    settings: &Path,
+    pointer: &str,
+    user: &str,
+) {
+    let doctor = world.baton(&["doctor", "--host", host.id]);
+    let text = common::stdout(&doctor);
+    let name = format!("statusLine ({})", host.display);
+    checks.check(
+        "doctor checks baton's statusline, wrapping the user's",
+        text.lines().any(|l| l.contains(&name) && l.contains("wrapping") && l.contains(user)),
+        || text.clone(),
+    );
+    let uninstall = world.baton(&["uninstall", "--host", host.id]);
+    let after = read_json(settings);
+    checks.check(
+        "uninstall puts the user's own statusline back exactly",
+        uninstall.status.success()
+            && after.pointer(pointer) == Some(&json!({"type": "command", "command": user})),
+        || format!("{}\n{after:#}", common::stdout(&uninstall)),
+    );
+    let doctor = world.baton(&["doctor", "--host", host.id]);
+    let text = common::stdout(&doctor);
+    checks.check(
+        "doctor then says the statusline is not baton's",
+        text.lines().any(|l| l.contains(&name) && l.contains("is not baton")),
+        || text.clone(),
+    );
+    let install = world.baton(&["install", "--host", host.id, "--statusline-only"]);
+    let line = read_json(settings).pointer(&format!("{pointer}/command")).cloned().unwrap_or_default();
+    checks.check(
+        "install --statusline-only wraps it again",
+        install.status.success()
+            && line.as_str().is_some_and(|c| c.contains(&format!("statusline --host {} --wrap", host.id))),
+        || format!("{}\n{line}", common::stdout(&install)),
+    );
+}
+
+const QWEN_HOST: PaneHost = PaneHost {
+    name: "qwen interactive: statusline",
+    display: "Qwen Code",
+    id: "qwen",
+    mark: "QWEN_PROJECT_DIR",
+    window: real_hosts_support::chat_hosts::QWEN_WINDOW,
+    ready: &["Type your message", "for shortcuts"],
+};
+
+/// Qwen Code 0.15.10 interactive: `ui.statusLine`, its payload's `current_usage` (the
+/// prompt's tokens) over qwen3-coder-plus's 1M window (the payload's own window is 0).
+#[test]
+fn qwen_code_pane_shows_batons_line() {
+    with_cli(QWEN_HOST.name, &QWEN, |hosts, qwen| {
+        let mut checks = Checks::new("qwen interactive: statusline");
+        let world = World::new(hosts);
+        let server = Server::start(script(QWEN_HOST.window, 76), SERVER_LIFETIME);
+        world.qwen_setup(&server);
+        let path = world.qwen_settings_path();
+        let (user, payload_path) = capture_command(&world, "qwen");
+        let mut settings = read_json(&path);
+        settings["ui"]["statusLine"] = json!({"type": "command", "command": user});
+        // The script reaches 76 %: Qwen Code's compression point (0.7) is moved past it.
+        settings["model"]["chatCompression"] = json!({"contextPercentageThreshold": 0.9});
+        write_json(&path, &settings);
+        world.baton_install("qwen");
+        let node = world.hosts.node_dir.join("node");
+        let entry = qwen.display().to_string();
+        let env = [("STANDIN_KEY", "sk-standin".to_string()), ("QWEN_CODE_NO_RELAUNCH", "true".to_string())];
+        let started = Instant::now();
+        pane_session(
+            &mut checks,
+            &world,
+            &server,
+            &QWEN_HOST,
+            &node,
+            &[&entry, "--yolo"],
+            &env,
+            &payload_path,
+            76,
+        );
+        eprintln!("real hosts: qwen pane session took {:.1} s", started.elapsed().as_secs_f64());
+        round_trip(&mut checks, &world, &QWEN_HOST, &path, "/ui/statusLine", &user);
+        checks.finish();
+    });
+}
