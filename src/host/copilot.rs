@@ -126,19 +126,19 @@ pub fn compaction_point(window: u64) -> u64 {
 pub const TRUST_NOTE: &str = "Copilot CLI runs user hooks (~/.copilot/hooks) everywhere; project hooks \
 (.github/hooks) run only in a folder you trusted";
 
-/// Copilot CLI's statusline payload (1.0.102): Claude Code's `session_id`,
-/// `transcript_path`, `cwd`, `model.{id, display_name}`, `workspace.current_dir`, and a
-/// `context_window` of its own: `current_context_tokens` (the context now) over
-/// `displayed_context_limit` (the prompt window it works with, `maxPromptTokens`), with
-/// `current_context_used_percentage`; `context_window_size` and `used_percentage` are of
-/// the model's whole window. Only the fields baton uses are kept.
+/// Copilot CLI's statusline payload (1.0.102, captured): Claude Code's `session_id`,
+/// `transcript_path` (the session's folder), `cwd`, `model.{id, display_name}`,
+/// `workspace.current_dir`, and a `context_window` of its own: `last_call_input_tokens`
+/// (the last model call's prompt, what its hook-side event log records) over
+/// `context_window_size` (the prompt window it works with, `maxPromptTokens`: 168,000 for
+/// claude-sonnet-4.5), with `used_percentage` (of the two, the call's output counted).
+/// Not `current_usage`, which holds the session's totals, nor `current_context_tokens`
+/// (its own estimate of the conversation's text). Only the fields baton uses are kept.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default)]
 pub struct StatuslinePayload {
     #[serde(deserialize_with = "text")]
     pub session_id: Option<String>,
-    #[serde(deserialize_with = "text")]
-    pub transcript_path: Option<String>,
     #[serde(deserialize_with = "text")]
     pub cwd: Option<String>,
     #[serde(deserialize_with = "lenient")]
@@ -154,24 +154,24 @@ pub struct StatuslinePayload {
 #[serde(default)]
 pub struct PayloadWindow {
     #[serde(deserialize_with = "number")]
-    pub current_context_tokens: Option<f64>,
+    pub last_call_input_tokens: Option<f64>,
     #[serde(deserialize_with = "number")]
-    pub displayed_context_limit: Option<f64>,
+    pub context_window_size: Option<f64>,
     #[serde(deserialize_with = "number")]
-    pub current_context_used_percentage: Option<f64>,
+    pub used_percentage: Option<f64>,
 }
 
 impl StatuslinePayload {
-    /// baton's statusline input (pure): the context's tokens over the prompt window.
+    /// baton's statusline input (pure): the last call's prompt over the prompt window.
+    /// Before the first call there are no tokens: no figure.
     pub fn into_input(self) -> StatuslineInput {
         let window = self.context_window.unwrap_or_default();
-        let size = window.displayed_context_limit.filter(|w| *w >= 1.0);
-        let tokens = window.current_context_tokens.filter(|t| *t >= 0.0);
-        let used = size.and(window.current_context_used_percentage).filter(|u| (0.0..=100.0).contains(u));
+        let size = window.context_window_size.filter(|w| *w >= 1.0);
+        let tokens = window.last_call_input_tokens.filter(|t| *t >= 1.0);
+        let used = size.and(tokens).and(window.used_percentage).filter(|u| (0.0..=100.0).contains(u));
         StatuslineInput {
             host: Some(HostKind::Copilot),
             session_id: self.session_id,
-            transcript_path: self.transcript_path,
             cwd: self.cwd,
             model: self.model,
             workspace: self.workspace,
@@ -190,6 +190,28 @@ impl StatuslinePayload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_captured_statusline_payload_is_read() {
+        // Copilot CLI 1.0.102 after a reply at 127,680 prompt tokens of claude-sonnet-4.5.
+        let payload: StatuslinePayload =
+            serde_json::from_slice(include_bytes!("../../tests/fixtures/real/copilot/statusline.json"))
+                .unwrap();
+        let input = payload.into_input();
+        assert_eq!(input.host(), HostKind::Copilot);
+        assert_eq!(input.session_id.as_deref(), Some("fffa8644-3f4b-4b93-b1ee-8deff680b0e8"));
+        assert_eq!(input.model_id(), Some("claude-sonnet-4.5"));
+        assert_eq!(input.current_dir(), Some("/home/dev/shop-api"));
+        assert_eq!(input.transcript_path, None, "it names the session's folder, not a transcript");
+        let window = input.context_window.unwrap();
+        assert_eq!(window.context_window_size, Some(168_000.0));
+        assert_eq!(window.used_percentage, Some(76.0));
+        assert_eq!(
+            window.current_usage.and_then(|u| u.input_tokens),
+            Some(127_680.0),
+            "not the session's totals"
+        );
+    }
 
     #[test]
     fn session_ids_name_no_path() {

@@ -159,6 +159,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_captured_statusline_payload_is_read() {
+        // Droid 0.225.2 after a reply at 152,020 prompt tokens, its compaction limit 200k.
+        let payload: StatuslinePayload =
+            serde_json::from_slice(include_bytes!("../../tests/fixtures/real/droid/statusline.json"))
+                .unwrap();
+        let input = payload.into_input();
+        assert_eq!(input.host(), HostKind::Droid);
+        assert_eq!(input.session_id.as_deref(), Some("7f0b177d-0df7-48ff-8343-86e0ee888abc"));
+        assert_eq!(input.model_id(), Some("custom:Standin-0"));
+        assert_eq!(input.model_name(), Some("Standin"));
+        assert_eq!(input.current_dir(), Some("/home/dev/shop-api"));
+        assert!(
+            input
+                .transcript_path
+                .as_deref()
+                .is_some_and(|p| p.ends_with("7f0b177d-0df7-48ff-8343-86e0ee888abc.jsonl"))
+        );
+        let window = input.context_window.unwrap();
+        assert_eq!(window.context_window_size, Some(200_000.0), "its compaction limit");
+        assert_eq!(window.used_percentage, None, "its own 75 % is of the limit less a baseline");
+        assert_eq!(window.current_usage.and_then(|u| u.input_tokens), Some(152_020.0));
+        let before: StatuslinePayload =
+            serde_json::from_str(r#"{"session_id": "s", "context": null}"#).unwrap();
+        assert!(before.into_input().context_window.unwrap().current_usage.is_none());
+    }
+
+    #[test]
     fn the_compaction_limit_per_model_wins() {
         let settings =
             br#"{"compactionTokenLimit": 200000, "compactionTokenLimitPerModel": {"custom:A-0": 120000}}"#;

@@ -232,6 +232,18 @@ mod tests {
     }
 
     #[test]
+    fn the_captured_payload_with_a_window_is_read() {
+        // Qwen Code 0.15.10 with qwen3-coder-plus declared: 760,020 prompt tokens of 1M.
+        let bytes = include_bytes!("../../tests/fixtures/real/qwen/statusline-with-window.json");
+        let input = serde_json::from_slice::<StatuslinePayload>(bytes).unwrap().into_input();
+        assert_eq!(input.session_id.as_deref(), Some("30dab63e-f57a-4271-a735-3e510d093132"));
+        let window = input.context_window.unwrap();
+        assert_eq!(window.context_window_size, Some(1_000_000.0));
+        assert_eq!(window.used_percentage, Some(76.0));
+        assert_eq!(window.current_usage.and_then(|u| u.input_tokens), Some(760_020.0));
+    }
+
+    #[test]
     fn a_window_qwen_code_gives_is_kept() {
         let payload: StatuslinePayload = serde_json::from_str(
             r#"{"session_id": "s", "model": {"display_name": "m"}, "context_window": {"context_window_size": 131072, "used_percentage": 50.3, "current_usage": 65900}}"#,
