@@ -17,7 +17,7 @@ pub const OPENCODE: Cli = Cli {
 };
 const MODEL: &str = "standin-model";
 /// The model's `limit.context` in the provider's settings: the window OpenCode works with.
-const WINDOW: u64 = 200_000;
+pub(super) const WINDOW: u64 = 200_000;
 
 /// OpenCode's user config (`$XDG_CONFIG_HOME/opencode/opencode.json`): the stand-in as
 /// the only provider and model, tools allowed, no update, no sharing.
@@ -27,7 +27,7 @@ fn opencode_setup(world: &World, server: &Server) -> std::path::PathBuf {
 
 /// A config folder of OpenCode's kind (`$XDG_CONFIG_HOME/<folder>/<file>`) pointing at the
 /// stand-in, its plugin dependency (`package`) marked as installed.
-fn config_setup(
+pub(super) fn config_setup(
     world: &World,
     server: &Server,
     folder: &str,

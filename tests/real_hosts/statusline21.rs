@@ -364,3 +364,97 @@ fn copilot_cli_pane_shows_batons_line() {
         checks.finish();
     });
 }
+
+/// `kilo run <prompt>` against `server`, Kilo CLI's config pointing at it.
+fn kilo_run(world: &World, kilo: &Path, server: &Server, prompt: &str) -> real_hosts_support::Run {
+    super::opencode21::config_setup(world, server, "kilo", "kilo.json", "@kilocode/plugin", "7.7.7");
+    let env = vec![
+        ("KILO_DISABLE_MODELS_FETCH", "1".to_string()),
+        ("KILO_DISABLE_AUTOUPDATE", "1".to_string()),
+        ("KILO_TELEMETRY_LEVEL", "off".to_string()),
+    ];
+    let run = world.run(kilo, &["run", prompt], &env, Duration::from_secs(150));
+    eprintln!("real hosts: kilo run {prompt:?} took {:.1} s", run.seconds);
+    run
+}
+
+/// Kilo CLI 7.7.7 with baton's plugin: the pause's stop (`session.abort`) within the grace
+/// calls after CRITICAL, before the session's end (what `opencode21.rs` shows for
+/// OpenCode, on Kilo CLI's own CLI).
+#[test]
+fn kilo_run_is_stopped_by_the_pause() {
+    use super::opencode21::{KILO, WINDOW};
+    with_cli("kilo run: the pause's stop", &KILO, |hosts, kilo| {
+        let mut checks = Checks::new("kilo run: the pause's stop");
+        let world = World::new(hosts);
+        world.baton_install("kilo");
+        // Crossing 65 % and 75 %, then more calls than the pause's 3 grace calls.
+        let mut steps = crossing_script(WINDOW);
+        let last = steps.pop().expect("final step");
+        for n in 6..10 {
+            steps.push(Step::tool(163_000 + n * 500, &format!("echo step {n}")));
+        }
+        steps.push(last);
+        let server = Server::start(steps, SERVER_LIFETIME);
+        let run = kilo_run(&world, kilo, &server, PROMPT);
+        world.save_requests(&server, "01-kilo_run");
+        let requests = first_per_turn(server.main_requests());
+        let critical_turn = turns_with(&requests, CRITICAL).first().copied();
+        let last_turn = requests.last().map(|r| r.turn);
+        checks.check(
+            "CRITICAL reached the model, and the handoff was written",
+            critical_turn.is_some() && world.handoff_path().is_file(),
+            || server.summary(),
+        );
+        checks.check(
+            "the pause stopped the session within the 3 grace calls after CRITICAL, before its end",
+            matches!((critical_turn, last_turn), (Some(c), Some(l)) if l >= c && l - c <= 3)
+                && last_turn.is_some_and(|l| l < 10),
+            || {
+                format!(
+                    "critical in turn {critical_turn:?}, last request turn {last_turn:?}\n{}",
+                    server.summary()
+                )
+            },
+        );
+        checks.check("kilo run exited", run.status.is_some(), || run.describe());
+        checks.finish();
+    });
+}
+
+/// Kilo CLI 7.7.7: the brief of a handoff written on this machine (by a Claude Code
+/// session at CRITICAL, through its bridge) in the next Kilo session's first request.
+#[test]
+fn kilo_run_briefs_the_next_session() {
+    use super::opencode21::KILO;
+    with_cli("kilo run: the brief", &KILO, |hosts, kilo| {
+        let mut checks = Checks::new("kilo run: the brief");
+        let world = World::new(hosts);
+        world.baton_install("kilo");
+        // A session at 80 % of its window: its bridge, then one tool call's hook.
+        let session = "kilo-brief-0001";
+        let now = common::now();
+        let bridge = json!({"session_id": session, "remaining_percentage": 20, "used_pct": 80,
+                            "timestamp": now, "used_tokens": 160_000, "context_window_size": 200_000});
+        std::fs::write(world.sandbox.tmp().join(format!("claude-ctx-{session}.json")), bridge.to_string())
+            .expect("bridge");
+        let project = world.project().display().to_string();
+        let env = world.env();
+        let pairs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let payload = json!({"hook_event_name": "PostToolUse", "session_id": session, "cwd": project,
+                             "tool_name": "Bash", "tool_input": {"command": "echo x"}});
+        let answer =
+            common::stdout(&world.sandbox.run_with(&["hook"], payload.to_string().as_bytes(), &pairs));
+        checks.check(
+            "the earlier session was told CRITICAL and its handoff written",
+            answer.contains(CRITICAL) && world.handoff_path().is_file(),
+            || answer.clone(),
+        );
+        let server = Server::start(vec![Step::text(20_000)], SERVER_LIFETIME);
+        let _run = kilo_run(&world, kilo, &server, "Carry on.");
+        world.save_requests(&server, "01-kilo_run");
+        check_brief_in_first(&mut checks, "", &server, true);
+        drop(server);
+        checks.finish();
+    });
+}
