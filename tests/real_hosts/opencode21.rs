@@ -17,7 +17,7 @@ pub const OPENCODE: Cli = Cli {
 };
 const MODEL: &str = "standin-model";
 /// The model's `limit.context` in the provider's settings: the window OpenCode works with.
-pub(super) const WINDOW: u64 = 200_000;
+const WINDOW: u64 = 200_000;
 
 /// OpenCode's user config (`$XDG_CONFIG_HOME/opencode/opencode.json`): the stand-in as
 /// the only provider and model, tools allowed, no update, no sharing.
