@@ -151,7 +151,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
         // GitHub Copilot CLI keeps its statusline in the user's settings.json, apart from
         // baton's hook file (a repository's settings may not set one).
         let statusline_file = statusline_file(host, options.scope, places);
-        if options.hooks || statusline_file.is_none() {
+        if options.hooks || host != Host::Copilot {
             files.push((
                 host,
                 places.settings_path(host, options.scope).map_err(|e| (Ended::Failed, e.to_string()))?,
@@ -776,6 +776,11 @@ mod tests {
         assert_eq!(parts_of(Host::Copilot, &found.files[4].1, &options(vec![], Scope::User)), (false, true));
         let found = targets(&options(vec![HostArg::Copilot], Scope::Project), &p).unwrap();
         assert_eq!(found.files.len(), 1, "a repository's settings may not set a statusline");
+        let mut only = options(vec![HostArg::Copilot], Scope::Project);
+        only.hooks = false;
+        let found = targets(&only, &p).unwrap();
+        assert!(found.files.is_empty(), "no hook file is written for a statusline: {:?}", found.files);
+        assert!(found.skipped[0].contains("may not set a statusline"), "{:?}", found.skipped);
         // Local scope: only Claude Code has one.
         let found = targets(&options(vec![HostArg::All], Scope::Local), &p).unwrap();
         assert_eq!(found.files.len(), 1);
