@@ -499,20 +499,23 @@ fn statusline_check(host: Host, parsed: &[(&SettingsFile, &Value)], facts: &Fact
         }
     };
     let Some((file, settings)) = files.iter().find(|(_, v)| v.pointer(pointer).is_some()) else {
-        let (what, fix) = match host {
+        // Claude Code's hooks need the line's figure; the others' read their host's record.
+        let (status, what, fix) = match host {
             Host::Claude => (
+                Status::Fail,
                 "no statusLine in Claude Code's settings: the monitor has no fresh context figure"
                     .to_string(),
                 format!("{} install --statusline-only", facts.me),
             ),
             other => (
+                Status::Warn,
                 format!(
                     "no statusline in {other}'s settings: its line shows no context meter and GSD's monitor gets no bridge file"
                 ),
                 format!("{} install --statusline-only --host {}", facts.me, other.id()),
             ),
         };
-        return Check::new(Status::Fail, &name, what, Some(fix));
+        return Check::new(status, &name, what, Some(fix));
     };
     let command = settings.pointer(&format!("{pointer}/command")).and_then(Value::as_str).unwrap_or_default();
     let wanted = (host != Host::Claude).then(|| host.id());
@@ -1521,6 +1524,27 @@ mod tests {
             file(Host::Claude, Scope::Project, user),
         ]);
         assert_eq!(status_of(&checks, "hooks (Claude Code)").status, Status::Ok);
+    }
+
+    #[test]
+    fn other_hosts_statuslines_are_checked_where_each_host_reads_them() {
+        let qwen = installed(Host::Qwen, json!({}), THIS);
+        let checks = analyse(&[file(Host::Qwen, Scope::User, qwen.clone())]);
+        let line = status_of(&checks, "statusLine (Qwen Code)");
+        assert_eq!(line.status, Status::Ok, "{}", line.message);
+        assert!(checks.iter().all(|c| c.check != "statusLine"), "Claude Code's is not checked");
+        // Installed before baton had its statusline: a warning with the fix, not a failure.
+        let mut hooks_only = qwen.clone();
+        hooks_only.as_object_mut().unwrap().remove("ui");
+        let checks = analyse(&[file(Host::Qwen, Scope::User, hooks_only)]);
+        let line = status_of(&checks, "statusLine (Qwen Code)");
+        assert_eq!(line.status, Status::Warn);
+        assert!(line.fix.as_deref().unwrap().contains("--statusline-only --host qwen"));
+        // Claude Code's command in Qwen Code's settings would misread the payload.
+        let mut wrong = qwen;
+        wrong["ui"]["statusLine"]["command"] = json!(format!("{THIS} statusline"));
+        let checks = analyse(&[file(Host::Qwen, Scope::User, wrong)]);
+        assert_eq!(status_of(&checks, "statusLine (Qwen Code)").status, Status::Fail);
     }
 
     #[test]
