@@ -141,9 +141,9 @@ pub struct Options {
 fn has_baton(host: Host, settings: &Value) -> bool {
     let hook = hook_entries(settings)
         .any(|(_, c)| matches!(commands::recognise(c), Some(BatonCommand::Hook { .. })));
-    let line = host == Host::Claude
+    let line = host.has_statusline()
         && settings
-            .pointer("/statusLine/command")
+            .pointer(&format!("{}/command", host.statusline_pointer()))
             .and_then(Value::as_str)
             .is_some_and(|c| commands::recognise(c).is_some());
     hook || line || (host == Host::Claude && plugin_enabled(settings))
@@ -309,9 +309,10 @@ pub fn analyse_settings(files: &[SettingsFile], hosts: &[Host], facts: &Facts) -
 
         // Every baton command must point at a binary that exists, preferably this one.
         let mut programs: Vec<(Scope, &str, &str)> = hooks.iter().map(|h| (h.0, h.1, h.3)).collect();
-        if host == Host::Claude {
+        if host.has_statusline() {
+            let pointer = format!("{}/command", host.statusline_pointer());
             for (file, settings) in &mine {
-                if let Some(command) = settings.pointer("/statusLine/command").and_then(Value::as_str) {
+                if let Some(command) = settings.pointer(&pointer).and_then(Value::as_str) {
                     if commands::recognise(command).is_some() {
                         programs.push((file.scope, file.shown.as_str(), command));
                     }
@@ -389,9 +390,11 @@ pub fn analyse_settings(files: &[SettingsFile], hosts: &[Host], facts: &Facts) -
         }
     }
 
-    if hosts.contains(&Host::Claude) {
-        checks.push(statusline_check(&parsed, facts));
-        checks.extend(subagent_statusline_check(&parsed, facts));
+    for host in hosts.iter().copied().filter(|h| h.has_statusline()) {
+        checks.push(statusline_check(host, &parsed, facts));
+        if host == Host::Claude {
+            checks.extend(subagent_statusline_check(&parsed, facts));
+        }
     }
 
     for (file, settings) in &parsed {
@@ -479,33 +482,63 @@ pub fn codex_trust_check(
     ))
 }
 
-/// Claude Code's effective statusLine: the most specific settings file that has one.
-fn statusline_check(parsed: &[(&SettingsFile, &Value)], facts: &Facts) -> Check {
-    let mut claude: Vec<&(&SettingsFile, &Value)> =
-        parsed.iter().filter(|(f, _)| f.host == Host::Claude).collect();
-    claude.sort_by_key(|(f, _)| std::cmp::Reverse(f.scope));
-    let Some((file, settings)) = claude.iter().find(|(_, v)| v.get("statusLine").is_some()) else {
-        return Check::new(
-            Status::Fail,
-            "statusLine",
-            "no statusLine in Claude Code's settings: the monitor has no fresh context figure",
-            Some(format!("{} install --statusline-only", facts.me)),
-        );
+/// The host's effective statusline: the most specific settings file that has one
+/// (Claude Code's check is named `statusLine`, another host's `statusLine (<host>)`).
+fn statusline_check(host: Host, parsed: &[(&SettingsFile, &Value)], facts: &Facts) -> Check {
+    let name = match host {
+        Host::Claude => "statusLine".to_string(),
+        other => format!("statusLine ({})", other.name()),
     };
-    let command = settings.pointer("/statusLine/command").and_then(Value::as_str).unwrap_or_default();
-    match commands::recognise(command) {
-        Some(BatonCommand::Statusline { wrap: None, .. }) => {
-            Check::new(Status::Ok, "statusLine", format!("baton statusline ({})", file.shown), None)
+    let pointer = host.statusline_pointer();
+    let mut files: Vec<&(&SettingsFile, &Value)> = parsed.iter().filter(|(f, _)| f.host == host).collect();
+    files.sort_by_key(|(f, _)| std::cmp::Reverse(f.scope));
+    let fix_flags = |scope: Scope| match host {
+        Host::Claude => flags(host, scope),
+        other => {
+            format!(" --host {}{}", other.id(), if scope == Scope::User { "" } else { " --scope project" })
         }
-        Some(BatonCommand::Statusline { wrap: Some(old), .. }) => Check::new(
-            Status::Ok,
-            "statusLine",
-            format!("baton statusline wrapping `{old}` ({})", file.shown),
-            None,
+    };
+    let Some((file, settings)) = files.iter().find(|(_, v)| v.pointer(pointer).is_some()) else {
+        // Claude Code's hooks need the line's figure; the others' read their host's record.
+        let (status, what, fix) = match host {
+            Host::Claude => (
+                Status::Fail,
+                "no statusLine in Claude Code's settings: the monitor has no fresh context figure"
+                    .to_string(),
+                format!("{} install --statusline-only", facts.me),
+            ),
+            other => (
+                Status::Warn,
+                format!(
+                    "no statusline in {other}'s settings: its line shows no context meter and GSD's monitor gets no bridge file"
+                ),
+                format!("{} install --statusline-only --host {}", facts.me, other.id()),
+            ),
+        };
+        return Check::new(status, &name, what, Some(fix));
+    };
+    let command = settings.pointer(&format!("{pointer}/command")).and_then(Value::as_str).unwrap_or_default();
+    let wanted = (host != Host::Claude).then(|| host.id());
+    match commands::recognise(command) {
+        Some(BatonCommand::Statusline { host: named, .. }) if named.as_deref() != wanted => Check::new(
+            Status::Fail,
+            &name,
+            format!(
+                "`{command}` ({}) reads {}'s payload, not {host}'s: its figure would be wrong",
+                file.shown,
+                named.as_deref().and_then(Host::from_id).unwrap_or(Host::Claude)
+            ),
+            Some(format!("{} install --statusline-only{}", facts.me, fix_flags(file.scope))),
         ),
+        Some(BatonCommand::Statusline { wrap: None, .. }) => {
+            Check::new(Status::Ok, &name, format!("baton statusline ({})", file.shown), None)
+        }
+        Some(BatonCommand::Statusline { wrap: Some(old), .. }) => {
+            Check::new(Status::Ok, &name, format!("baton statusline wrapping `{old}` ({})", file.shown), None)
+        }
         _ => Check::new(
             Status::Warn,
-            "statusLine",
+            &name,
             format!(
                 "`{command}` ({}) is not baton: baton's monitor only sees a context figure if it writes \
                  GSD's bridge file",
@@ -514,7 +547,7 @@ fn statusline_check(parsed: &[(&SettingsFile, &Value)], facts: &Facts) -> Check 
             Some(format!(
                 "{} install --statusline-only{} (wraps it: its output stays as it is)",
                 facts.me,
-                flags(Host::Claude, file.scope)
+                fix_flags(file.scope)
             )),
         ),
     }
@@ -562,6 +595,19 @@ fn subagent_statusline_check(parsed: &[(&SettingsFile, &Value)], facts: &Facts) 
     Some(check)
 }
 
+/// One settings file read (it may be a symlink into a dotfiles repository).
+fn file_state(path: &Path) -> FileState {
+    match fsx::read_through_symlink(path, 16 * 1024 * 1024) {
+        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => FileState::Parsed(json!({})),
+        Ok(bytes) => match serde_json::from_slice(&bytes) {
+            Ok(value) => FileState::Parsed(value),
+            Err(e) => FileState::Invalid(format!("not valid JSON ({e})")),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileState::Missing,
+        Err(e) => FileState::Unreadable(format!("cannot be read ({e})")),
+    }
+}
+
 /// Reads every host settings file there is, for each scope.
 fn read_settings(places: &Places) -> Vec<SettingsFile> {
     let mut seen = Vec::new();
@@ -574,16 +620,7 @@ fn read_settings(places: &Places) -> Vec<SettingsFile> {
                 continue;
             }
             seen.push(key);
-            // A settings file may be a symlink into a dotfiles repository.
-            let state = match fsx::read_through_symlink(&path, 16 * 1024 * 1024) {
-                Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => FileState::Parsed(json!({})),
-                Ok(bytes) => match serde_json::from_slice(&bytes) {
-                    Ok(value) => FileState::Parsed(value),
-                    Err(e) => FileState::Invalid(format!("not valid JSON ({e})")),
-                },
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileState::Missing,
-                Err(e) => FileState::Unreadable(format!("cannot be read ({e})")),
-            };
+            let state = file_state(&path);
             files.push(SettingsFile {
                 host,
                 scope: *scope,
@@ -592,6 +629,12 @@ fn read_settings(places: &Places) -> Vec<SettingsFile> {
                 state,
             });
         }
+    }
+    // GitHub Copilot CLI's statusline is in its user settings.json, apart from the hooks.
+    if let Some(path) = places.home_of(Host::Copilot).map(|h| h.join(crate::host::copilot::STATUSLINE_FILE)) {
+        let state = file_state(&path);
+        let shown = show_path(&path, places.home.as_deref());
+        files.push(SettingsFile { host: Host::Copilot, scope: Scope::User, shown, path, state });
     }
     files
 }
@@ -1481,6 +1524,27 @@ mod tests {
             file(Host::Claude, Scope::Project, user),
         ]);
         assert_eq!(status_of(&checks, "hooks (Claude Code)").status, Status::Ok);
+    }
+
+    #[test]
+    fn other_hosts_statuslines_are_checked_where_each_host_reads_them() {
+        let qwen = installed(Host::Qwen, json!({}), THIS);
+        let checks = analyse(&[file(Host::Qwen, Scope::User, qwen.clone())]);
+        let line = status_of(&checks, "statusLine (Qwen Code)");
+        assert_eq!(line.status, Status::Ok, "{}", line.message);
+        assert!(checks.iter().all(|c| c.check != "statusLine"), "Claude Code's is not checked");
+        // Installed before baton had its statusline: a warning with the fix, not a failure.
+        let mut hooks_only = qwen.clone();
+        hooks_only.as_object_mut().unwrap().remove("ui");
+        let checks = analyse(&[file(Host::Qwen, Scope::User, hooks_only)]);
+        let line = status_of(&checks, "statusLine (Qwen Code)");
+        assert_eq!(line.status, Status::Warn);
+        assert!(line.fix.as_deref().unwrap().contains("--statusline-only --host qwen"));
+        // Claude Code's command in Qwen Code's settings would misread the payload.
+        let mut wrong = qwen;
+        wrong["ui"]["statusLine"]["command"] = json!(format!("{THIS} statusline"));
+        let checks = analyse(&[file(Host::Qwen, Scope::User, wrong)]);
+        assert_eq!(status_of(&checks, "statusLine (Qwen Code)").status, Status::Fail);
     }
 
     #[test]

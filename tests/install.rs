@@ -563,3 +563,39 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+/// GitHub Copilot CLI: the hooks in baton's own hook file, the statusline in the user's
+/// `~/.copilot/settings.json` (created for it, removed with it); a settings file of the
+/// user's keeps its keys and gets its statusline back.
+#[test]
+fn copilot_cli_statusline_goes_in_its_user_settings() {
+    let sandbox = Sandbox::new();
+    let home = sandbox.home().join(".copilot");
+    let ok = |args: &[&str]| {
+        let output = sandbox.run(args, b"");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    };
+    ok(&["install", "--host", "copilot"]);
+    let settings: Value = serde_json::from_slice(&fs::read(home.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(
+        settings,
+        json!({"statusLine": {"type": "command", "command": format!("{} statusline --host copilot", baton_path())}})
+    );
+    let hooks: Value = serde_json::from_slice(&fs::read(home.join("hooks/baton.json")).unwrap()).unwrap();
+    assert!(hooks.get("statusLine").is_none(), "{hooks}");
+    ok(&["uninstall", "--host", "copilot"]);
+    assert!(!home.join("settings.json").exists() && !home.join("hooks/baton.json").exists());
+
+    let mine = json!({"model": "gpt-5", "statusLine": {"type": "command", "command": "~/bin/line.sh", "padding": 1}});
+    fs::create_dir_all(&home).unwrap();
+    fs::write(home.join("settings.json"), format!("{mine:#}\n")).unwrap();
+    ok(&["install", "--host", "copilot", "--statusline-only"]);
+    let settings: Value = serde_json::from_slice(&fs::read(home.join("settings.json")).unwrap()).unwrap();
+    let command = settings["statusLine"]["command"].as_str().unwrap();
+    assert!(command.contains("statusline --host copilot --wrap"), "{command}");
+    assert_eq!(settings["statusLine"]["padding"], json!(1));
+    assert!(!home.join("hooks").exists(), "--statusline-only writes no hook file");
+    ok(&["uninstall", "--host", "copilot"]);
+    let back: Value = serde_json::from_slice(&fs::read(home.join("settings.json")).unwrap()).unwrap();
+    assert_eq!(back, mine);
+}

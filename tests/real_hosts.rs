@@ -771,13 +771,15 @@ fn qwen_code_print_mode() {
         check_brief_in_first(&mut checks, "", &server, true);
         drop(server);
 
-        // 4. Uninstall takes out exactly baton's hooks; Qwen Code's own keys stay.
+        // 4. Uninstall takes out exactly baton's hooks and statusline (`ui`, which install
+        // made for it); Qwen Code's own keys stay.
         let before: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         let uninstall = world.baton(&["uninstall", "--host", "qwen"]);
         let after: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         let mut expected = before.clone();
         if let Some(object) = expected.as_object_mut() {
             object.remove("hooks");
+            object.remove("ui");
         }
         let mut left = after.clone();
         let hooks_left = left.as_object_mut().and_then(|o| o.remove("hooks"));
@@ -863,3 +865,4 @@ mod pane18;
 mod pty19;
 mod relay;
 mod relay21;
+mod statusline21;

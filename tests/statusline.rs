@@ -130,3 +130,74 @@ fn statusline_to_bridge_to_hook_round_trip() {
     let text = sandbox.hook_told(&event).expect("28% remaining warns");
     assert!(text.starts_with("CONTEXT WARNING: Usage at 72%. Remaining: 28%."), "{text}");
 }
+
+/// A payload captured from another host's CLI (`tests/fixtures/real/<host>/`).
+fn real(host: &str, file: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real").join(host).join(file),
+    )
+    .unwrap()
+}
+
+/// `baton statusline --host <host>` on the payload each host's real CLI sent: the meter
+/// reads the host's own figure, and the bridge holds it under the payload's session id.
+#[test]
+fn other_hosts_payloads_render_and_bridge() {
+    let cases = [
+        (
+            "qwen",
+            "statusline-with-window.json",
+            "30dab63e-f57a-4271-a735-3e510d093132",
+            76,
+            1_000_000,
+            760_020,
+        ),
+        ("droid", "statusline.json", "7f0b177d-0df7-48ff-8343-86e0ee888abc", 76, 200_000, 152_020),
+        ("copilot", "statusline.json", "fffa8644-3f4b-4b93-b1ee-8deff680b0e8", 76, 168_000, 127_680),
+    ];
+    for (host, file, session, used, window, tokens) in cases {
+        let sandbox = Sandbox::new();
+        let output =
+            sandbox.run_with(&["statusline", "--host", host], &real(host, file), &[("NO_COLOR", "1")]);
+        assert!(output.status.success());
+        let line = String::from_utf8(output.stdout).unwrap();
+        assert!(line.contains(&format!("░░░ {used}%")), "{host}: {line}");
+        let bridge: Value =
+            serde_json::from_slice(&std::fs::read(sandbox.bridge_path(session)).unwrap()).unwrap();
+        assert_eq!(bridge["used_pct"], used, "{host}");
+        assert_eq!(bridge["context_window_size"], window, "{host}");
+        assert_eq!(bridge["used_tokens"], tokens, "{host}");
+        assert!(bridge.get("transcript_offset").is_none(), "{host}: only Claude Code's transcript is offset");
+    }
+}
+
+/// Qwen Code's payload with `context_window_size` 0: the window is baton's (its table for
+/// qwen3-coder-plus: 1M, so 10,036 tokens is 1 %, not Qwen Code's meaningless 0 %); for a
+/// model nobody knows the window is assumed, shown, and no bridge is written.
+#[test]
+fn a_qwen_payload_without_a_window_uses_batons() {
+    let sandbox = Sandbox::new();
+    let line = sandbox.run_with(
+        &["statusline", "--host", "qwen"],
+        &real("qwen", "statusline.json"),
+        &[("NO_COLOR", "1")],
+    );
+    let line = String::from_utf8(line.stdout).unwrap();
+    assert!(line.starts_with("qwen3-coder-plus │ proj │ ░░░░░░░░░░ 1%"), "{line}");
+    let bridge: Value = serde_json::from_slice(
+        &std::fs::read(sandbox.bridge_path("f0d10dbf-1e99-49a9-a993-3b918c091d96")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(bridge["context_window_size"], 1_000_000);
+    let mut unknown: Value = serde_json::from_slice(&real("qwen", "statusline.json")).unwrap();
+    unknown["model"]["display_name"] = json!("llama-local");
+    unknown["session_id"] = json!("unknown-model-session");
+    let line = sandbox.run_with(
+        &["statusline", "--host", "qwen"],
+        unknown.to_string().as_bytes(),
+        &[("NO_COLOR", "1")],
+    );
+    let line = String::from_utf8(line.stdout).unwrap();
+    assert!(line.contains("5%"), "10,036 of the assumed 200k: {line}");
+    assert!(!sandbox.bridge_path("unknown-model-session").exists(), "an assumed window is no bridge");
+}

@@ -1,6 +1,8 @@
-//! `baton statusline [--wrap COMMAND]`: the line under the prompt; `baton statusline
-//! --subagents`: the rows of Claude Code's agent panel (`subagentStatusLine`). Always
-//! exits 0; a panic prints nothing rather than an error the host would show.
+//! `baton statusline [--host HOST] [--wrap COMMAND]`: the line under the prompt (Claude
+//! Code's payload, or with `--host` Qwen Code's, Factory Droid's or GitHub Copilot CLI's);
+//! `baton statusline --subagents`: the rows of Claude Code's agent panel
+//! (`subagentStatusLine`). Always exits 0; a panic prints nothing rather than an error the
+//! host would show.
 
 use std::path::PathBuf;
 
@@ -8,7 +10,7 @@ use clap::Args;
 
 use super::{ExitStatus, print_out, run_guarded};
 use crate::config::Config;
-use crate::host::{StatuslineInput, SubagentRowsInput};
+use crate::host::{HostKind, StatuslineInput, SubagentRowsInput, copilot, droid, qwen};
 use crate::{metrics, statusline, stdin};
 
 #[derive(Args)]
@@ -23,14 +25,22 @@ pub(super) struct StatuslineArgs {
     /// install` sets this up.
     #[arg(long)]
     subagents: bool,
+    /// The host whose statusline payload is on stdin (default: Claude Code). `baton
+    /// install --host <host>` sets this up.
+    #[arg(long, value_name = "HOST", value_parser = ["claude", "qwen", "droid", "copilot"], conflicts_with = "subagents")]
+    host: Option<String>,
 }
 
 /// `baton statusline` with no argument: the host's own call.
 pub(super) fn run_own_line() -> ExitStatus {
-    if super::stdin_is_a_terminal("statusline", "Claude Code's statusLine JSON") {
+    run_host_line(HostKind::Claude)
+}
+
+fn run_host_line(host: HostKind) -> ExitStatus {
+    if super::stdin_is_a_terminal("statusline", &format!("{host}'s statusLine JSON")) {
         return ExitStatus::Success;
     }
-    run_guarded(own_line);
+    run_guarded(move || own_line(host));
     ExitStatus::Success
 }
 
@@ -42,20 +52,34 @@ pub(super) fn run(args: StatuslineArgs) -> ExitStatus {
         run_guarded(subagent_rows);
         return ExitStatus::Success;
     }
+    let host = args.host.as_deref().and_then(HostKind::from_id).unwrap_or(HostKind::Claude);
     match args.wrap {
-        None => return run_own_line(),
-        Some(old) => run_guarded(move || print_out(&statusline::wrap::run(&old, metrics::now_unix()))),
+        None => return run_host_line(host),
+        Some(old) => run_guarded(move || print_out(&statusline::wrap::run(&old, host, metrics::now_unix()))),
     }
     ExitStatus::Success
 }
 
-fn own_line() {
-    let input = match stdin::read_json::<StatuslineInput>(stdin::timeout_from_env()) {
-        Ok(input) => input,
-        Err(_) => {
-            print_out("baton: no statusline input\n");
-            return;
+/// The host's payload, read by its own typed reader (fields baton does not use are
+/// skipped as they stream by, whatever their size).
+fn read_input(host: HostKind) -> Option<StatuslineInput> {
+    let deadline = stdin::timeout_from_env();
+    match host {
+        HostKind::Qwen => stdin::read_json::<qwen::StatuslinePayload>(deadline).ok().map(|p| p.into_input()),
+        HostKind::Droid => {
+            stdin::read_json::<droid::StatuslinePayload>(deadline).ok().map(|p| p.into_input())
         }
+        HostKind::Copilot => {
+            stdin::read_json::<copilot::StatuslinePayload>(deadline).ok().map(|p| p.into_input())
+        }
+        _ => stdin::read_json::<StatuslineInput>(deadline).ok(),
+    }
+}
+
+fn own_line(host: HostKind) {
+    let Some(input) = read_input(host) else {
+        print_out("baton: no statusline input\n");
+        return;
     };
     let project = input.project_dir().map(PathBuf::from).filter(|p| p.is_absolute());
     let config = Config::load(project.as_deref());

@@ -24,14 +24,22 @@
 
 use std::path::PathBuf;
 
-use super::{EventSpec, HookInput, PauseStop, Places, Scope};
+use serde::Deserialize;
+
+use super::input::{ContextWindow, CurrentUsage, Model, Workspace};
+use super::lenient::{lenient, number, text};
+use super::{EventSpec, HookInput, HostKind, PauseStop, Places, Scope, StatuslineInput};
 
 pub const NAME: &str = "GitHub Copilot CLI";
 pub const ID: &str = "copilot";
 /// The hook timeout, in seconds.
 pub const HOOK_TIMEOUT: u64 = 10;
-/// Its `statusLine.command` is experimental; baton does not register it yet.
-pub const HAS_STATUSLINE: bool = false;
+/// `statusLine` (`{"type": "command", "command": …}`) in the user's
+/// `~/.copilot/settings.json` only (a repository's `.github/copilot/settings.json` may not
+/// set it, and `copilot config` refuses to); the payload is read by [`StatuslinePayload`].
+pub const HAS_STATUSLINE: bool = true;
+/// The user settings file holding `statusLine`, in Copilot CLI's home.
+pub const STATUSLINE_FILE: &str = "settings.json";
 
 /// Whether a hook's `continue: false` ends the agent's turn: no (seen on 1.0.102: a
 /// PostToolUse `continue: false` is ignored and the turn goes on).
@@ -125,9 +133,92 @@ pub fn compaction_point(window: u64) -> u64 {
 pub const TRUST_NOTE: &str = "Copilot CLI runs user hooks (~/.copilot/hooks) everywhere; project hooks \
 (.github/hooks) run only in a folder you trusted";
 
+/// Copilot CLI's statusline payload (1.0.102, captured): Claude Code's `session_id`,
+/// `transcript_path` (the session's folder), `cwd`, `model.{id, display_name}`,
+/// `workspace.current_dir`, and a `context_window` of its own: `last_call_input_tokens`
+/// (the last model call's prompt, what its hook-side event log records) over
+/// `context_window_size` (the prompt window it works with, `maxPromptTokens`: 168,000 for
+/// claude-sonnet-4.5), with `used_percentage` (of the two, the call's output counted).
+/// Not `current_usage`, which holds the session's totals, nor `current_context_tokens`
+/// (its own estimate of the conversation's text). Only the fields baton uses are kept.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct StatuslinePayload {
+    #[serde(deserialize_with = "text")]
+    pub session_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub cwd: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub model: Option<Model>,
+    #[serde(deserialize_with = "lenient")]
+    pub workspace: Option<Workspace>,
+    #[serde(deserialize_with = "lenient")]
+    pub context_window: Option<PayloadWindow>,
+}
+
+/// `context_window` of the payload.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct PayloadWindow {
+    #[serde(deserialize_with = "number")]
+    pub last_call_input_tokens: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub context_window_size: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub used_percentage: Option<f64>,
+}
+
+impl StatuslinePayload {
+    /// baton's statusline input (pure): the last call's prompt over the prompt window.
+    /// Before the first call there are no tokens: no figure.
+    pub fn into_input(self) -> StatuslineInput {
+        let window = self.context_window.unwrap_or_default();
+        let size = window.context_window_size.filter(|w| *w >= 1.0);
+        let tokens = window.last_call_input_tokens.filter(|t| *t >= 1.0);
+        let used = size.and(tokens).and(window.used_percentage).filter(|u| (0.0..=100.0).contains(u));
+        StatuslineInput {
+            host: Some(HostKind::Copilot),
+            session_id: self.session_id,
+            cwd: self.cwd,
+            model: self.model,
+            workspace: self.workspace,
+            context_window: Some(ContextWindow {
+                context_window_size: size,
+                used_percentage: used,
+                remaining_percentage: used.map(|u| 100.0 - u),
+                current_usage: tokens
+                    .map(|t| CurrentUsage { input_tokens: Some(t), ..CurrentUsage::default() }),
+            }),
+            ..StatuslineInput::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_captured_statusline_payload_is_read() {
+        // Copilot CLI 1.0.102 after a reply at 127,680 prompt tokens of claude-sonnet-4.5.
+        let payload: StatuslinePayload =
+            serde_json::from_slice(include_bytes!("../../tests/fixtures/real/copilot/statusline.json"))
+                .unwrap();
+        let input = payload.into_input();
+        assert_eq!(input.host(), HostKind::Copilot);
+        assert_eq!(input.session_id.as_deref(), Some("fffa8644-3f4b-4b93-b1ee-8deff680b0e8"));
+        assert_eq!(input.model_id(), Some("claude-sonnet-4.5"));
+        assert_eq!(input.current_dir(), Some("/home/dev/shop-api"));
+        assert_eq!(input.transcript_path, None, "it names the session's folder, not a transcript");
+        let window = input.context_window.unwrap();
+        assert_eq!(window.context_window_size, Some(168_000.0));
+        assert_eq!(window.used_percentage, Some(76.0));
+        assert_eq!(
+            window.current_usage.and_then(|u| u.input_tokens),
+            Some(127_680.0),
+            "not the session's totals"
+        );
+    }
 
     #[test]
     fn session_ids_name_no_path() {

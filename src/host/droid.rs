@@ -18,16 +18,22 @@
 
 use std::path::PathBuf;
 
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::{EventSpec, HookInput, Places, Scope};
+use super::input::{ContextWindow, CurrentUsage, Model, Workspace};
+use super::lenient::{lenient, number, text};
+use super::{EventSpec, HookInput, HostKind, Places, Scope, StatuslineInput};
 use crate::fsx;
 
 pub const NAME: &str = "Factory Droid";
 pub const ID: &str = "droid";
 /// The hook timeout, in seconds.
 pub const HOOK_TIMEOUT: u64 = 10;
-pub const HAS_STATUSLINE: bool = false;
+/// `statusLine` (`{"type": "command", "command": …}`) in its settings, user or project (a
+/// project's runs only in a folder the user trusted); the payload is read by
+/// [`StatuslinePayload`].
+pub const HAS_STATUSLINE: bool = true;
 
 /// Whether a hook's `continue: false` stops the agent (the pause): yes. Droid 0.225.2
 /// throws its hook-stop error on a PostToolUse `continue: false`, which ends the run
@@ -92,9 +98,94 @@ pub fn compaction_limit(model: Option<&str>) -> Option<u64> {
     compaction_limit_from_settings(&bytes, model)
 }
 
+/// Factory Droid's statusline payload (0.225.2): Claude Code's `session_id`,
+/// `transcript_path`, `cwd`, `workspace.current_dir` and `model.{id, display_name}`, and
+/// its own `context` (`null` before the first call): `last_call_compaction_tokens` (the
+/// last call's prompt, what it compacts on), `token_limit` (its compaction limit),
+/// `percentage` and `display` (its meter, of the limit less a fixed system-prompt
+/// baseline). baton's figure is the first over the second, as its hook counts. Only the
+/// fields baton uses are kept.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct StatuslinePayload {
+    #[serde(deserialize_with = "text")]
+    pub session_id: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub transcript_path: Option<String>,
+    #[serde(deserialize_with = "text")]
+    pub cwd: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub model: Option<Model>,
+    #[serde(deserialize_with = "lenient")]
+    pub workspace: Option<Workspace>,
+    #[serde(deserialize_with = "lenient")]
+    pub context: Option<PayloadContext>,
+}
+
+/// `context` of the payload.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct PayloadContext {
+    #[serde(deserialize_with = "number")]
+    pub last_call_compaction_tokens: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub token_limit: Option<f64>,
+}
+
+impl StatuslinePayload {
+    /// baton's statusline input (pure): the last call's prompt over the compaction limit.
+    pub fn into_input(self) -> StatuslineInput {
+        let context = self.context.unwrap_or_default();
+        let tokens = context.last_call_compaction_tokens.filter(|t| *t >= 0.0);
+        StatuslineInput {
+            host: Some(HostKind::Droid),
+            session_id: self.session_id,
+            transcript_path: self.transcript_path,
+            cwd: self.cwd,
+            model: self.model,
+            workspace: self.workspace,
+            context_window: Some(ContextWindow {
+                context_window_size: context.token_limit.filter(|w| *w >= 1.0),
+                used_percentage: None,
+                remaining_percentage: None,
+                current_usage: tokens
+                    .map(|t| CurrentUsage { input_tokens: Some(t), ..CurrentUsage::default() }),
+            }),
+            ..StatuslineInput::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_captured_statusline_payload_is_read() {
+        // Droid 0.225.2 after a reply at 152,020 prompt tokens, its compaction limit 200k.
+        let payload: StatuslinePayload =
+            serde_json::from_slice(include_bytes!("../../tests/fixtures/real/droid/statusline.json"))
+                .unwrap();
+        let input = payload.into_input();
+        assert_eq!(input.host(), HostKind::Droid);
+        assert_eq!(input.session_id.as_deref(), Some("7f0b177d-0df7-48ff-8343-86e0ee888abc"));
+        assert_eq!(input.model_id(), Some("custom:Standin-0"));
+        assert_eq!(input.model_name(), Some("Standin"));
+        assert_eq!(input.current_dir(), Some("/home/dev/shop-api"));
+        assert!(
+            input
+                .transcript_path
+                .as_deref()
+                .is_some_and(|p| p.ends_with("7f0b177d-0df7-48ff-8343-86e0ee888abc.jsonl"))
+        );
+        let window = input.context_window.unwrap();
+        assert_eq!(window.context_window_size, Some(200_000.0), "its compaction limit");
+        assert_eq!(window.used_percentage, None, "its own 75 % is of the limit less a baseline");
+        assert_eq!(window.current_usage.and_then(|u| u.input_tokens), Some(152_020.0));
+        let before: StatuslinePayload =
+            serde_json::from_str(r#"{"session_id": "s", "context": null}"#).unwrap();
+        assert!(before.into_input().context_window.unwrap().current_usage.is_none());
+    }
 
     #[test]
     fn the_compaction_limit_per_model_wins() {

@@ -132,10 +132,14 @@ impl HookInput {
     }
 }
 
-/// The statusLine payload (Claude Code).
+/// The statusLine payload: Claude Code's as it comes, another host's as its reader in
+/// the host's file ([`super::qwen::StatuslinePayload`] …) turns it into this shape.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default)]
 pub struct StatuslineInput {
+    /// The host that ran the statusline (`baton statusline --host`); `None`: Claude Code.
+    #[serde(skip)]
+    pub host: Option<HostKind>,
     #[serde(deserialize_with = "text")]
     pub session_id: Option<String>,
     #[serde(deserialize_with = "text")]
@@ -319,6 +323,11 @@ impl StatuslineInput {
 
     pub fn model_name(&self) -> Option<&str> {
         self.model.as_ref().and_then(|m| m.display_name.as_deref().or(m.id.as_deref()))
+    }
+
+    /// The host that ran the statusline.
+    pub fn host(&self) -> HostKind {
+        self.host.unwrap_or(HostKind::Claude)
     }
 }
 

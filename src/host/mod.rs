@@ -223,7 +223,8 @@ impl HostKind {
         matches!(self, HostKind::Claude) && claude::HAS_SUBAGENT_STATUSLINE
     }
 
-    /// Only Claude Code has a command status line.
+    /// The host runs a command status line (Claude Code, Qwen Code, Factory Droid, GitHub
+    /// Copilot CLI).
     pub fn has_statusline(self) -> bool {
         match self {
             HostKind::Claude => claude::HAS_STATUSLINE,
@@ -234,6 +235,29 @@ impl HostKind {
             HostKind::Copilot => copilot::HAS_STATUSLINE,
             HostKind::OpenCode | HostKind::Kilo => opencode::HAS_STATUSLINE,
         }
+    }
+
+    /// Where the statusline object sits in the host's settings (a JSON pointer): Qwen
+    /// Code's under `ui`, the others' at the top.
+    pub fn statusline_pointer(self) -> &'static str {
+        match self {
+            HostKind::Qwen => qwen::STATUSLINE_POINTER,
+            _ => "/statusLine",
+        }
+    }
+
+    /// The host's statusline payload, read into baton's one shape by the host's own reader
+    /// (Claude Code's is that shape). `None` when it is not a JSON object.
+    pub fn statusline_input(self, bytes: &[u8]) -> Option<StatuslineInput> {
+        let input = match self {
+            HostKind::Qwen => serde_json::from_slice::<qwen::StatuslinePayload>(bytes).ok()?.into_input(),
+            HostKind::Droid => serde_json::from_slice::<droid::StatuslinePayload>(bytes).ok()?.into_input(),
+            HostKind::Copilot => {
+                serde_json::from_slice::<copilot::StatuslinePayload>(bytes).ok()?.into_input()
+            }
+            _ => serde_json::from_slice::<StatuslineInput>(bytes).ok()?,
+        };
+        Some(input)
     }
 
     /// A hook's `continue: false` ends the agent's turn on this host (the pause's stop).

@@ -23,14 +23,21 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{EventSpec, HookInput, PauseStop, Places, Scope};
+use serde::Deserialize;
+
+use super::input::{ContextWindow, CurrentUsage, Model, Workspace};
+use super::lenient::{lenient, number, text};
+use super::{EventSpec, HookInput, HostKind, PauseStop, Places, Scope, StatuslineInput};
 use crate::fsx;
 
 pub const NAME: &str = "Qwen Code";
 pub const ID: &str = "qwen";
 /// The hook timeout, in milliseconds (Qwen Code's unit for command hooks).
 pub const HOOK_TIMEOUT: u64 = 10_000;
-pub const HAS_STATUSLINE: bool = false;
+/// `ui.statusLine` (`{"type": "command", "command": …}`): run 300 ms after the prompt's
+/// token count, the model, the branch or the tool calls change; the payload is read by
+/// [`StatuslinePayload`].
+pub const HAS_STATUSLINE: bool = true;
 
 /// Whether a hook's `continue: false` ends the agent's turn: no. Qwen Code 0.15.10 turns a
 /// PreToolUse or PostToolUse `continue: false` into an error result of that one call
@@ -150,9 +157,122 @@ pub fn is_real_prompt(prompt: Option<&str>) -> bool {
 pub const TRUST_NOTE: &str = "Qwen Code runs these hooks without asking; with `security.folderTrust` on, \
 project hooks (.qwen/settings.json) run only in a folder you trusted";
 
+/// Where the statusline lives in Qwen Code's settings: `ui.statusLine`.
+pub const STATUSLINE_POINTER: &str = "/ui/statusLine";
+
+/// Qwen Code's statusline payload (0.15.10, `useStatusLine.ts`): `session_id`,
+/// `model.display_name` (the model id), `workspace.current_dir`, and `context_window`
+/// with `current_usage` a **number** (the last prompt's token count), not Claude Code's
+/// object, and `context_window_size` 0 when Qwen Code has no window for the model (its
+/// percentages are then 0 and 100, and mean nothing). Only the fields baton uses are kept.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct StatuslinePayload {
+    #[serde(deserialize_with = "text")]
+    pub session_id: Option<String>,
+    #[serde(deserialize_with = "lenient")]
+    pub model: Option<PayloadModel>,
+    #[serde(deserialize_with = "lenient")]
+    pub workspace: Option<Workspace>,
+    #[serde(deserialize_with = "lenient")]
+    pub context_window: Option<PayloadWindow>,
+}
+
+/// `model` of the payload.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct PayloadModel {
+    #[serde(deserialize_with = "text")]
+    pub display_name: Option<String>,
+}
+
+/// `context_window` of the payload.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct PayloadWindow {
+    #[serde(deserialize_with = "number")]
+    pub context_window_size: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub used_percentage: Option<f64>,
+    /// The last prompt's tokens.
+    #[serde(deserialize_with = "number")]
+    pub current_usage: Option<f64>,
+}
+
+impl StatuslinePayload {
+    /// baton's statusline input (pure): the prompt's tokens, and the window and used %
+    /// only when Qwen Code gave a window (else the window is baton's to choose).
+    pub fn into_input(self) -> StatuslineInput {
+        let window = self.context_window.unwrap_or_default();
+        let size = window.context_window_size.filter(|w| *w >= 1.0);
+        let tokens = window.current_usage.filter(|t| *t >= 0.0);
+        let model = self.model.and_then(|m| m.display_name);
+        StatuslineInput {
+            host: Some(HostKind::Qwen),
+            session_id: self.session_id,
+            model: model.map(|name| Model { id: Some(name.clone()), display_name: Some(name) }),
+            workspace: self.workspace,
+            context_window: Some(ContextWindow {
+                context_window_size: size,
+                used_percentage: size.and(window.used_percentage),
+                remaining_percentage: size.and(window.used_percentage).map(|u| 100.0 - u),
+                current_usage: tokens
+                    .map(|t| CurrentUsage { input_tokens: Some(t), ..CurrentUsage::default() }),
+            }),
+            ..StatuslineInput::default()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_captured_payload_is_read() {
+        // Qwen Code 0.15.10: 10,036 prompt tokens of qwen3-coder-plus, `context_window_size` 0.
+        let payload: StatuslinePayload =
+            serde_json::from_slice(include_bytes!("../../tests/fixtures/real/qwen/statusline.json")).unwrap();
+        let input = payload.into_input();
+        assert_eq!(input.host(), HostKind::Qwen);
+        assert_eq!(input.session_id.as_deref(), Some("f0d10dbf-1e99-49a9-a993-3b918c091d96"));
+        assert_eq!(input.model_id(), Some("qwen3-coder-plus"));
+        assert_eq!(input.current_dir(), Some("/home/dev/proj"));
+        let window = input.context_window.unwrap();
+        assert_eq!(window.context_window_size, None, "0 means no window");
+        assert_eq!(window.used_percentage, None, "its 0 % means nothing without a window");
+        assert_eq!(window.current_usage.and_then(|u| u.input_tokens), Some(10_036.0));
+    }
+
+    #[test]
+    fn the_captured_payload_with_a_window_is_read() {
+        // Qwen Code 0.15.10 with qwen3-coder-plus declared: 760,020 prompt tokens of 1M.
+        let bytes = include_bytes!("../../tests/fixtures/real/qwen/statusline-with-window.json");
+        let input = serde_json::from_slice::<StatuslinePayload>(bytes).unwrap().into_input();
+        assert_eq!(input.session_id.as_deref(), Some("30dab63e-f57a-4271-a735-3e510d093132"));
+        let window = input.context_window.unwrap();
+        assert_eq!(window.context_window_size, Some(1_000_000.0));
+        assert_eq!(window.used_percentage, Some(76.0));
+        assert_eq!(window.current_usage.and_then(|u| u.input_tokens), Some(760_020.0));
+    }
+
+    #[test]
+    fn a_window_qwen_code_gives_is_kept() {
+        let payload: StatuslinePayload = serde_json::from_str(
+            r#"{"session_id": "s", "model": {"display_name": "m"}, "context_window": {"context_window_size": 131072, "used_percentage": 50.3, "current_usage": 65900}}"#,
+        )
+        .unwrap();
+        let window = payload.into_input().context_window.unwrap();
+        assert_eq!(window.context_window_size, Some(131_072.0));
+        assert_eq!(window.used_percentage, Some(50.3));
+        let junk: StatuslinePayload = serde_json::from_str(
+            r#"{"session_id": 7, "context_window": {"current_usage": {"input_tokens": 5}}}"#,
+        )
+        .unwrap();
+        let input = junk.into_input();
+        assert_eq!(input.session_id, None);
+        assert!(input.context_window.unwrap().current_usage.is_none());
+    }
 
     #[test]
     fn windows_follow_qwen_codes_table() {

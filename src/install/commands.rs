@@ -83,11 +83,16 @@ pub fn hook_command(binary: &str) -> String {
     format!("{} hook", quote(binary))
 }
 
-/// `<binary> statusline`, or `<binary> statusline --wrap '<old>'`.
-pub fn statusline_command(binary: &str, wrap: Option<&str>) -> String {
+/// `<binary> statusline`, or `<binary> statusline --wrap '<old>'`; another host than
+/// Claude Code is named with `--host <id>` (its payload has its own shape).
+pub fn statusline_command(binary: &str, host: crate::host::HostKind, wrap: Option<&str>) -> String {
+    let host = match host {
+        crate::host::HostKind::Claude => String::new(),
+        other => format!(" --host {}", other.id()),
+    };
     match wrap {
-        Some(old) => format!("{} statusline --wrap {}", quote(binary), quote(old)),
-        None => format!("{} statusline", quote(binary)),
+        Some(old) => format!("{} statusline{host} --wrap {}", quote(binary), quote(old)),
+        None => format!("{} statusline{host}", quote(binary)),
     }
 }
 
@@ -101,8 +106,8 @@ pub fn subagent_statusline_command(binary: &str) -> String {
 pub enum BatonCommand {
     /// `<program> hook …`
     Hook { program: String },
-    /// `<program> statusline [--wrap <old>]`
-    Statusline { program: String, wrap: Option<String> },
+    /// `<program> statusline [--host <id>] [--wrap <old>]`
+    Statusline { program: String, wrap: Option<String>, host: Option<String> },
     /// `<program> statusline --subagents`
     SubagentStatusline { program: String },
 }
@@ -134,16 +139,20 @@ pub fn recognise(command: &str) -> Option<BatonCommand> {
             Some(BatonCommand::SubagentStatusline { program: program.clone() })
         }
         Some("statusline") => {
-            let mut wrap = None;
+            let (mut wrap, mut host) = (None, None);
             let mut rest = args[1..].iter();
             while let Some(arg) = rest.next() {
                 if arg == "--wrap" {
                     wrap = rest.next().cloned();
                 } else if let Some(value) = arg.strip_prefix("--wrap=") {
                     wrap = Some(value.to_string());
+                } else if arg == "--host" {
+                    host = rest.next().cloned();
+                } else if let Some(value) = arg.strip_prefix("--host=") {
+                    host = Some(value.to_string());
                 }
             }
-            Some(BatonCommand::Statusline { program: program.clone(), wrap })
+            Some(BatonCommand::Statusline { program: program.clone(), wrap, host })
         }
         _ => None,
     }
@@ -219,14 +228,28 @@ mod tests {
             Some(BatonCommand::Hook { program: "$HOME/.cargo/bin/baton".into() })
         );
         let old = r#"node "$HOME/.claude/hooks/gsd-statusline.js""#;
-        let wrapped = statusline_command("/x y/baton", Some(old));
+        let wrapped = statusline_command("/x y/baton", crate::host::HostKind::Claude, Some(old));
         assert_eq!(
             recognise(&wrapped),
-            Some(BatonCommand::Statusline { program: "/x y/baton".into(), wrap: Some(old.into()) })
+            Some(BatonCommand::Statusline {
+                program: "/x y/baton".into(),
+                wrap: Some(old.into()),
+                host: None
+            })
         );
         assert_eq!(
             recognise("baton statusline --wrap=true"),
-            Some(BatonCommand::Statusline { program: "baton".into(), wrap: Some("true".into()) })
+            Some(BatonCommand::Statusline { program: "baton".into(), wrap: Some("true".into()), host: None })
+        );
+        let qwen = statusline_command("/b/baton", crate::host::HostKind::Qwen, Some("echo 'a b'"));
+        assert!(qwen.starts_with("/b/baton statusline --host qwen --wrap "), "{qwen}");
+        assert_eq!(
+            recognise(&qwen),
+            Some(BatonCommand::Statusline {
+                program: "/b/baton".into(),
+                wrap: Some("echo 'a b'".into()),
+                host: Some("qwen".into())
+            })
         );
         for other in ["/usr/bin/batonx hook", "baton demo", "baton", "node baton.js hook", "", "'open"] {
             assert_eq!(recognise(other), None, "{other}");

@@ -407,6 +407,36 @@ fn install_hooks(
     Ok(())
 }
 
+/// The statusline object's key in its parent.
+const STATUSLINE: &str = "statusLine";
+
+/// The object holding the host's statusline: the settings' top, or the container its
+/// pointer names (Qwen Code's `ui`), created and recorded when missing if `record` is
+/// given. `None` when that container is there but not an object.
+fn statusline_parent<'a>(
+    root: &'a mut Map<String, Value>,
+    host: Host,
+    record: Option<&mut Record>,
+) -> Option<&'a mut Map<String, Value>> {
+    let pointer = host.statusline_pointer();
+    let parent = pointer.rsplit_once('/').map(|(parent, _)| parent).unwrap_or_default();
+    let Some(name) = parent.strip_prefix('/') else { return Some(root) };
+    if !root.contains_key(name) {
+        let record = record?;
+        root.insert(name.into(), Value::Object(Map::new()));
+        record.mark_created(parent.into());
+    }
+    root.get_mut(name)?.as_object_mut()
+}
+
+/// A new statusline object of the host's kind (Claude Code's with `padding: 0`).
+fn new_statusline(host: Host, command: String) -> Value {
+    match host {
+        Host::Claude => json!({"type": "command", "command": command, "padding": 0}),
+        _ => json!({"type": "command", "command": command}),
+    }
+}
+
 fn install_statusline(
     root: &mut Map<String, Value>,
     plan: &Plan,
@@ -414,10 +444,14 @@ fn install_statusline(
     changes: &mut Vec<Change>,
     notes: &mut Vec<Note>,
 ) {
-    let plain = commands::statusline_command(&plan.binary, None);
-    let Some(current) = root.get_mut("statusLine") else {
-        root.insert("statusLine".into(), json!({"type": "command", "command": plain, "padding": 0}));
-        record.mark_created("/statusLine".into());
+    let plain = commands::statusline_command(&plan.binary, plan.host, None);
+    let Some(parent) = statusline_parent(root, plan.host, Some(&mut *record)) else {
+        notes.push(Note::StatuslineNotACommand);
+        return;
+    };
+    let Some(current) = parent.get_mut(STATUSLINE) else {
+        parent.insert(STATUSLINE.into(), new_statusline(plan.host, plain.clone()));
+        record.mark_created(plan.host.statusline_pointer().into());
         changes.push(Change::StatuslineAdded { command: plain });
         return;
     };
@@ -435,14 +469,14 @@ fn install_statusline(
                 changes.push(Change::StatuslineReplaced { old: describe_statusline(&original) });
                 return;
             }
-            let to = commands::statusline_command(&plan.binary, wrap.as_deref());
+            let to = commands::statusline_command(&plan.binary, plan.host, wrap.as_deref());
             if from != to {
                 set_command(current, &to);
                 changes.push(Change::StatuslineUpdated { from, to });
             }
         }
         (Some(old), _) if !plan.replace_statusline && current.is_object() => {
-            set_command(current, &commands::statusline_command(&plan.binary, Some(&old)));
+            set_command(current, &commands::statusline_command(&plan.binary, plan.host, Some(&old)));
             changes.push(Change::StatuslineWrapped { old });
         }
         (_, _) if plan.replace_statusline => {
@@ -455,7 +489,7 @@ fn install_statusline(
                     object.insert("type".into(), Value::from("command"));
                     object.insert("command".into(), Value::from(plain));
                 }
-                None => *current = json!({"type": "command", "command": plain, "padding": 0}),
+                None => *current = new_statusline(plan.host, plain),
             }
             changes.push(Change::StatuslineReplaced { old });
         }
@@ -527,7 +561,7 @@ pub fn uninstall(settings: &Value, plan: &Plan, record: Option<&Record>) -> Resu
         uninstall_hooks(root, record, &mut rest, &mut changes, &mut notes)?;
     }
     if plan.statusline && plan.host.has_statusline() {
-        uninstall_statusline(root, record, &mut rest, &mut changes, &mut notes);
+        uninstall_statusline(root, plan.host, record, &mut rest, &mut changes, &mut notes);
     }
     if plan.statusline && plan.host.has_subagent_statusline() {
         uninstall_subagent_statusline(root, &mut rest, &mut changes);
@@ -632,14 +666,22 @@ fn uninstall_hooks(
 
 fn uninstall_statusline(
     root: &mut Map<String, Value>,
+    host: Host,
     record: Option<&Record>,
     rest: &mut Record,
     changes: &mut Vec<Change>,
     notes: &mut Vec<Note>,
 ) {
-    rest.created.retain(|p| p != "/statusLine");
+    let pointer = host.statusline_pointer();
+    let container = pointer.rsplit_once('/').map(|(parent, _)| parent).unwrap_or_default();
+    // The statusline and the container install made for it (Qwen Code's `ui`) are no
+    // longer install's to remove once this runs: either they go now, or they hold the
+    // user's own statusline again.
+    rest.created.retain(|p| p != pointer && p != container);
     let replaced = rest.replaced_statusline.take();
-    let Some(current) = root.get_mut("statusLine") else { return };
+    let created = |p: &str| record.is_some_and(|r| r.created.iter().any(|c| c == p));
+    let Some(parent) = statusline_parent(root, host, None) else { return };
+    let Some(current) = parent.get_mut(STATUSLINE) else { return };
     let recognised = current.get("command").and_then(Value::as_str).and_then(commands::recognise);
     let Some(BatonCommand::Statusline { wrap, .. }) = recognised else { return };
     if let Some(old) = wrap {
@@ -649,11 +691,18 @@ fn uninstall_statusline(
         changes.push(Change::StatuslineRestored { restored: describe_statusline(&original) });
         *current = original;
     } else {
-        root.shift_remove("statusLine");
+        parent.shift_remove(STATUSLINE);
         changes.push(Change::StatuslineRemoved);
-        let created = record.is_some_and(|r| r.created.iter().any(|p| p == "/statusLine"));
-        if !created {
+        if !created(pointer) {
             notes.push(Note::StatuslineRemovedWithoutRecord);
+        }
+        // The container install made for it (Qwen Code's `ui`) goes once empty again;
+        // without a record, when this removal emptied it.
+        let made = record.is_none_or(|r| r.created.iter().any(|c| c == container));
+        if let Some(name) = container.strip_prefix('/').filter(|_| made) {
+            if root.get(name).and_then(Value::as_object).is_some_and(Map::is_empty) {
+                root.shift_remove(name);
+            }
         }
     }
 }
@@ -880,10 +929,56 @@ mod tests {
             commands::recognise(command),
             Some(BatonCommand::Statusline {
                 program: BIN.into(),
-                wrap: Some("node \"/h/.claude/hooks/gsd-statusline.js\"".into())
+                wrap: Some("node \"/h/.claude/hooks/gsd-statusline.js\"".into()),
+                host: None
             })
         );
         assert!(out.changes.iter().any(|c| matches!(c, Change::StatuslineWrapped { .. })));
+    }
+
+    #[test]
+    fn other_hosts_statuslines_go_where_each_host_reads_them() {
+        // Qwen Code: `ui.statusLine`, `ui` created for it and removed with it.
+        let before = json!({"model": {"name": "qwen3-coder-plus"}});
+        let out = round_trip(&before, &plan(Host::Qwen));
+        assert_eq!(
+            out.settings["ui"]["statusLine"],
+            json!({"type": "command", "command": format!("{BIN} statusline --host qwen")})
+        );
+        assert!(out.settings.get("statusLine").is_none());
+        // A `ui` of the user's stays, and so does the statusline they had (wrapped).
+        let before =
+            json!({"ui": {"theme": "dark", "statusLine": {"type": "command", "command": "my-line"}}});
+        let out = round_trip(&before, &plan(Host::Qwen));
+        let command = out.settings["ui"]["statusLine"]["command"].as_str().unwrap();
+        assert_eq!(
+            commands::recognise(command),
+            Some(BatonCommand::Statusline {
+                program: BIN.into(),
+                wrap: Some("my-line".into()),
+                host: Some("qwen".into())
+            })
+        );
+        // Factory Droid: at the top, with `--host droid`, no padding.
+        let out = round_trip(&json!({}), &plan(Host::Droid));
+        assert_eq!(
+            out.settings["statusLine"],
+            json!({"type": "command", "command": format!("{BIN} statusline --host droid")})
+        );
+        // Copilot CLI's settings.json takes only the statusline.
+        let p = Plan { hooks: false, ..plan(Host::Copilot) };
+        let out = round_trip(&json!({"model": "x"}), &p);
+        assert_eq!(out.settings["statusLine"]["command"], json!(format!("{BIN} statusline --host copilot")));
+        assert!(out.settings.get("hooks").is_none());
+        // Installing a user's statusline wrapped, then uninstalling, leaves no record behind.
+        let before = json!({"ui": {"statusLine": {"type": "command", "command": "cat > /dev/null"}}});
+        let first = install(&json!({}), &plan(Host::Qwen), &Record::default()).unwrap();
+        let mut edited = first.settings.clone();
+        edited["ui"] = before["ui"].clone();
+        let second = install(&edited, &plan(Host::Qwen), &first.record).unwrap();
+        let back = uninstall(&second.settings, &plan(Host::Qwen), Some(&second.record)).unwrap();
+        assert_eq!(back.settings, before);
+        assert!(back.record.is_empty(), "{:?}", back.record);
     }
 
     #[test]

@@ -148,12 +148,46 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
             ));
             continue;
         }
-        files.push((
-            host,
-            places.settings_path(host, options.scope).map_err(|e| (Ended::Failed, e.to_string()))?,
-        ));
+        // GitHub Copilot CLI keeps its statusline in the user's settings.json, apart from
+        // baton's hook file (a repository's settings may not set one).
+        let statusline_file = statusline_file(host, options.scope, places);
+        if options.hooks || host != Host::Copilot {
+            files.push((
+                host,
+                places.settings_path(host, options.scope).map_err(|e| (Ended::Failed, e.to_string()))?,
+            ));
+        }
+        match statusline_file {
+            Some(path) if options.statusline => files.push((host, path)),
+            None if host == Host::Copilot && options.statusline && !options.hooks => skipped
+                .push(format!("{host}: a repository's settings may not set a statusline; use --scope user")),
+            _ => {}
+        }
     }
     Ok(Targets { files, skipped })
+}
+
+/// The file holding the host's statusline when it is not the settings file baton's
+/// hooks are in: GitHub Copilot CLI's user `settings.json`.
+fn statusline_file(host: Host, scope: Scope, places: &Places) -> Option<PathBuf> {
+    match (host, scope) {
+        (Host::Copilot, Scope::User) => {
+            places.home_of(host).map(|home| home.join(crate::host::copilot::STATUSLINE_FILE))
+        }
+        _ => None,
+    }
+}
+
+/// What of baton goes into `path` of `host`: (hooks, statusline). Copilot CLI's hook file
+/// holds no statusline, its settings.json no hooks.
+fn parts_of(host: Host, path: &Path, options: &Options) -> (bool, bool) {
+    match host {
+        Host::Copilot => {
+            let statusline = path.file_name().is_some_and(|n| n == crate::host::copilot::STATUSLINE_FILE);
+            (options.hooks && !statusline, options.statusline && statusline)
+        }
+        _ => (options.hooks, options.statusline),
+    }
 }
 
 /// Why the running binary's path cannot go into a settings file.
@@ -322,11 +356,12 @@ impl Run<'_> {
 
         let key = state::key(path);
         let entry = self.installs.as_ref().and_then(|i| i.installs.get(&key)).cloned();
+        let (hooks, statusline) = parts_of(host, path, self.options);
         let plan = Plan {
             host,
             binary: self.binary.clone(),
-            hooks: self.options.hooks,
-            statusline: self.options.statusline,
+            hooks,
+            statusline,
             replace_statusline: self.options.replace_statusline,
             replace_other_monitors: self.options.replace_other_monitors,
             subagent_rows: self.options.subagent_rows,
@@ -733,8 +768,19 @@ mod tests {
         fs::create_dir_all(dir.path().join("h/.copilot")).unwrap();
         let found = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
         let hosts: Vec<Host> = found.files.iter().map(|(h, _)| *h).collect();
-        assert_eq!(hosts, [Host::Claude, Host::Codex, Host::Qwen, Host::Copilot]);
+        assert_eq!(hosts, [Host::Claude, Host::Codex, Host::Qwen, Host::Copilot, Host::Copilot]);
         assert!(found.files[3].1.ends_with(".copilot/hooks/baton.json"));
+        // Its statusline is in its user settings.json, apart from the hooks.
+        assert!(found.files[4].1.ends_with(".copilot/settings.json"));
+        assert_eq!(parts_of(Host::Copilot, &found.files[3].1, &options(vec![], Scope::User)), (true, false));
+        assert_eq!(parts_of(Host::Copilot, &found.files[4].1, &options(vec![], Scope::User)), (false, true));
+        let found = targets(&options(vec![HostArg::Copilot], Scope::Project), &p).unwrap();
+        assert_eq!(found.files.len(), 1, "a repository's settings may not set a statusline");
+        let mut only = options(vec![HostArg::Copilot], Scope::Project);
+        only.hooks = false;
+        let found = targets(&only, &p).unwrap();
+        assert!(found.files.is_empty(), "no hook file is written for a statusline: {:?}", found.files);
+        assert!(found.skipped[0].contains("may not set a statusline"), "{:?}", found.skipped);
         // Local scope: only Claude Code has one.
         let found = targets(&options(vec![HostArg::All], Scope::Local), &p).unwrap();
         assert_eq!(found.files.len(), 1);

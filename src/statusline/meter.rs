@@ -44,6 +44,9 @@ pub(super) fn bar(used: u32) -> String {
 
 /// The window the meter is of, when Claude Code's own footer is on screen beside it.
 fn footer_base(ctx: &Context, figure: &Figure) -> Option<u64> {
+    if ctx.input.host() != crate::host::HostKind::Claude {
+        return None;
+    }
     let (tokens, window) = (figure.used_tokens?, figure.window_tokens.filter(|w| *w > 0)?);
     if tokens < FOOTER_FLOOR {
         return None;

@@ -124,7 +124,10 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     pub fn new(input: &'a StatuslineInput, config: &Config, now: i64, colour: bool) -> Context<'a> {
-        let figure = metrics::figure_from_statusline(input, now);
+        let figure = match input.host() {
+            HostKind::Claude => metrics::figure_from_statusline(input, now),
+            host => host_figure(host, input, config, now),
+        };
         let limits = crate::metrics::Limits::from_settings(config.settings());
         let level = figure
             .as_ref()
@@ -148,10 +151,12 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// What the figure's level and headroom rest on: a Claude Code session (the only host
-    /// with a status line) of the payload's model.
+    /// What the figure's level and headroom rest on: a session of the host that ran the
+    /// statusline, of the payload's model.
     fn basis_of(input: &'a StatuslineInput, limits: Limits) -> Basis<'a> {
-        Basis { limits, host: HostKind::Claude, model: input.model_id(), project: None }
+        let project = input.project_dir().map(Path::new).filter(|p| p.is_absolute());
+        let project = project.filter(|_| input.host() != HostKind::Claude);
+        Basis { limits, host: input.host(), model: input.model_id(), project }
     }
 
     /// Claude Code's compaction rule for this session's model, its settings files read.
@@ -245,6 +250,32 @@ impl Segment {
     }
 }
 
+/// The figure of another host's payload: its own percentages over its own window when it
+/// gives one, else its prompt tokens over the window baton knows for the model (the
+/// host's own table, the configuration, else the assumed default, marked as such). `None`
+/// before the first reply (no tokens, or 0).
+fn host_figure(host: HostKind, input: &StatuslineInput, config: &Config, now: i64) -> Option<Figure> {
+    let window = input.context_window.as_ref()?;
+    if window.context_window_size.is_some() {
+        return metrics::figure_from_statusline(input, now);
+    }
+    let tokens = window.current_usage.as_ref()?.input_tokens.filter(|t| *t >= 1.0)?.round() as u64;
+    let model = input.model_id();
+    let facts = metrics::WindowFacts {
+        model,
+        host: match host {
+            HostKind::Qwen => model.and_then(crate::host::qwen::model_window),
+            _ => None,
+        },
+        configured: model.and_then(|m| config.configured_windows().get(m).copied()),
+        default: config.settings().default_window_tokens,
+        host_windows: host.windows(),
+        ..metrics::WindowFacts::default()
+    };
+    let chosen = metrics::choose_window(&facts, Some(tokens));
+    Some(Figure { origin: metrics::Origin::Statusline, ..metrics::figure_from_tokens(tokens, chosen, now) })
+}
+
 /// Between segments (and between a wrapped statusline's output and baton's meter).
 pub const SEPARATOR: &str = layout::SEPARATOR;
 
@@ -314,21 +345,25 @@ pub fn run_parts(input: &StatuslineInput, config: &Config, now: i64) -> (String,
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis().min(u128::from(u64::MAX)) as u64)
         .unwrap_or(ctx.now_ms);
-    if let (Some(figure), Some(session)) = (&ctx.figure, input.session_id.as_deref()) {
+    let claude = input.host() == HostKind::Claude;
+    // Another host's bridge is read as a fact about the window (a pause may rest on it):
+    // it is written only when the window is one.
+    let bridged = ctx.figure.as_ref().filter(|f| claude || f.window_source.is_fact());
+    if let (Some(figure), Some(session)) = (bridged, input.session_id.as_deref()) {
         let mut bridge = metrics::Bridge::from_figure(session, figure, input.model_id());
-        // Where the transcript ends now: the monitor reads only what comes after.
+        // Where Claude Code's transcript ends now: the monitor reads only what comes after.
         bridge.transcript_offset = input
             .transcript_path
             .as_deref()
             .map(Path::new)
-            .filter(|p| p.is_absolute())
+            .filter(|p| claude && p.is_absolute())
             .and_then(crate::host::claude::transcript_len);
         // A statusline never fails because the bridge could not be written.
         let _ = metrics::write_bridge(&bridge);
     }
     // The window of this model, for the hook in runs with no statusline (`claude -p`).
     let window = input.context_window.as_ref().and_then(|w| w.context_window_size).filter(|w| *w >= 1.0);
-    if let (Some(model), Some(window)) = (input.model_id(), window) {
+    if let (Some(model), Some(window), true) = (input.model_id(), window, claude) {
         metrics::windows::remember(model, window.round() as u64);
     }
     let meter = meter::segment(&ctx).map(|s| style::paint(&s.text, s.style, ctx.colour));

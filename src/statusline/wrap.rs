@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::host::StatuslineInput;
+use crate::host::HostKind;
 use crate::stdin;
 use crate::util::proc;
 
@@ -94,9 +94,9 @@ pub fn compose(
 
 /// The whole `--wrap` mode: read stdin, start the wrapped command, render baton's line
 /// and write the bridge while it runs, then choose what to print.
-pub fn run(command: &str, now: i64) -> String {
+pub fn run(command: &str, host: HostKind, now: i64) -> String {
     let payload = stdin::read_bytes(stdin::timeout_from_env(), PAYLOAD_LIMIT).unwrap_or_default();
-    let input: Option<StatuslineInput> = serde_json::from_slice(&payload).ok();
+    let input = host.statusline_input(&payload);
     let project = input.as_ref().and_then(|i| i.project_dir()).map(PathBuf::from).filter(|p| p.is_absolute());
     let config = Config::load(project.as_deref());
     let running = spawn(command, payload, config.wrap_timeout());

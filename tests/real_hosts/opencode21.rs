@@ -27,7 +27,7 @@ fn opencode_setup(world: &World, server: &Server) -> std::path::PathBuf {
 
 /// A config folder of OpenCode's kind (`$XDG_CONFIG_HOME/<folder>/<file>`) pointing at the
 /// stand-in, its plugin dependency (`package`) marked as installed.
-fn config_setup(
+pub(super) fn config_setup(
     world: &World,
     server: &Server,
     folder: &str,

@@ -13,7 +13,7 @@ use crate::real_hosts_support::{self, CLAUDE_200K_MODEL, Tmux, World, rate_limit
 const PROMPT: &str = "Run the scripted steps, one shell command at a time.";
 
 /// The statusline row of the pane: the one with baton's meter (a bar and `│` separators).
-fn statusline_row(pane: &str) -> Option<String> {
+pub(super) fn statusline_row(pane: &str) -> Option<String> {
     pane.lines()
         .find(|l| l.contains('\u{2502}') && (l.contains('\u{2591}') || l.contains('\u{2588}')))
         .map(|l| l.trim().to_string())
@@ -34,7 +34,7 @@ fn claude_code_used(pane: &str) -> Option<u32> {
 }
 
 /// The `N` of baton's meter (`███████░░░ N%`) in the statusline row.
-fn meter_used(row: &str) -> Option<u32> {
+pub(super) fn meter_used(row: &str) -> Option<u32> {
     let bar_end = row.rfind(['\u{2591}', '\u{2588}'])?;
     let rest = row[bar_end..].chars().skip(1).collect::<String>();
     rest.trim_start().split('%').next()?.trim().parse().ok()
@@ -66,7 +66,7 @@ fn start_claude(checks: &mut Checks, world: &World, env: &[(String, String)], mo
 }
 
 /// The pane's text, saved into the world's logs for a look.
-fn save_pane(world: &World, tmux: &Tmux, name: &str) -> String {
+pub(super) fn save_pane(world: &World, tmux: &Tmux, name: &str) -> String {
     let pane = tmux.pane();
     let logs = world.root().join("logs");
     let _ = std::fs::create_dir_all(&logs);
