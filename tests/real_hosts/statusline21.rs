@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::opencode21::kilo_run;
 use super::pane18::{meter_used, save_pane};
 use super::*;
 use real_hosts_support::chat_hosts::{QWEN, with_cli};
@@ -363,19 +364,6 @@ fn copilot_cli_pane_shows_batons_line() {
         round_trip(&mut checks, &world, &COPILOT_HOST, &path, "/statusLine", &user);
         checks.finish();
     });
-}
-
-/// `kilo run <prompt>` against `server`, Kilo CLI's config pointing at it.
-fn kilo_run(world: &World, kilo: &Path, server: &Server, prompt: &str) -> real_hosts_support::Run {
-    super::opencode21::config_setup(world, server, "kilo", "kilo.json", "@kilocode/plugin", "7.7.7");
-    let env = vec![
-        ("KILO_DISABLE_MODELS_FETCH", "1".to_string()),
-        ("KILO_DISABLE_AUTOUPDATE", "1".to_string()),
-        ("KILO_TELEMETRY_LEVEL", "off".to_string()),
-    ];
-    let run = world.run(kilo, &["run", prompt], &env, Duration::from_secs(150));
-    eprintln!("real hosts: kilo run {prompt:?} took {:.1} s", run.seconds);
-    run
 }
 
 /// Kilo CLI 7.7.7 with baton's plugin: the pause's stop (`session.abort`) within the grace
