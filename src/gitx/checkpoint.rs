@@ -131,8 +131,9 @@ pub struct Checkpoint {
     pub skipped_large: Vec<String>,
     /// Working-tree files that could not be read (left as in HEAD).
     pub unreadable: Vec<String>,
-    /// Working-tree files left out because the snapshot budget ran out (the first
-    /// [`SKIPPED_LISTED`]); `skipped_over_budget` counts them all.
+    /// Working-tree files left out because the snapshot budget ran out, and untracked
+    /// folders the budget left unopened (ending in `/`) (the first [`SKIPPED_LISTED`]);
+    /// `skipped_over_budget` counts them all.
     pub skipped_budget: Vec<String>,
     pub skipped_over_budget: usize,
     /// Files written into the tree on top of HEAD: changed and untracked working-tree
@@ -399,9 +400,18 @@ fn add_worktree(
     // Without core.fileMode the executable bit on disk means nothing: keep the tree's.
     let trust_mode = git.config().and_then(|c| c.get_bool("core.filemode")).unwrap_or(true);
     let mut additions = Vec::new();
-    // Tracked paths first (the agent's edits), then untracked ones, each in path order.
+    // Tracked paths first (the agent's edits), then untracked ones, each in path order;
+    // the files of a folder too big to open whole (generated, most likely) go last.
     let (tracked, untracked): (Vec<&Vec<u8>>, Vec<&Vec<u8>>) =
         scan.touched().iter().partition(|p| index.get_path(rel_path(p), 0).is_some());
+    let unopened = scan.unopened();
+    let in_unopened = |path: &[u8]| {
+        let at = unopened.partition_point(|f| f.as_slice() <= path);
+        at > 0 && path.starts_with(&unopened[at - 1])
+    };
+    let (mut untracked, in_big_folders): (Vec<&Vec<u8>>, Vec<&Vec<u8>>) =
+        untracked.into_iter().partition(|p| !in_unopened(p));
+    untracked.extend(in_big_folders);
     let mut spent_bytes: u64 = 0;
     let skip = |path: &[u8], result: &mut Checkpoint| {
         if result.skipped_budget.len() < SKIPPED_LISTED {
@@ -416,7 +426,7 @@ fn add_worktree(
             continue;
         }
         // Past the budget an untracked file is only counted (no need to look at it:
-        // it cannot be a removal); this keeps 50,000 of them cheap.
+        // it cannot be a removal).
         if n >= tracked_count && (additions.len() >= budget.max_files || started.elapsed() > budget.max_time)
         {
             skip(path, result);
@@ -451,6 +461,10 @@ fn add_worktree(
             }
             Err(_) => result.unreadable.push(display_path(path)),
         }
+    }
+    // Untracked folders the scan's budget left unopened: whatever else is in them.
+    for folder in scan.unopened() {
+        skip(folder, result);
     }
     // Removals first, so a file that replaced a folder (or the reverse) does not collide.
     for (path, abs, meta) in additions {
@@ -1058,10 +1072,10 @@ mod tests {
             states,
             [
                 ("gone.txt".to_string(), "deleted", false),
-                ("link".to_string(), "untracked", false),
-                ("notes/new/idea.md".to_string(), "untracked", false),
                 ("src/lib.rs".to_string(), "modified", false),
                 ("src/staged.rs".to_string(), "staged", true),
+                ("link".to_string(), "untracked", false),
+                ("notes/new/idea.md".to_string(), "untracked", false),
             ]
         );
         assert!(!t.git.path().join("index.lock").exists());

@@ -32,7 +32,9 @@ pub struct GitFacts {
     pub unborn: bool,
     /// An operation in progress (merge, rebase ...).
     pub state: RepoState,
-    /// Changed, staged, conflicted and untracked (not ignored) files, sorted by path.
+    /// Changed, staged and conflicted files in path order, then untracked (not ignored)
+    /// ones; an untracked folder the scan's budget did not let it open is one entry
+    /// ending in `/`.
     pub uncommitted: Vec<FileChange>,
     /// Commits reachable from HEAD made at or after the session start, newest first.
     pub session_commits: Vec<SessionCommit>,
@@ -137,23 +139,38 @@ pub struct SessionCommit {
     pub time: i64,
 }
 
+/// At most this many files inside untracked folders are looked at: the checkpoint's own
+/// file budget ([`super::checkpoint::SnapshotBudget`]), which stores no more than that.
+pub const UNTRACKED_FILES_OPENED: usize = 2_000;
+
+/// The time the walk inside untracked folders may take, from the start of the scan.
+pub const UNTRACKED_WALK_TIME: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// One working-tree status scan. Holds the changes for the facts and every path a
 /// checkpoint has to look at (both sides of a rename).
 #[derive(Debug, Clone, Default)]
 pub struct Scan {
     changes: Vec<FileChange>,
     touched: Vec<Vec<u8>>,
+    unopened: Vec<Vec<u8>>,
 }
 
 impl Scan {
-    /// Runs the status scan: tracked changes, untracked files one by one (inside new
-    /// folders too), no ignored files, no submodules, renames only within the index
-    /// (cheap: only staged additions and deletions are compared).
+    /// Runs the status scan: tracked changes, untracked files, and untracked folders as
+    /// one entry each (as `git status` shows them), then the files inside those folders
+    /// within a budget ([`super::untracked`]); no ignored files, no submodules, renames
+    /// only within the index (cheap: only staged additions and deletions are compared).
+    /// A folder whose files were all found is listed by its files; one the budget cut
+    /// short stays one entry ending in `/`, and its files found so far are still
+    /// touched. Tracked changes are listed first, then untracked ones, each in path
+    /// order: a folder of generated files cannot push the agent's edits out of a list
+    /// that is cut at its length.
     pub fn run(git: &Repository) -> Result<Scan, GitError> {
+        let started = std::time::Instant::now();
         let mut options = StatusOptions::new();
         options
             .include_untracked(true)
-            .recurse_untracked_dirs(true)
+            .recurse_untracked_dirs(false)
             .include_ignored(false)
             .include_unmodified(false)
             .exclude_submodules(true)
@@ -162,12 +179,17 @@ impl Scan {
         let statuses = git.statuses(Some(&mut options)).map_err(git_err("reading the status"))?;
         let mut changes = Vec::with_capacity(statuses.len());
         let mut touched = BTreeSet::new();
+        let mut folders = Vec::new();
         for entry in statuses.iter() {
             let status = entry.status();
             if status.is_empty() || status.contains(Status::IGNORED) {
                 continue;
             }
             let mut path = entry.path_bytes().to_vec();
+            if status == Status::WT_NEW && path.ends_with(b"/") {
+                folders.push(path);
+                continue;
+            }
             let mut from = None;
             for delta in [entry.head_to_index(), entry.index_to_workdir()].into_iter().flatten() {
                 for side in [delta.old_file(), delta.new_file()] {
@@ -200,11 +222,32 @@ impl Scan {
                 from,
             });
         }
-        changes.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(Scan { changes, touched: touched.into_iter().collect() })
+        let opened = super::untracked::open_folders(
+            git,
+            &folders,
+            UNTRACKED_FILES_OPENED,
+            started + UNTRACKED_WALK_TIME,
+        )?;
+        let mut unopened = Vec::new();
+        for folder in folders {
+            if opened.has_all_of(&folder) {
+                // The files come in path order: a folder's are side by side.
+                let first = opened.files.partition_point(|f| f.as_slice() < folder.as_slice());
+                let inside = opened.files[first..].iter().take_while(|f| f.starts_with(&folder));
+                changes.extend(inside.map(|file| FileChange::untracked(file)));
+            } else {
+                changes.push(FileChange::untracked(&folder));
+                unopened.push(folder);
+            }
+        }
+        touched.extend(opened.files);
+        changes.sort_by(|a, b| {
+            (a.state == FileState::Untracked, &a.path).cmp(&(b.state == FileState::Untracked, &b.path))
+        });
+        Ok(Scan { changes, touched: touched.into_iter().collect(), unopened })
     }
 
-    /// The uncommitted files, sorted by path.
+    /// The uncommitted files: tracked ones in path order, then untracked ones.
     pub fn changes(&self) -> &[FileChange] {
         &self.changes
     }
@@ -212,6 +255,18 @@ impl Scan {
     /// Every path whose working copy may differ from HEAD, as git stores it.
     pub fn touched(&self) -> &[Vec<u8>] {
         &self.touched
+    }
+
+    /// Untracked folders (ending in `/`) whose files the budget did not let the scan
+    /// find them all: [`Scan::touched`] has those it found.
+    pub fn unopened(&self) -> &[Vec<u8>] {
+        &self.unopened
+    }
+}
+
+impl FileChange {
+    fn untracked(path: &[u8]) -> FileChange {
+        FileChange { path: display_path(path), state: FileState::Untracked, staged: false, from: None }
     }
 }
 
@@ -361,14 +416,47 @@ mod tests {
             [
                 ("edit.txt", "modified"),
                 ("gone.txt", "deleted"),
+                ("stage.txt", "staged"),
                 ("newdir/sub/one.txt", "untracked"),
                 ("newdir/two.txt", "untracked"),
-                ("stage.txt", "staged"),
             ]
         );
         assert!(change(&facts, "stage.txt").unwrap().staged);
         assert!(!change(&facts, "edit.txt").unwrap().staged);
         assert!(facts.session_commits.is_empty());
+    }
+
+    #[test]
+    fn a_folder_too_big_to_open_is_one_entry_after_the_edits() {
+        let t = TestRepo::new();
+        t.write("src/lib.rs", "pub fn f() {}\n");
+        t.commit_all("init");
+        t.write("src/lib.rs", "pub fn g() {}\n");
+        for i in 0..UNTRACKED_FILES_OPENED + 5 {
+            t.write(&format!("gen/d{:02}/f{i:05}.txt", i / 100), "x\n");
+        }
+        t.write("notes/plan.md", "new\n");
+        t.write("zz.txt", "new\n");
+        let repo = Repo::discover(t.root()).unwrap().unwrap();
+        let scan = repo.scan().unwrap();
+        let words: Vec<(&str, &str)> =
+            scan.changes().iter().map(|c| (c.path.as_str(), c.state.word())).collect();
+        // `gen/` sorts first but cannot push the edit out; `notes/` (after the cut) is
+        // one entry too, and a loose untracked file is listed.
+        assert_eq!(
+            words,
+            [
+                ("src/lib.rs", "modified"),
+                ("gen/", "untracked"),
+                ("notes/", "untracked"),
+                ("zz.txt", "untracked")
+            ]
+        );
+        assert_eq!(scan.unopened(), [b"gen/".to_vec(), b"notes/".to_vec()]);
+        // The files found within the budget are still there for the checkpoint.
+        let found = scan.touched().iter().filter(|p| p.starts_with(b"gen/")).count();
+        assert!(found > 0 && found <= UNTRACKED_FILES_OPENED, "{found}");
+        assert!(scan.touched().contains(&b"zz.txt".to_vec()));
     }
 
     #[test]

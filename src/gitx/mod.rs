@@ -32,6 +32,7 @@ pub mod facts;
 pub mod quick;
 pub mod refs;
 pub mod signals;
+mod untracked;
 
 #[cfg(test)]
 mod testutil;
