@@ -95,6 +95,81 @@ fn the_second_render_uses_the_cache() {
     assert!(line.contains("│ +2 ~1 ?2 │"), "{line}");
 }
 
+/// Waits (up to 20 s) until the cache record at `path` satisfies `done`.
+fn wait_for_record(path: &Path, done: impl Fn(&Value) -> bool) -> Value {
+    let start = std::time::Instant::now();
+    loop {
+        let record = read_json(path);
+        if done(&record) || start.elapsed() > std::time::Duration::from_secs(20) {
+            return record;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn an_old_record_is_shown_while_the_background_scans_again() {
+    let sandbox = Sandbox::new();
+    let repo = repo_with_changes(&sandbox);
+    let payload = payload_in(&repo.root);
+    let cache = [("BATON_STATUSLINE_GIT_CACHE_SECONDS", "1")];
+    assert!(render(&sandbox, &payload, &cache).contains("│ +1 ~1 ?1 │"));
+    let file = cache_files(&sandbox).remove(0);
+    let first = read_json(&file);
+
+    // The record grows old (HEAD and the index unchanged) while a file appears: the next
+    // render shows the old markers at once, and a detached refresh caches the new ones.
+    repo.write("d.ts", "d\n");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert!(render(&sandbox, &payload, &cache).contains("│ +1 ~1 ?1 │"));
+    let record = wait_for_record(&file, |r| r["checked_at_ms"] != first["checked_at_ms"]);
+    assert_eq!(record["counts"], json!({"staged": 1, "modified": 1, "untracked": 2}), "{record}");
+    assert!(render(&sandbox, &payload, &cache).contains("│ +1 ~1 ?2 │"));
+    // The refresh leaves its lock file beside the record, private, and nothing else.
+    let files: Vec<String> =
+        cache_files(&sandbox).iter().map(|p| p.extension().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(files, ["json", "lock"]);
+}
+
+#[test]
+fn the_background_scan_gives_markers_the_render_budget_could_not() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.project().join("big");
+    let repo = TestRepo::init(&root, &[]);
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    for i in 0..3000 {
+        repo.write(&format!("src/d{}/f{i}.ts", i % 30), "x\n");
+    }
+    repo.commit_all("many files");
+    repo.write("src/d0/f0.ts", "changed\n");
+    let env = [("BATON_STATUSLINE_GIT_BUDGET_MS", "1"), ("BATON_STATUSLINE_GIT_CACHE_SECONDS", "1")];
+    let line = render(&sandbox, &payload_in(&root), &env);
+    assert!(!line.contains("~1"), "{line}");
+    let file = cache_files(&sandbox).remove(0);
+    assert_eq!(read_json(&file)["over_budget_streak"], 1);
+    // Past the cache period (and its back-off of one period after one scan over
+    // budget), a render starts the background scan, which has the time.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    render(&sandbox, &payload_in(&root), &env);
+    let record = wait_for_record(&file, |r| r["counts"] != Value::Null);
+    assert_eq!(record["counts"], json!({"staged": 0, "modified": 1, "untracked": 0}), "{record}");
+    assert_eq!(record["over_budget_streak"], 0);
+    assert!(render(&sandbox, &payload_in(&root), &env).contains("│ main │ ~1 │"));
+}
+
+#[test]
+fn a_refresh_of_a_folder_that_is_not_a_work_tree_top_does_nothing() {
+    let sandbox = Sandbox::new();
+    let repo = repo_with_changes(&sandbox);
+    let inside = repo.root.join("sub");
+    std::fs::create_dir_all(&inside).unwrap();
+    for dir in [inside.as_path(), Path::new("relative/path"), sandbox.home().as_path()] {
+        let output = sandbox.run(&["statusline", "--refresh-git", &dir.to_string_lossy()], b"");
+        assert!(output.status.success() && output.stdout.is_empty() && output.stderr.is_empty());
+    }
+    assert!(cache_files(&sandbox).is_empty());
+}
+
 #[test]
 fn a_scan_over_budget_shows_the_branch_alone() {
     let sandbox = Sandbox::new();

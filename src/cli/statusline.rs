@@ -29,6 +29,10 @@ pub(super) struct StatuslineArgs {
     /// install --host <host>` sets this up.
     #[arg(long, value_name = "HOST", value_parser = ["claude", "qwen", "droid", "copilot"], conflicts_with = "subagents")]
     host: Option<String>,
+    /// Scan the git work tree at DIR and cache its markers, then exit (what a render
+    /// starts in the background when its cached markers have grown old).
+    #[arg(long, value_name = "DIR", hide = true, conflicts_with_all = ["wrap", "subagents", "host"])]
+    refresh_git: Option<PathBuf>,
 }
 
 /// `baton statusline` with no argument: the host's own call.
@@ -45,6 +49,16 @@ fn run_host_line(host: HostKind) -> ExitStatus {
 }
 
 pub(super) fn run(args: StatuslineArgs) -> ExitStatus {
+    if let Some(root) = args.refresh_git {
+        // Only ever started by baton itself, with the work tree's absolute path.
+        if root.is_absolute() {
+            run_guarded(move || {
+                let config = Config::load(Some(&root));
+                statusline::refresh_git(&root, &config, metrics::now_unix());
+            });
+        }
+        return ExitStatus::Success;
+    }
     if args.subagents {
         if super::stdin_is_a_terminal("statusline --subagents", "Claude Code's subagentStatusLine JSON") {
             return ExitStatus::Success;

@@ -520,7 +520,8 @@ fn add_worktree(
 
 /// The snapshot budget: the default, or `BATON_SNAPSHOT_MAX_FILES` (for tests and for
 /// people who want more or less of the working tree in a checkpoint).
-fn snapshot_budget() -> SnapshotBudget {
+/// The budget, with `BATON_SNAPSHOT_MAX_FILES` applied.
+pub(super) fn snapshot_budget() -> SnapshotBudget {
     let mut budget = SnapshotBudget::default();
     if let Some(n) = std::env::var("BATON_SNAPSHOT_MAX_FILES").ok().and_then(|v| v.trim().parse().ok()) {
         budget.max_files = n;

@@ -139,13 +139,6 @@ pub struct SessionCommit {
     pub time: i64,
 }
 
-/// At most this many files inside untracked folders are looked at: the checkpoint's own
-/// file budget ([`super::checkpoint::SnapshotBudget`]), which stores no more than that.
-pub const UNTRACKED_FILES_OPENED: usize = 2_000;
-
-/// The time the walk inside untracked folders may take, from the start of the scan.
-pub const UNTRACKED_WALK_TIME: std::time::Duration = std::time::Duration::from_millis(250);
-
 /// One working-tree status scan. Holds the changes for the facts and every path a
 /// checkpoint has to look at (both sides of a rename).
 #[derive(Debug, Clone, Default)]
@@ -222,12 +215,10 @@ impl Scan {
                 from,
             });
         }
-        let opened = super::untracked::open_folders(
-            git,
-            &folders,
-            UNTRACKED_FILES_OPENED,
-            started + UNTRACKED_WALK_TIME,
-        )?;
+        // The checkpoint's own budget: it stores no more files than that.
+        let budget = super::checkpoint::snapshot_budget();
+        let opened =
+            super::untracked::open_folders(git, &folders, budget.max_files, started + budget.max_time)?;
         let mut unopened = Vec::new();
         for folder in folders {
             if opened.has_all_of(&folder) {
@@ -432,7 +423,7 @@ mod tests {
         t.write("src/lib.rs", "pub fn f() {}\n");
         t.commit_all("init");
         t.write("src/lib.rs", "pub fn g() {}\n");
-        for i in 0..UNTRACKED_FILES_OPENED + 5 {
+        for i in 0..crate::gitx::checkpoint::SnapshotBudget::default().max_files + 5 {
             t.write(&format!("gen/d{:02}/f{i:05}.txt", i / 100), "x\n");
         }
         t.write("notes/plan.md", "new\n");
@@ -455,7 +446,7 @@ mod tests {
         assert_eq!(scan.unopened(), [b"gen/".to_vec(), b"notes/".to_vec()]);
         // The files found within the budget are still there for the checkpoint.
         let found = scan.touched().iter().filter(|p| p.starts_with(b"gen/")).count();
-        assert!(found > 0 && found <= UNTRACKED_FILES_OPENED, "{found}");
+        assert!(found > 0 && found <= 2_000, "{found}");
         assert!(scan.touched().contains(&b"zz.txt".to_vec()));
     }
 

@@ -81,6 +81,11 @@ pub fn cache_path(dir: &Path, root: &Path) -> PathBuf {
     dir.join(format!("git-{:016x}.json", crate::util::hash::fnv1a(root.as_os_str().as_bytes())))
 }
 
+/// The lock a background refresh of the repository cached at `cache_path` holds.
+pub fn lock_path(cache_path: &Path) -> PathBuf {
+    cache_path.with_extension("lock")
+}
+
 /// The folder of the cache files inside baton's state dir.
 pub fn cache_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("statusline")

@@ -101,6 +101,14 @@ impl Settings {
     }
 }
 
+/// `baton statusline --refresh-git <root>`: the git markers of the work tree at `root`
+/// scanned again and cached, for the next render (started by a render that showed an old
+/// record; see `git`).
+pub fn refresh_git(root: &Path, config: &Config, now: i64) {
+    let now_ms = u64::try_from(now).unwrap_or(0).saturating_mul(1000);
+    git::refresh(root, &Settings::from_config(config).git, now_ms);
+}
+
 /// Everything a segment may look at. Expensive facts are computed once, on first use.
 pub struct Context<'a> {
     pub input: &'a StatuslineInput,
