@@ -3,7 +3,7 @@
 //! baton's private session folder under GSD's file name and field names. Typed as
 //! [`WarnState`]; every change goes through one locked load-edit-store
 //! ([`crate::state::VersionedFile::update`]), so parallel tool calls never lose a count.
-//! The lock is waited for at most [`crate::state::LOCK_WAIT`]; past it the change goes
+//! The lock is waited for at most [`crate::state::lock_wait`]; past it the change goes
 //! on unlocked (a count may be lost, a warning is not).
 
 use std::time::Duration;

@@ -73,10 +73,21 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// A lock waited for at most [`LOCK_WAIT`]; the update is given up without it.
+    /// A lock waited for at most [`lock_wait`]; the update is given up without it.
     pub fn new(lock: impl Into<PathBuf>) -> Guard {
-        Guard { lock: lock.into(), wait: LOCK_WAIT, or_unlocked: false }
+        Guard { lock: lock.into(), wait: lock_wait(), or_unlocked: false }
     }
+}
+
+/// [`LOCK_WAIT`], or `BATON_STATE_LOCK_WAIT_MS` (100 to 10000) from the environment: a
+/// machine so loaded that forty hooks at once wait longer for each other than that
+/// would otherwise lose counts.
+pub fn lock_wait() -> Duration {
+    std::env::var("BATON_STATE_LOCK_WAIT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| (100..=10_000).contains(ms))
+        .map_or(LOCK_WAIT, Duration::from_millis)
 }
 
 /// What the edit of [`VersionedFile::update`] decided.

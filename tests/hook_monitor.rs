@@ -512,7 +512,10 @@ fn forty_parallel_calls_give_exactly_eight_warnings() {
     let event = sandbox.post_tool_use(SESSION).to_string();
     let children: Vec<_> = (0..40)
         .map(|_| {
-            let mut child = sandbox.command(&["hook"]).spawn().expect("spawn");
+            // Forty at once on a loaded 2-core machine can wait longer than the default
+            // 300 ms for each other's lock (the update is then given up, by design).
+            let mut child =
+                sandbox.command(&["hook"]).env("BATON_STATE_LOCK_WAIT_MS", "10000").spawn().expect("spawn");
             use std::io::Write;
             child.stdin.take().unwrap().write_all(event.as_bytes()).unwrap();
             child
