@@ -95,6 +95,20 @@ fn the_second_render_uses_the_cache() {
     assert!(line.contains("│ +2 ~1 ?2 │"), "{line}");
 }
 
+/// A repository of 3,000 committed files on `main` in the sandbox's project folder, one
+/// of them modified: more than a 1 ms scan budget can cover.
+fn big_repo(sandbox: &Sandbox) -> PathBuf {
+    let root = sandbox.project().join("big");
+    let repo = TestRepo::init(&root, &[]);
+    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    for i in 0..3000 {
+        repo.write(&format!("src/d{}/f{i}.ts", i % 30), "x\n");
+    }
+    repo.commit_all("many files");
+    repo.write("src/d0/f0.ts", "changed\n");
+    root
+}
+
 /// Waits (up to 20 s) until the cache record at `path` satisfies `done`.
 fn wait_for_record(path: &Path, done: impl Fn(&Value) -> bool) -> Value {
     let start = std::time::Instant::now();
@@ -134,14 +148,7 @@ fn an_old_record_is_shown_while_the_background_scans_again() {
 #[test]
 fn the_background_scan_gives_markers_the_render_budget_could_not() {
     let sandbox = Sandbox::new();
-    let root = sandbox.project().join("big");
-    let repo = TestRepo::init(&root, &[]);
-    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-    for i in 0..3000 {
-        repo.write(&format!("src/d{}/f{i}.ts", i % 30), "x\n");
-    }
-    repo.commit_all("many files");
-    repo.write("src/d0/f0.ts", "changed\n");
+    let root = big_repo(&sandbox);
     let env = [("BATON_STATUSLINE_GIT_BUDGET_MS", "1"), ("BATON_STATUSLINE_GIT_CACHE_SECONDS", "1")];
     let line = render(&sandbox, &payload_in(&root), &env);
     assert!(!line.contains("~1"), "{line}");
@@ -173,14 +180,7 @@ fn a_refresh_of_a_folder_that_is_not_a_work_tree_top_does_nothing() {
 #[test]
 fn a_scan_over_budget_shows_the_branch_alone() {
     let sandbox = Sandbox::new();
-    let root = sandbox.project().join("big");
-    let repo = TestRepo::init(&root, &[]);
-    std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-    for i in 0..3000 {
-        repo.write(&format!("src/d{}/f{i}.ts", i % 30), "x\n");
-    }
-    repo.commit_all("many files");
-    repo.write("src/d0/f0.ts", "changed\n");
+    let root = big_repo(&sandbox);
     let line = render(&sandbox, &payload_in(&root), &[("BATON_STATUSLINE_GIT_BUDGET_MS", "1")]);
     assert_eq!(line, "Opus 4.5 │ big │ main │ ███████░░░ 72% │ 23k to compact │ $1.83");
     let record = read_json(&cache_files(&sandbox)[0]);

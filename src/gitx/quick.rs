@@ -38,15 +38,31 @@ pub struct QuickStatus {
     pub elapsed: Duration,
 }
 
-/// The deadline the progress callback checks.
-struct Deadline {
+/// The deadline a diff's progress callback checks (here and in `untracked`).
+pub(super) struct Deadline {
     at: Instant,
     calls: u32,
-    expired: bool,
+    pub(super) expired: bool,
 }
 
 /// How often (in files) the callback looks at the clock.
 const CLOCK_EVERY: u32 = 32;
+
+impl Deadline {
+    pub(super) fn new(at: Instant) -> Deadline {
+        Deadline { at, calls: 0, expired: false }
+    }
+
+    /// One more file: whether the deadline has passed (the clock is read every
+    /// [`CLOCK_EVERY`] files, and the first).
+    pub(super) fn passed(&mut self) -> bool {
+        self.calls = self.calls.wrapping_add(1);
+        if self.calls % CLOCK_EVERY == 1 && Instant::now() >= self.at {
+            self.expired = true;
+        }
+        self.expired
+    }
+}
 
 extern "C" fn progress(
     _diff: *const raw::git_diff,
@@ -58,12 +74,22 @@ extern "C" fn progress(
     // it outlives the libgit2 call that invokes this callback, and nothing else touches
     // it meanwhile. Nothing here can panic, so no unwinding crosses the C frames.
     let deadline = unsafe { &mut *payload.cast::<Deadline>() };
-    deadline.calls = deadline.calls.wrapping_add(1);
-    if deadline.calls % CLOCK_EVERY == 1 && Instant::now() >= deadline.at {
-        deadline.expired = true;
-        return raw::GIT_EUSER;
+    if deadline.passed() { raw::GIT_EUSER } else { 0 }
+}
+
+/// Diff options as `git_diff_init_options` fills them, with `flags` and submodules
+/// ignored.
+pub(super) fn diff_options(flags: u32, doing: &'static str) -> Result<raw::git_diff_options, GitError> {
+    // SAFETY: a zeroed git_diff_options is what git_diff_init_options expects to fill.
+    let mut options: raw::git_diff_options = unsafe { std::mem::zeroed() };
+    // SAFETY: `options` is a valid, writable git_diff_options; version 1 is the only one.
+    let rc = unsafe { raw::git_diff_init_options(&mut options, 1) };
+    if rc < 0 {
+        return Err(GitError::Git { doing, source: git2::Error::last_error(rc) });
     }
-    0
+    options.flags = flags;
+    options.ignore_submodules = raw::GIT_SUBMODULE_IGNORE_ALL;
+    Ok(options)
 }
 
 enum Sides<'a> {
@@ -80,18 +106,7 @@ fn diff_with_deadline<'r>(
     flags: u32,
     deadline: &mut Deadline,
 ) -> Result<Option<Diff<'r>>, GitError> {
-    // SAFETY: a zeroed git_diff_options is what git_diff_init_options expects to fill.
-    let mut options: raw::git_diff_options = unsafe { std::mem::zeroed() };
-    // SAFETY: `options` is a valid, writable git_diff_options; version 1 is the only one.
-    let rc = unsafe { raw::git_diff_init_options(&mut options, 1) };
-    if rc < 0 {
-        return Err(GitError::Git {
-            doing: "preparing the status diff",
-            source: git2::Error::last_error(rc),
-        });
-    }
-    options.flags = flags;
-    options.ignore_submodules = raw::GIT_SUBMODULE_IGNORE_ALL;
+    let mut options = diff_options(flags, "preparing the status diff")?;
     options.progress_cb = Some(progress);
     options.payload = ptr::from_mut(deadline).cast::<c_void>();
     let mut out: *mut raw::git_diff = ptr::null_mut();
@@ -152,7 +167,7 @@ pub fn quick_status(root: &Path, budget: Duration) -> Result<QuickStatus, GitErr
         return Err(format!("{} is a bare repository", root.display()).into());
     }
     let ahead_behind = ahead_behind(&repo);
-    let mut deadline = Deadline { at: start + budget, calls: 0, expired: false };
+    let mut deadline = Deadline::new(start + budget);
     let counts = if Instant::now() >= deadline.at { None } else { count_files(&repo, &mut deadline)? };
     Ok(QuickStatus { counts, ahead_behind, elapsed: start.elapsed() })
 }
@@ -206,7 +221,7 @@ pub fn quick_paths(root: &Path, budget: Duration) -> Result<QuickPaths, GitError
         return Err(format!("{} is a bare repository", root.display()).into());
     }
     let head = super::facts::head_info(&repo)?;
-    let mut deadline = Deadline { at: start + budget, calls: 0, expired: false };
+    let mut deadline = Deadline::new(start + budget);
     let index = repo.index().map_err(|e| format!("cannot read the index: {}", e.message()))?;
     let tree = match head.commit {
         Some(id) => Some(

@@ -9,6 +9,7 @@
 //! deadline, whichever comes first, and says which folders it finished.
 
 use super::GitError;
+use super::quick::{Deadline, diff_options};
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::ptr;
 use std::time::Instant;
@@ -43,12 +44,8 @@ impl Opened {
 struct Walk {
     opened: Opened,
     max_files: usize,
-    deadline: Instant,
-    calls: u32,
+    deadline: Deadline,
 }
-
-/// How often (in files) the progress callback looks at the clock.
-const CLOCK_EVERY: u32 = 32;
 
 extern "C" fn on_delta(
     _diff: *const raw::git_diff,
@@ -83,8 +80,7 @@ extern "C" fn on_progress(
 ) -> c_int {
     // SAFETY: as in `on_delta`: the `Walk` outlives the call, and nothing else holds it.
     let walk = unsafe { &mut *payload.cast::<Walk>() };
-    walk.calls = walk.calls.wrapping_add(1);
-    if walk.calls % CLOCK_EVERY == 1 && Instant::now() >= walk.deadline {
+    if walk.deadline.passed() {
         walk.opened.stopped = true;
         return raw::GIT_EUSER;
     }
@@ -107,27 +103,17 @@ pub fn open_folders(
     // A folder name with a NUL cannot come from a file system; such an entry is skipped.
     let names: Vec<CString> = folders.iter().filter_map(|f| CString::new(f.clone()).ok()).collect();
     let mut pointers: Vec<*mut c_char> = names.iter().map(|n| n.as_ptr().cast_mut()).collect();
-    // SAFETY: a zeroed git_diff_options is what git_diff_init_options expects to fill.
-    let mut options: raw::git_diff_options = unsafe { std::mem::zeroed() };
-    // SAFETY: `options` is a valid, writable git_diff_options; version 1 is the only one.
-    let rc = unsafe { raw::git_diff_init_options(&mut options, 1) };
-    if rc < 0 {
-        return Err(GitError::Git {
-            doing: "preparing the untracked walk",
-            source: git2::Error::last_error(rc),
-        });
-    }
-    options.flags = raw::GIT_DIFF_INCLUDE_UNTRACKED
+    let flags = raw::GIT_DIFF_INCLUDE_UNTRACKED
         | raw::GIT_DIFF_RECURSE_UNTRACKED_DIRS
         // The folders are paths, not patterns: a `[` or `*` in a name means itself.
         | raw::GIT_DIFF_DISABLE_PATHSPEC_MATCH
         | raw::GIT_DIFF_IGNORE_SUBMODULES
         | raw::GIT_DIFF_SKIP_BINARY_CHECK;
-    options.ignore_submodules = raw::GIT_SUBMODULE_IGNORE_ALL;
+    let mut options = diff_options(flags, "preparing the untracked walk")?;
     options.pathspec = raw::git_strarray { strings: pointers.as_mut_ptr(), count: pointers.len() };
     options.notify_cb = Some(on_delta);
     options.progress_cb = Some(on_progress);
-    let mut walk = Walk { opened: Opened::default(), max_files, deadline, calls: 0 };
+    let mut walk = Walk { opened: Opened::default(), max_files, deadline: Deadline::new(deadline) };
     options.payload = ptr::from_mut(&mut walk).cast::<c_void>();
     let mut out: *mut raw::git_diff = ptr::null_mut();
     // SAFETY: the repository and index handles come from live git2 objects borrowed for
