@@ -165,6 +165,22 @@ fn the_background_scan_gives_markers_the_render_budget_could_not() {
 }
 
 #[test]
+fn a_refresh_never_makes_a_removed_cache_folder_again() {
+    let sandbox = Sandbox::new();
+    let repo = repo_with_changes(&sandbox);
+    let root = repo.root.to_string_lossy().into_owned();
+    // No render stored a record: the state folder is not there.
+    let output = sandbox.run(&["statusline", "--refresh-git", &root], b"");
+    assert!(output.status.success() && output.stdout.is_empty());
+    assert!(!sandbox.state_dir().join("statusline").exists());
+    // With the folder there, the refresh caches the markers.
+    std::fs::create_dir_all(sandbox.state_dir().join("statusline")).unwrap();
+    sandbox.run(&["statusline", "--refresh-git", &root], b"");
+    let record = read_json(&cache_files(&sandbox)[0]);
+    assert_eq!(record["counts"], json!({"staged": 1, "modified": 1, "untracked": 1}));
+}
+
+#[test]
 fn a_refresh_of_a_folder_that_is_not_a_work_tree_top_does_nothing() {
     let sandbox = Sandbox::new();
     let repo = repo_with_changes(&sandbox);

@@ -117,14 +117,27 @@ fn scan_and_store(
     path: Option<&Path>,
     now_ms: u64,
 ) -> Record {
+    let record = scan_and_count(place, repo, stamp, budget, previous, now_ms);
+    if let Some(path) = path {
+        // A status line never fails because its cache could not be written.
+        let _ = git_cache::store(path, &record);
+    }
+    record
+}
+
+/// A scan, with the scans over budget in a row counted from `previous`.
+fn scan_and_count(
+    place: &GitPlace,
+    repo: String,
+    stamp: Stamp,
+    budget: Duration,
+    previous: Option<Record>,
+    now_ms: u64,
+) -> Record {
     let mut record = scan(&place.root, repo, stamp, budget, now_ms);
     if record.over_budget() {
         let streak = previous.filter(Record::over_budget).map_or(0, |r| r.over_budget_streak);
         record.over_budget_streak = streak.saturating_add(1);
-    }
-    if let Some(path) = path {
-        // A status line never fails because its cache could not be written.
-        let _ = git_cache::store(path, &record);
     }
     record
 }
@@ -157,9 +170,8 @@ pub fn refresh(root: &Path, settings: &GitSettings, now_ms: u64) {
     let Some(place) = super::branch::find_git(root).filter(|place| place.root == root) else { return };
     let Some(dir) = settings.cache_dir.as_deref().filter(|_| !settings.max_age.is_zero()) else { return };
     let path = git_cache::cache_path(dir, &place.root);
-    if crate::fsx::ensure_dir(dir, true).is_err() {
-        return;
-    }
+    // The render that started this stored a record there: a folder gone since was
+    // removed on purpose (a throwaway home, `baton demo`'s), and is not made again.
     let Ok(_held) = crate::fsx::FileLock::acquire_within(&git_cache::lock_path(&path), Duration::ZERO) else {
         return;
     };
@@ -168,7 +180,8 @@ pub fn refresh(root: &Path, settings: &GitSettings, now_ms: u64) {
     let repo = place.root.to_string_lossy().into_owned();
     let previous = git_cache::load(&path).filter(|r| r.repo == repo);
     let budget = settings.budget.max(BACKGROUND_BUDGET);
-    scan_and_store(&place, repo, stamp, budget, previous, Some(&path), now_ms);
+    let record = scan_and_count(&place, repo, stamp, budget, previous, now_ms);
+    let _ = git_cache::replace(&path, &record);
 }
 
 fn scan(root: &Path, repo: String, stamp: Stamp, budget: Duration, now_ms: u64) -> Record {

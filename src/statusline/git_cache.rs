@@ -106,6 +106,13 @@ pub fn store(path: &Path, record: &Record) -> std::io::Result<()> {
     fsx::write_atomic(path, &bytes, fsx::WriteOptions::STATE)
 }
 
+/// Replaces the record in `path` only if its folder is still there (the background
+/// refresh: a cache folder removed meanwhile is not made again).
+pub fn replace(path: &Path, record: &Record) -> std::io::Result<()> {
+    let bytes = serde_json::to_vec(record).map_err(std::io::Error::other)?;
+    fsx::write_atomic(path, &bytes, fsx::WriteOptions::STATE)
+}
+
 /// The modification time of the index in `git_dir`, if there is one.
 pub fn index_mtime_ns(git_dir: &Path) -> Option<u64> {
     let modified = std::fs::metadata(git_dir.join("index")).and_then(|m| m.modified()).ok()?;
