@@ -132,6 +132,7 @@ fn attack_7_untracked_files_are_snapshotted_within_the_budget() {
     // The agent's own work, which sorts after the generated folder.
     repo.write("src/app.ts", "app, edited\n");
     repo.write("src/limiter.ts", "new module\n");
+    repo.write("notes/todo.md", "a new folder\n");
     let before = loose_objects(&sandbox.project());
     let start = Instant::now();
     let text = critical(&sandbox, SESSION);
@@ -144,11 +145,11 @@ fn attack_7_untracked_files_are_snapshotted_within_the_budget() {
     let size = std::fs::metadata(&path).unwrap().len();
     assert!(size <= 64 * 1024, "HANDOFF.json is {size} bytes");
     let handoff = read_json(&path);
-    // The edit first, the new file listed, the generated folder as one entry (as `git
+    // The edit first, the new files listed, the generated folder as one entry (as `git
     // status` shows it): 5,000 generated files do not crowd the agent's work out.
     let files: Vec<&str> =
         handoff["uncommitted_files"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert_eq!(files, ["src/app.ts", "generated/", "src/limiter.ts"], "{files:?}");
+    assert_eq!(files, ["src/app.ts", "generated/", "notes/todo.md", "src/limiter.ts"], "{files:?}");
     let checkpoint = &handoff["baton"]["checkpoint"];
     // At most 2,000 stored (fewer when the time budget ends first); the folder the
     // budget did not let the scan open whole is named among the skipped.
@@ -167,6 +168,7 @@ fn attack_7_untracked_files_are_snapshotted_within_the_budget() {
     };
     assert_eq!(blob("src/app.ts"), b"app, edited\n");
     assert_eq!(blob("src/limiter.ts"), b"new module\n");
+    assert_eq!(blob("notes/todo.md"), b"a new folder\n");
     assert!(took < Duration::from_secs(8), "{took:?}");
 
     // The brief of the next session stays within its budget.

@@ -151,7 +151,7 @@ pub struct Scan {
 impl Scan {
     /// Runs the status scan: tracked changes, untracked files, and untracked folders as
     /// one entry each (as `git status` shows them), then the files inside those folders
-    /// within a budget ([`super::untracked`]); no ignored files, no submodules, renames
+    /// within a budget, small folders first ([`super::untracked`]); no ignored files, no submodules, renames
     /// only within the index (cheap: only staged additions and deletions are compared).
     /// A folder whose files were all found is listed by its files; one the budget cut
     /// short stays one entry ending in `/`, and its files found so far are still
@@ -218,20 +218,17 @@ impl Scan {
         // The checkpoint's own budget: it stores no more files than that.
         let budget = super::checkpoint::snapshot_budget();
         let opened =
-            super::untracked::open_folders(git, &folders, budget.max_files, started + budget.max_time)?;
+            super::untracked::open_small_first(git, folders, budget.max_files, started + budget.max_time)?;
         let mut unopened = Vec::new();
-        for folder in folders {
-            if opened.has_all_of(&folder) {
-                // The files come in path order: a folder's are side by side.
-                let first = opened.files.partition_point(|f| f.as_slice() < folder.as_slice());
-                let inside = opened.files[first..].iter().take_while(|f| f.starts_with(&folder));
-                changes.extend(inside.map(|file| FileChange::untracked(file)));
+        for folder in opened {
+            if folder.whole {
+                changes.extend(folder.files.iter().map(|file| FileChange::untracked(file)));
             } else {
-                changes.push(FileChange::untracked(&folder));
-                unopened.push(folder);
+                changes.push(FileChange::untracked(&folder.path));
+                unopened.push(folder.path);
             }
+            touched.extend(folder.files);
         }
-        touched.extend(opened.files);
         changes.sort_by(|a, b| {
             (a.state == FileState::Untracked, &a.path).cmp(&(b.state == FileState::Untracked, &b.path))
         });
@@ -432,21 +429,22 @@ mod tests {
         let scan = repo.scan().unwrap();
         let words: Vec<(&str, &str)> =
             scan.changes().iter().map(|c| (c.path.as_str(), c.state.word())).collect();
-        // `gen/` sorts first but cannot push the edit out; `notes/` (after the cut) is
-        // one entry too, and a loose untracked file is listed.
+        // `gen/` sorts first but cannot push the edit out, nor keep the small new folder
+        // after it from being listed by its files; a loose untracked file is listed.
         assert_eq!(
             words,
             [
                 ("src/lib.rs", "modified"),
                 ("gen/", "untracked"),
-                ("notes/", "untracked"),
+                ("notes/plan.md", "untracked"),
                 ("zz.txt", "untracked")
             ]
         );
-        assert_eq!(scan.unopened(), [b"gen/".to_vec(), b"notes/".to_vec()]);
+        assert_eq!(scan.unopened(), [b"gen/".to_vec()]);
         // The files found within the budget are still there for the checkpoint.
         let found = scan.touched().iter().filter(|p| p.starts_with(b"gen/")).count();
         assert!(found > 0 && found <= 2_000, "{found}");
+        assert!(scan.touched().contains(&b"notes/plan.md".to_vec()));
         assert!(scan.touched().contains(&b"zz.txt".to_vec()));
     }
 

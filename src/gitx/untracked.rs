@@ -133,6 +133,65 @@ pub fn open_folders(
     Ok(walk.opened)
 }
 
+/// One untracked folder, opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folder {
+    /// As the status scan lists it, ending in `/`.
+    pub path: Vec<u8>,
+    /// Its files found, in path order.
+    pub files: Vec<Vec<u8>>,
+    /// They are all of its files.
+    pub whole: bool,
+}
+
+/// A folder with at most this many files is opened on its own, before the big ones.
+pub const SMALL_FOLDER: usize = 100;
+
+/// At most this many folders are tried on their own (each is one walk).
+pub const FOLDERS_TRIED_ALONE: usize = 64;
+
+/// Opens `folders` (as [`open_folders`]), small ones first: each is tried alone up to
+/// [`SMALL_FOLDER`] files, and the ones that hold more share what is left of
+/// `max_files`, in path order. A new module the agent wrote is then found whole even
+/// when a folder of generated files sorts before it. Folders come back in the order
+/// given.
+pub fn open_small_first(
+    git: &Repository,
+    folders: Vec<Vec<u8>>,
+    max_files: usize,
+    deadline: Instant,
+) -> Result<Vec<Folder>, GitError> {
+    let mut left = max_files;
+    let mut opened: Vec<Folder> = Vec::with_capacity(folders.len());
+    let mut big = Vec::new();
+    for (n, path) in folders.into_iter().enumerate() {
+        if n < FOLDERS_TRIED_ALONE && left > 0 && Instant::now() < deadline {
+            let alone = open_folders(git, std::slice::from_ref(&path), SMALL_FOLDER.min(left), deadline)?;
+            if !alone.stopped {
+                left -= alone.files.len();
+                opened.push(Folder { path, files: alone.files, whole: true });
+                continue;
+            }
+        }
+        big.push(opened.len());
+        opened.push(Folder { path, files: Vec::new(), whole: false });
+    }
+    if big.is_empty() || left == 0 {
+        return Ok(opened);
+    }
+    let paths: Vec<Vec<u8>> = big.iter().map(|&i| opened[i].path.clone()).collect();
+    let shared = open_folders(git, &paths, left, deadline)?;
+    for &i in &big {
+        let folder = &mut opened[i];
+        // The files come in path order: a folder's are side by side.
+        let first = shared.files.partition_point(|f| f.as_slice() < folder.path.as_slice());
+        folder.files =
+            shared.files[first..].iter().take_while(|f| f.starts_with(&folder.path)).cloned().collect();
+        folder.whole = shared.has_all_of(&folder.path);
+    }
+    Ok(opened)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +240,31 @@ mod tests {
         assert!(opened.stopped);
         assert!(opened.has_all_of(b"a/"));
         assert!(!opened.has_all_of(b"big/") && !opened.has_all_of(b"z/"));
+    }
+
+    #[test]
+    fn small_folders_are_found_whole_before_the_big_ones_share_the_rest() {
+        let t = TestRepo::new();
+        t.write("keep.txt", "k\n");
+        t.commit_all("init");
+        for i in 0..SMALL_FOLDER + 50 {
+            t.write(&format!("gen/f{i:04}.txt"), "x\n");
+        }
+        t.write("src/limiter/bucket.ts", "1\n");
+        t.write("src/limiter/mod.ts", "2\n");
+        let folders = vec![b"gen/".to_vec(), b"src/limiter/".to_vec()];
+        let opened = open_small_first(&t.git, folders, SMALL_FOLDER + 10, later()).unwrap();
+        assert_eq!(opened[0].path, b"gen/");
+        assert!(!opened[0].whole);
+        // What the small folder left of the budget.
+        assert_eq!(opened[0].files.len(), SMALL_FOLDER + 8);
+        assert_eq!(opened[1].path, b"src/limiter/");
+        assert!(opened[1].whole);
+        assert_eq!(strings(&opened[1].files), ["src/limiter/bucket.ts", "src/limiter/mod.ts"]);
+        // With the budget for all, the big one is whole too.
+        let folders = vec![b"gen/".to_vec(), b"src/limiter/".to_vec()];
+        let opened = open_small_first(&t.git, folders, 1_000, later()).unwrap();
+        assert!(opened[0].whole && opened[0].files.len() == SMALL_FOLDER + 50);
     }
 
     #[test]
