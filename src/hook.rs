@@ -278,6 +278,10 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
             }
             None
         }
+        Event::HandoffFacts => {
+            handoff_facts(&call);
+            None
+        }
         Event::Other(_) | Event::Missing => None,
     }
 }
@@ -289,6 +293,9 @@ struct Said {
     text: Option<String>,
     notice: Option<Notice>,
     stop: Option<Envelope>,
+    /// baton has just written the CRITICAL handoff on a host whose session baton cannot
+    /// read (OpenCode, Kilo CLI): its plugin is asked for the messages ([`handoff_facts`]).
+    ask_messages: bool,
 }
 
 /// The line the user is shown beside a warning ([`monitor::Warning::notice`]).
@@ -308,7 +315,7 @@ impl Said {
             }
             envelope = envelope.with_system_message(notice.line);
         }
-        envelope
+        if self.ask_messages { envelope.asking_for_messages() } else { envelope }
     }
 }
 
@@ -339,14 +346,22 @@ fn monitor_step(call: &Call, cadence: Cadence) -> Said {
     });
     // The pause is the session's: a subagent's calls neither arm it nor use its grace
     // calls. Tool calls count grace calls; another cadence can only arm it.
+    // Only the session's own CRITICAL handoff is written (never a subagent's).
+    let asks_messages = call.host.sends_messages() && call.config.handoff_auto();
+    let ask_messages = asks_messages && saved.is_some();
     let Some(session) = call.session().filter(|_| call.input.agent_id.is_none()) else {
-        return Said { text, notice, stop: None };
+        return Said { text, notice, stop: None, ask_messages };
     };
     if cadence != Cadence::ToolCall && saved.is_none() {
-        return Said { text, notice, stop: None };
+        return Said { text, notice, stop: None, ask_messages };
     }
     match pause(call, session, cadence, warning.as_ref(), saved.as_ref()) {
-        PauseOutcome::Stop(reason) => return Said { stop: Some(Envelope::stop(&reason)), ..Said::default() },
+        PauseOutcome::Stop(reason) => {
+            // The stop rewrote the handoff (or this call wrote it): the messages again.
+            let stop = Envelope::stop(&reason);
+            let stop = if asks_messages { stop.asking_for_messages() } else { stop };
+            return Said { stop: Some(stop), ..Said::default() };
+        }
         PauseOutcome::Armed(words) => {
             if let Some(text) = text.as_mut() {
                 text.push_str(&words);
@@ -363,7 +378,7 @@ fn monitor_step(call: &Call, cadence: Cadence) -> Said {
         }
         PauseOutcome::None => {}
     }
-    Said { text, notice, stop: None }
+    Said { text, notice, stop: None, ask_messages }
 }
 
 /// The warning and the audit's note in one context: the warning first.
@@ -636,6 +651,17 @@ fn lift_refusals(call: &Call) {
 /// what the grace calls did (the commands they ran, the todos they ticked off); its
 /// checkpoint as configured. Silent on failure: the stop goes out regardless.
 fn refresh_handoff_at_stop(call: &Call, session: &str, figure: Option<metrics::Figure>) {
+    rewrite_critical_handoff(call, session, figure, None);
+}
+
+/// Rewrites the session's CRITICAL handoff, its facts read from the transcript or, when
+/// given, as the host sent them; its checkpoint as configured. Silent on failure.
+fn rewrite_critical_handoff(
+    call: &Call,
+    session: &str,
+    figure: Option<metrics::Figure>,
+    facts: Option<crate::transcript::SessionFacts>,
+) {
     let Some(cwd) = call.cwd.clone().filter(|_| call.config.handoff_auto()) else { return };
     let checkpoint = match call.config.auto_checkpoint() {
         Mode::Branch => Mode::Off,
@@ -647,6 +673,7 @@ fn refresh_handoff_at_stop(call: &Call, session: &str, figure: Option<metrics::F
         cwd,
         transcript_path: call.transcript_path(session),
         transcript_format: call.transcript_format(),
+        facts,
         figure,
         checkpoint,
         dir: call.config.handoff_dir(),
@@ -655,6 +682,30 @@ fn refresh_handoff_at_stop(call: &Call, session: &str, figure: Option<metrics::F
     if let Ok(outcome) = handoff::write(&request) {
         push_to_github(&call.config, &outcome.root);
     }
+}
+
+/// baton's OpenCode plugin sent the session's messages (`HandoffFacts`), as baton asked
+/// when it wrote the session's CRITICAL handoff: the handoff is written again with the
+/// facts they hold (the commands run, the requests, the agent's last words), checkpointed
+/// as configured. Only on OpenCode and Kilo CLI, only for the session's own context, and
+/// only while that session's CRITICAL handoff is recorded and the session has not ended:
+/// a forged or late event writes nothing. Prints nothing.
+fn handoff_facts(call: &Call) {
+    if !call.host.sends_messages() || call.input.agent_id.is_some() {
+        return;
+    }
+    let (Some(session), Some(digest)) = (call.session(), call.input.opencode_messages.as_ref()) else {
+        return;
+    };
+    if !session_state::load(session).is_some_and(|s| s.critical_recorded && s.ended_at.is_none()) {
+        return;
+    }
+    let facts = crate::transcript::opencode::facts_from_digest(digest, Some(session));
+    let figure = call.session_ref().and_then(|session_ref| {
+        monitor::current_figure(&session_ref, &call.config, call.config.stale_seconds(), metrics::now_unix())
+            .map(|(found, _)| found.figure)
+    });
+    rewrite_critical_handoff(call, session, figure, Some(facts));
 }
 
 /// Whether the event carries the resume brief in place of SessionStart (pure): Qwen
@@ -702,6 +753,7 @@ fn pre_compact(call: &Call) -> Option<Envelope> {
             cwd,
             transcript_path: call.transcript_path(session),
             transcript_format: call.transcript_format(),
+            facts: None,
             figure: figure.clone(),
             checkpoint: Mode::Ref,
             dir: call.config.handoff_dir(),
@@ -759,6 +811,7 @@ fn critical_handoff(call: &Call, warning: &monitor::Warning, mode: Mode) -> Hand
         cwd,
         transcript_path: call.transcript_path(session),
         transcript_format: call.transcript_format(),
+        facts: None,
         figure: Some(warning.figure.clone()),
         checkpoint: mode,
         dir: call.config.handoff_dir(),
