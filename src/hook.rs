@@ -19,7 +19,10 @@
 //!   given at the next UserPromptSubmit or PostToolUse of the session (the compact brief
 //!   of Claude Code's SessionStart(compact) waits there too, replaced by the audit's note;
 //!   on Codex the brief also rides the next PostToolUse of a turn a compaction fired in);
-//! - SessionEnd notes that the session is over, so no resume brief calls it active.
+//! - SessionEnd notes that the session is over, so no resume brief calls it active;
+//! - HandoffFacts (baton's own, from its OpenCode plugin, which baton asks for it when it
+//!   writes a CRITICAL handoff on OpenCode or Kilo CLI) rewrites that handoff with the
+//!   facts of the session's messages ([`handoff_facts`]); it prints nothing.
 //!
 //! Every other event is silent. The project folder is resolved once per call. The caller
 //! guarantees the rest of the hook contract: exit 0, panics caught, stdin read under a
