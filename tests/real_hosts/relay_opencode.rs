@@ -77,10 +77,15 @@ const KILO_HOST: Host = Host {
     folder: "kilo",
     file: "kilo.json",
     package: ("@kilocode/plugin", "7.7.7"),
+    // Kilo CLI 7.7.7 asks whether to go on with its snapshots ("Continue with snapshots" /
+    // "Disable for this project") when tracking the project takes over
+    // `KILO_SNAPSHOT_TRACK_TIMEOUT_MS` (10 s), and `kilo run` waits for the answer for ever:
+    // on this loaded 2-core machine a leg hung there (the user's setting, given room here).
     env: &[
         ("KILO_DISABLE_MODELS_FETCH", "1"),
         ("KILO_DISABLE_AUTOUPDATE", "1"),
         ("KILO_TELEMETRY_LEVEL", "off"),
+        ("KILO_SNAPSHOT_TRACK_TIMEOUT_MS", "120000"),
     ],
     data: "kilo",
 };
@@ -98,6 +103,19 @@ fn host_data(world: &World, host: &Host) -> String {
             } else if let Ok(bytes) = std::fs::read(&path) {
                 text.push_str(&String::from_utf8_lossy(&bytes));
             }
+        }
+    }
+    text
+}
+
+/// baton's run records and session states, for a failure's message.
+fn state_files(world: &World) -> String {
+    let state = world.sandbox.state_dir();
+    let mut text = String::new();
+    for dir in [state.join("runs"), state.join("sessions")] {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let body = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            text.push_str(&format!("{}: {body}\n", entry.path().display()));
         }
     }
     text
@@ -121,7 +139,7 @@ fn relay(host: &Host) {
         let program = entry.display().to_string();
         let args = ["run", "--", program.as_str(), "run", TASK];
         let env: Vec<(&str, String)> = host.env.iter().map(|(k, v)| (*k, v.to_string())).collect();
-        let run = world.run(Path::new(common::BATON), &args, &env, Duration::from_secs(300));
+        let run = world.run(Path::new(common::BATON), &args, &env, Duration::from_secs(240));
         world.save_requests(&server, &format!("relay-{}-run", host.name));
         eprintln!("real hosts: {title} stderr (tail):\n{}", common_tail(&run.stderr));
 
@@ -133,7 +151,14 @@ fn relay(host: &Host) {
         checks.check(
             "baton run exited 0 (the last leg's status)",
             run.status.is_some_and(|s| s.success()),
-            || run.describe(),
+            || {
+                format!(
+                    "{}\n{}\nrun records and session states:\n{}",
+                    run.describe(),
+                    server.summary(),
+                    state_files(&world)
+                )
+            },
         );
         checks.check(
             "the task completed",
