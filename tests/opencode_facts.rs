@@ -103,6 +103,18 @@ fn messages_without_a_recorded_critical_handoff_write_nothing() {
     let out = handoff_facts(&sb, "opencode", None);
     assert!(out.status.success() && stdout(&out).is_empty(), "{}", stdout(&out));
     assert!(!root.join(".planning").exists(), "a forged event wrote a handoff");
+    // After the session ended (a late event), the recorded handoff is not rewritten.
+    let sb2 = Sandbox::new();
+    let root2 = project(&sb2);
+    let _ = tool_call(&sb2, "opencode", 160_000, None);
+    let path = root2.join(".planning").join("HANDOFF.json");
+    let before = std::fs::read(&path).unwrap();
+    let end =
+        json!({"hook_event_name": "SessionEnd", "session_id": SESSION, "cwd": root2, "reason": "deleted"});
+    assert!(stdout(&sb2.hook(&end)).is_empty());
+    let out = handoff_facts(&sb2, "opencode", None);
+    assert!(stdout(&out).is_empty());
+    assert_eq!(std::fs::read(&path).unwrap(), before, "a late event rewrote the handoff");
     // Below the thresholds nothing is recorded either.
     let _ = tool_call(&sb, "opencode", 100_000, None);
     let out = handoff_facts(&sb, "opencode", None);
