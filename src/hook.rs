@@ -542,8 +542,11 @@ fn pause(
             });
             let used = used.or_else(|| figure.as_ref().map(metrics::Figure::used_pct));
             // The grace calls did work the CRITICAL handoff does not hold: the handoff the
-            // next context is briefed from is written again now, as the agent stops.
-            if saved.is_none() {
+            // next context is briefed from is written again now, as the agent stops. On a
+            // host whose session baton cannot read (OpenCode, Kilo CLI) the stop asks for
+            // the messages instead ([`handoff_facts`] writes it again with them): a rewrite
+            // here would only drop the facts the CRITICAL handoff got from them.
+            if saved.is_none() && !call.host.sends_messages() {
                 refresh_handoff_at_stop(call, session, figure);
             }
             // A host that goes on after the stop ignores it (Codex) or puts it in place of

@@ -22,9 +22,13 @@ fn report(host: &str, input: u64) -> Value {
 }
 
 fn tool_call(sb: &Sandbox, host: &str, input: u64, agent: Option<&str>) -> std::process::Output {
+    call_n(sb, host, input, agent, 2)
+}
+
+fn call_n(sb: &Sandbox, host: &str, input: u64, agent: Option<&str>, n: u32) -> std::process::Output {
     let mut event = json!({
         "hook_event_name": "PostToolUse", "session_id": SESSION, "cwd": sb.project(),
-        "prompt_id": "msg_1", "tool_name": "bash", "tool_use_id": "call_02", "opencode": report(host, input),
+        "prompt_id": "msg_1", "tool_name": "bash", "tool_use_id": format!("call_{n:02}"), "opencode": report(host, input),
     });
     if let Some(agent) = agent {
         event["agent_id"] = json!(agent);
@@ -94,6 +98,24 @@ fn the_critical_answer_asks_for_the_messages_and_they_rewrite_the_handoff() {
         assert!(markdown.contains("`echo step-04 ›› steps.log` (exit 0)"), "{markdown}");
         assert!(!markdown.contains("not the user's words"), "a synthetic part is baton's own: {markdown}");
     }
+}
+
+#[test]
+fn the_pauses_stop_asks_again_and_keeps_the_facts_it_has() {
+    let sb = Sandbox::new();
+    let root = project(&sb);
+    let _ = tool_call(&sb, "opencode", 160_000, None);
+    let _ = handoff_facts(&sb, "opencode", None);
+    let path = root.join(".planning").join("HANDOFF.json");
+    // The grace calls, then the stop (`continue: false`), which asks for the messages again.
+    let stop = (3..8)
+        .map(|n| stdout(&call_n(&sb, "opencode", 160_000 + u64::from(n) * 500, None, n)))
+        .find_map(|text| serde_json::from_str::<Value>(&text).ok().filter(|a| a["continue"] == json!(false)));
+    let stop = stop.expect("the pause's stop within the grace calls");
+    assert_eq!(stop["baton"], json!({"send_messages": true}), "{stop}");
+    // Until they come, the handoff keeps the facts the CRITICAL one got from them.
+    let handoff = read_json(&path);
+    assert!(handoff["baton"]["commands_run"].to_string().contains("echo step-04 >> steps.log"), "{handoff}");
 }
 
 #[test]
