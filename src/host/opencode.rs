@@ -28,9 +28,9 @@
 //!   `limit.input` less a reserve, else `limit.context` less the model's output limit
 //!   (at most 32,000).
 //! - Handoff facts: OpenCode keeps its sessions in a database (SQLite) baton does not
-//!   read. When baton has just written the session's CRITICAL handoff (at the CRITICAL
-//!   call, and again at the pause's stop) its answer carries `"baton": {"send_messages":
-//!   true}`, which only the plugin reads; the plugin then runs `baton hook` once more with
+//!   read. When baton has just written the session's CRITICAL handoff, and when the
+//!   pause stops the agent (the handoff is then written again only from the messages),
+//!   its answer carries `"baton": {"send_messages": true}`, which only the plugin reads; the plugin then runs `baton hook` once more with
 //!   baton's own `HandoffFacts` event and a bounded digest of the messages of that request
 //!   ([`crate::transcript::opencode`]), before it applies the answer (or aborts). No other
 //!   call pays for it.
