@@ -19,7 +19,10 @@
 //!   given at the next UserPromptSubmit or PostToolUse of the session (the compact brief
 //!   of Claude Code's SessionStart(compact) waits there too, replaced by the audit's note;
 //!   on Codex the brief also rides the next PostToolUse of a turn a compaction fired in);
-//! - SessionEnd notes that the session is over, so no resume brief calls it active.
+//! - SessionEnd notes that the session is over, so no resume brief calls it active;
+//! - HandoffFacts (baton's own, from its OpenCode plugin, which baton asks for it when it
+//!   writes a CRITICAL handoff on OpenCode or Kilo CLI) rewrites that handoff with the
+//!   facts of the session's messages ([`handoff_facts`]); it prints nothing.
 //!
 //! Every other event is silent. The project folder is resolved once per call. The caller
 //! guarantees the rest of the hook contract: exit 0, panics caught, stdin read under a
@@ -278,6 +281,10 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
             }
             None
         }
+        Event::HandoffFacts => {
+            handoff_facts(&call);
+            None
+        }
         Event::Other(_) | Event::Missing => None,
     }
 }
@@ -289,6 +296,9 @@ struct Said {
     text: Option<String>,
     notice: Option<Notice>,
     stop: Option<Envelope>,
+    /// baton has just written the CRITICAL handoff on a host whose session baton cannot
+    /// read (OpenCode, Kilo CLI): its plugin is asked for the messages ([`handoff_facts`]).
+    ask_messages: bool,
 }
 
 /// The line the user is shown beside a warning ([`monitor::Warning::notice`]).
@@ -308,7 +318,7 @@ impl Said {
             }
             envelope = envelope.with_system_message(notice.line);
         }
-        envelope
+        if self.ask_messages { envelope.asking_for_messages() } else { envelope }
     }
 }
 
@@ -339,14 +349,22 @@ fn monitor_step(call: &Call, cadence: Cadence) -> Said {
     });
     // The pause is the session's: a subagent's calls neither arm it nor use its grace
     // calls. Tool calls count grace calls; another cadence can only arm it.
+    // Only the session's own CRITICAL handoff is written (never a subagent's).
+    let asks_messages = call.host.sends_messages() && call.config.handoff_auto();
+    let ask_messages = asks_messages && saved.is_some();
     let Some(session) = call.session().filter(|_| call.input.agent_id.is_none()) else {
-        return Said { text, notice, stop: None };
+        return Said { text, notice, stop: None, ask_messages };
     };
     if cadence != Cadence::ToolCall && saved.is_none() {
-        return Said { text, notice, stop: None };
+        return Said { text, notice, stop: None, ask_messages };
     }
     match pause(call, session, cadence, warning.as_ref(), saved.as_ref()) {
-        PauseOutcome::Stop(reason) => return Said { stop: Some(Envelope::stop(&reason)), ..Said::default() },
+        PauseOutcome::Stop(reason) => {
+            // The stop rewrote the handoff (or this call wrote it): the messages again.
+            let stop = Envelope::stop(&reason);
+            let stop = if asks_messages { stop.asking_for_messages() } else { stop };
+            return Said { stop: Some(stop), ..Said::default() };
+        }
         PauseOutcome::Armed(words) => {
             if let Some(text) = text.as_mut() {
                 text.push_str(&words);
@@ -363,7 +381,7 @@ fn monitor_step(call: &Call, cadence: Cadence) -> Said {
         }
         PauseOutcome::None => {}
     }
-    Said { text, notice, stop: None }
+    Said { text, notice, stop: None, ask_messages }
 }
 
 /// The warning and the audit's note in one context: the warning first.
@@ -524,8 +542,11 @@ fn pause(
             });
             let used = used.or_else(|| figure.as_ref().map(metrics::Figure::used_pct));
             // The grace calls did work the CRITICAL handoff does not hold: the handoff the
-            // next context is briefed from is written again now, as the agent stops.
-            if saved.is_none() {
+            // next context is briefed from is written again now, as the agent stops. On a
+            // host whose session baton cannot read (OpenCode, Kilo CLI) the stop asks for
+            // the messages instead ([`handoff_facts`] writes it again with them): a rewrite
+            // here would only drop the facts the CRITICAL handoff got from them.
+            if saved.is_none() && !call.host.sends_messages() {
                 refresh_handoff_at_stop(call, session, figure);
             }
             // A host that goes on after the stop ignores it (Codex) or puts it in place of
@@ -636,6 +657,17 @@ fn lift_refusals(call: &Call) {
 /// what the grace calls did (the commands they ran, the todos they ticked off); its
 /// checkpoint as configured. Silent on failure: the stop goes out regardless.
 fn refresh_handoff_at_stop(call: &Call, session: &str, figure: Option<metrics::Figure>) {
+    rewrite_critical_handoff(call, session, figure, None);
+}
+
+/// Rewrites the session's CRITICAL handoff, its facts read from the transcript or, when
+/// given, as the host sent them; its checkpoint as configured. Silent on failure.
+fn rewrite_critical_handoff(
+    call: &Call,
+    session: &str,
+    figure: Option<metrics::Figure>,
+    facts: Option<crate::transcript::SessionFacts>,
+) {
     let Some(cwd) = call.cwd.clone().filter(|_| call.config.handoff_auto()) else { return };
     let checkpoint = match call.config.auto_checkpoint() {
         Mode::Branch => Mode::Off,
@@ -647,6 +679,7 @@ fn refresh_handoff_at_stop(call: &Call, session: &str, figure: Option<metrics::F
         cwd,
         transcript_path: call.transcript_path(session),
         transcript_format: call.transcript_format(),
+        facts,
         figure,
         checkpoint,
         dir: call.config.handoff_dir(),
@@ -655,6 +688,30 @@ fn refresh_handoff_at_stop(call: &Call, session: &str, figure: Option<metrics::F
     if let Ok(outcome) = handoff::write(&request) {
         push_to_github(&call.config, &outcome.root);
     }
+}
+
+/// baton's OpenCode plugin sent the session's messages (`HandoffFacts`), as baton asked
+/// when it wrote the session's CRITICAL handoff: the handoff is written again with the
+/// facts they hold (the commands run, the requests, the agent's last words), checkpointed
+/// as configured. Only on OpenCode and Kilo CLI, only for the session's own context, and
+/// only while that session's CRITICAL handoff is recorded and the session has not ended:
+/// a forged or late event writes nothing. Prints nothing.
+fn handoff_facts(call: &Call) {
+    if !call.host.sends_messages() || call.input.agent_id.is_some() {
+        return;
+    }
+    let (Some(session), Some(digest)) = (call.session(), call.input.opencode_messages.as_ref()) else {
+        return;
+    };
+    if !session_state::load(session).is_some_and(|s| s.critical_recorded && s.ended_at.is_none()) {
+        return;
+    }
+    let facts = crate::transcript::opencode::facts_from_digest(digest, Some(session));
+    let figure = call.session_ref().and_then(|session_ref| {
+        monitor::current_figure(&session_ref, &call.config, call.config.stale_seconds(), metrics::now_unix())
+            .map(|(found, _)| found.figure)
+    });
+    rewrite_critical_handoff(call, session, figure, Some(facts));
 }
 
 /// Whether the event carries the resume brief in place of SessionStart (pure): Qwen
@@ -702,6 +759,7 @@ fn pre_compact(call: &Call) -> Option<Envelope> {
             cwd,
             transcript_path: call.transcript_path(session),
             transcript_format: call.transcript_format(),
+            facts: None,
             figure: figure.clone(),
             checkpoint: Mode::Ref,
             dir: call.config.handoff_dir(),
@@ -759,6 +817,7 @@ fn critical_handoff(call: &Call, warning: &monitor::Warning, mode: Mode) -> Hand
         cwd,
         transcript_path: call.transcript_path(session),
         transcript_format: call.transcript_format(),
+        facts: None,
         figure: Some(warning.figure.clone()),
         checkpoint: mode,
         dir: call.config.handoff_dir(),

@@ -82,6 +82,7 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, PauseError> {
         transcript_path: transcript.clone(),
         // Read from the file's own shape: a path given by hand may be any host's.
         transcript_format: crate::transcript::Format::ClaudeCode,
+        facts: None,
         figure: figure.clone(),
         checkpoint: checkpoint_mode(options, config, &root),
         dir: config.handoff_dir(),

@@ -240,11 +240,12 @@ pub const RELAYED: &[HostKind] = &[
     HostKind::Qwen,
     HostKind::Droid,
     HostKind::Copilot,
+    HostKind::OpenCode,
+    HostKind::Kilo,
 ];
 
 /// The headless commands, as the messages and `--help` name them.
-pub const HEADLESS_FORMS: &str =
-    "`claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`, `droid exec …`, `copilot -p …`";
+pub const HEADLESS_FORMS: &str = "`claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`, `droid exec …`, `copilot -p …`, `opencode run …`, `kilo run …`";
 
 /// How a host's headless command line reads (from each pinned CLI's `--help`).
 struct Grammar {
@@ -559,16 +560,9 @@ fn host_command(args: &[String]) -> Result<(&String, &str, HostKind, &[String]),
     Ok((program, name, host, &args[1..]))
 }
 
-/// Why a host is not relayed (pure).
-fn not_relayed_because(host: HostKind) -> &'static str {
-    match host {
-        // The grammar of `run [message..]` is read ([`grammar`]) and the plugin's stop ends
-        // a run, but a fresh leg would be briefed without the record of the steps done.
-        HostKind::OpenCode | HostKind::Kilo => {
-            "its sessions are kept in its database, which baton does not read, so a fresh leg's brief could not say which steps were done"
-        }
-        _ => "not built",
-    }
+/// Why a host is not relayed (pure): every host baton knows is, today.
+fn not_relayed_because(_host: HostKind) -> &'static str {
+    "not built"
 }
 
 /// The words of a command line, read with a host's grammar.
@@ -929,21 +923,25 @@ mod tests {
     }
 
     #[test]
-    fn hosts_not_relayed_are_refused_by_name() {
-        for host in HostKind::ALL.into_iter().filter(|h| !RELAYED.contains(h)) {
-            let err = headless(&strings(&[host.id(), "run", "x"])).unwrap_err();
-            assert_eq!(err, CommandError::NotRelayed(host.name(), not_relayed_because(host)));
-            assert!(err.to_string().contains("copilot -p") && err.to_string().contains("database"), "{err}");
+    fn opencodes_and_kilos_prompt_is_every_word_of_run() {
+        for host in [HostKind::OpenCode, HostKind::Kilo] {
+            let read = |words: &[&str]| {
+                let mut args = vec![host.id()];
+                args.extend(words);
+                headless(&strings(&args))
+            };
+            // `run [message..]`: every positional word is the message; later legs drop the rest.
+            let o = read(&["run", "do", "it", "-m", "p/m", "--title", "t"]).unwrap();
+            assert_eq!(o.host, host);
+            assert_eq!(o.leg_args(1), strings(&["run", "do", "it", "-m", "p/m", "--title", "t"]));
+            assert_eq!(o.leg_args(2), strings(&["run", "continue", "-m", "p/m", "--title", "t"]));
+            let o = read(&["run", "-f", "a.txt", "b.txt", "--", "do it"]).unwrap();
+            assert_eq!(o.leg_args(2), strings(&["run", "-f", "a.txt", "b.txt", "--", "continue"]));
+            assert_eq!(read(&["-c"]), Err(CommandError::NotHeadless(host.id().into())));
+            assert_eq!(read(&["run", "-m", "p/m"]), Err(CommandError::NoPrompt));
         }
-        // OpenCode's and Kilo's `run [message..]`: every positional word is the message.
-        let read =
-            |words: &[&str]| read_headless(HostKind::OpenCode, "opencode", "opencode", &strings(words));
-        let o = read(&["run", "do", "it", "-m", "p/m", "--title", "t"]).unwrap();
-        assert_eq!(o.leg_args(2), strings(&["run", "continue", "-m", "p/m", "--title", "t"]));
-        let o = read(&["run", "-f", "a.txt", "b.txt", "--", "do it"]).unwrap();
-        assert_eq!(o.leg_args(2), strings(&["run", "-f", "a.txt", "b.txt", "--", "continue"]));
-        assert_eq!(read(&["-c"]), Err(CommandError::NotHeadless("opencode".into())));
-        assert_eq!(read(&["run", "-m", "p/m"]), Err(CommandError::NoPrompt));
+        assert!(HostKind::ALL.into_iter().all(|h| RELAYED.contains(&h)));
+        assert!(CommandError::NotHeadless("x".into()).to_string().contains("`kilo run …`"));
     }
 
     #[test]

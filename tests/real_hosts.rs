@@ -865,4 +865,5 @@ mod pane18;
 mod pty19;
 mod relay;
 mod relay21;
+mod relay_opencode;
 mod statusline21;

@@ -25,6 +25,7 @@ mod install;
 mod install_sh;
 mod npm_package;
 mod opencode;
+mod opencode_facts;
 mod plugin;
 mod plugin_listing;
 mod real_hosts;

@@ -33,6 +33,9 @@ pub struct Request {
     pub transcript_path: Option<PathBuf>,
     /// The format the host writes its transcript in (the host the facts come from).
     pub transcript_format: transcript::Format,
+    /// The session's facts as the host sent them (OpenCode's messages, from baton's
+    /// plugin), in place of a transcript read.
+    pub facts: Option<transcript::SessionFacts>,
     pub figure: Option<Figure>,
     pub checkpoint: Mode,
     /// Where HANDOFF.json lives, relative to the project root (`handoff.dir`).
@@ -120,9 +123,10 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         lock => lock.ok(),
     };
 
-    let transcript = match &request.transcript_path {
-        None => Sourced::Missing("no transcript path given".into()),
-        Some(path) => {
+    let transcript = match (&request.facts, &request.transcript_path) {
+        (Some(facts), _) => Sourced::Found(facts.clone()),
+        (None, None) => Sourced::Missing("no transcript path given".into()),
+        (None, Some(path)) => {
             match transcript::gather_facts_as(request.transcript_format, path, FactsBudget::default()) {
                 Ok(facts) => Sourced::Found(facts),
                 Err(e) => Sourced::Missing(format!("transcript {} unreadable: {e}", path.display())),

@@ -8,7 +8,8 @@ use serde::Serialize;
 /// (Claude Code only); Claude Code's PreCompact hold `{"decision":"block","reason":…}`;
 /// the host's own stop `{"continue": false, "stopReason": …}` (the pause); Codex's refusal
 /// of a call at PreToolUse (the pause, where no hook ends a turn). None carries any other
-/// field, because Codex's output schema rejects unknown ones.
+/// field (but `baton`, to baton's own OpenCode plugin only), because Codex's output schema
+/// rejects unknown ones.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Envelope {
@@ -22,6 +23,9 @@ pub enum Envelope {
         /// The same context at the top level: GitHub Copilot CLI reads it only there.
         #[serde(rename = "additionalContext", skip_serializing_if = "Option::is_none")]
         top_level_context: Option<String>,
+        /// baton's word to its own OpenCode plugin ([`BatonOnly`]).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        baton: Option<BatonOnly>,
     },
     /// `{"decision": "block", "reason": …}`: Claude Code's PreCompact holds the compaction.
     Block { decision: &'static str, reason: String },
@@ -40,7 +44,18 @@ pub enum Envelope {
         continue_: bool,
         #[serde(rename = "stopReason")]
         stop_reason: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        baton: Option<BatonOnly>,
     },
+}
+
+/// `"baton": {…}`: what baton asks of its own OpenCode plugin, which consumes the answer
+/// (the host never sees it; no other host is ever sent it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BatonOnly {
+    /// baton has just written this context's CRITICAL handoff: send the session's
+    /// messages once (`HandoffFacts`), for the facts it holds.
+    pub send_messages: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -79,6 +94,7 @@ impl Envelope {
             system_message: None,
             terminal_sequence: None,
             top_level_context: None,
+            baton: None,
         }
     }
 
@@ -117,7 +133,16 @@ impl Envelope {
     /// The host's own stop (Claude Code, Codex and Gemini CLI all honour `continue:
     /// false`): the agent's turn ends; interactive hosts show `reason` to the user.
     pub fn stop(reason: &str) -> Envelope {
-        Envelope::Stop { continue_: false, stop_reason: reason.to_string() }
+        Envelope::Stop { continue_: false, stop_reason: reason.to_string(), baton: None }
+    }
+
+    /// The envelope asking baton's OpenCode plugin for the session's messages
+    /// ([`BatonOnly::send_messages`]; a context or a stop only).
+    pub fn asking_for_messages(mut self) -> Envelope {
+        if let Envelope::Context { baton, .. } | Envelope::Stop { baton, .. } = &mut self {
+            *baton = Some(BatonOnly { send_messages: true });
+        }
+        self
     }
 
     /// Refuses the call about to run (Codex's PreToolUse): the agent reads `reason`, the

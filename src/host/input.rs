@@ -29,6 +29,9 @@ pub enum Event {
     Stop,
     /// A subagent finished (Claude Code).
     SubagentStop,
+    /// baton's own event, from baton's OpenCode plugin only: the session's messages, sent
+    /// once after baton wrote a CRITICAL handoff ([`HookInput::opencode_messages`]).
+    HandoffFacts,
     /// Any other named event: baton prints nothing for it.
     Other(String),
     /// No event name at all.
@@ -88,6 +91,9 @@ pub struct HookInput {
     /// OpenCode's plugin: the newest reply's tokens and the model's limits.
     #[serde(deserialize_with = "lenient")]
     pub opencode: Option<super::opencode::Report>,
+    /// HandoffFacts (baton's OpenCode plugin): a digest of the session's messages, read
+    /// within bounds as it streams in.
+    pub opencode_messages: Option<crate::transcript::opencode::Digest>,
 }
 
 impl HookInput {
@@ -105,6 +111,7 @@ impl HookInput {
             Some("Stop" | "AfterAgent") => Event::Stop,
             Some("SubagentStop") => Event::SubagentStop,
             Some("PostCompact") => Event::PostCompact,
+            Some("HandoffFacts") => Event::HandoffFacts,
             Some(other) => Event::Other(other.to_string()),
             None if gemini_key_set => Event::PostToolUse,
             None => Event::Missing,

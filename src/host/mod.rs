@@ -212,6 +212,12 @@ impl HostKind {
         spec.timeout.unwrap_or_else(|| self.timeout())
     }
 
+    /// The host's sessions are not files baton reads: baton's plugin sends the session's
+    /// messages when baton asks for them (OpenCode, Kilo CLI: `HandoffFacts`).
+    pub fn sends_messages(self) -> bool {
+        matches!(self, HostKind::OpenCode | HostKind::Kilo)
+    }
+
     /// The host drops SessionStart's context: the resume brief goes with the session's
     /// first prompt (UserPromptSubmit) instead.
     pub fn brief_on_first_prompt(self) -> bool {

@@ -27,6 +27,16 @@
 //! - Compaction: once a reply's tokens (input, output and cache) reach the model's
 //!   `limit.input` less a reserve, else `limit.context` less the model's output limit
 //!   (at most 32,000).
+//! - Handoff facts: OpenCode keeps its sessions in a database (SQLite) baton does not
+//!   read. When baton has just written the session's CRITICAL handoff, and when the
+//!   pause stops the agent (the handoff is then written again only from the messages),
+//!   its answer carries `"baton": {"send_messages": true}`, which only the plugin reads; the plugin then runs `baton hook` once more with
+//!   baton's own `HandoffFacts` event and a bounded digest of the messages of that request
+//!   ([`crate::transcript::opencode`]), before it applies the answer (or aborts). No other
+//!   call pays for it.
+//! - `baton run`: `opencode run [message..]` ends when the plugin aborts the session (seen
+//!   on 1.18.33 and Kilo CLI 7.7.7: exit status 0, a few seconds after the stop), so each
+//!   paused leg ends by itself and the next one starts briefed from the handoff.
 //! - Trust: OpenCode loads every plugin in those folders without asking.
 
 use std::path::PathBuf;

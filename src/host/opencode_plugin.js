@@ -44,6 +44,60 @@ function contextOf(answer) {
   return typeof text === "string" && text ? text : null;
 }
 
+// The session's messages, for baton's handoff (`HandoffFacts`, sent only when baton's
+// answer asks for them): the first message and the latest ones, every text clipped, at
+// most DIGEST_BYTES in all. Synthetic parts (baton's own brief) are left out.
+const DIGEST_MESSAGES = 48;
+const DIGEST_BYTES = 192 * 1024;
+const TEXT_MAX = 2000;
+
+function clip(text, max) {
+  if (typeof text !== "string") return undefined;
+  return text.length > max ? text.slice(0, max) + "…" : text;
+}
+
+function clipInput(input) {
+  if (!input || typeof input !== "object") return undefined;
+  const out = {};
+  for (const [key, value] of Object.entries(input).slice(0, 16)) {
+    if (typeof value === "string") out[key] = clip(value, TEXT_MAX);
+    else if (typeof value === "number" || typeof value === "boolean") out[key] = value;
+    else if (key === "todos" && Array.isArray(value)) {
+      out[key] = value.slice(0, 100).map((t) => ({ id: clip(t?.id, 100), content: clip(t?.content, 500), status: clip(t?.status, 40), priority: clip(t?.priority, 40) }));
+    }
+  }
+  return out;
+}
+
+function digest(messages) {
+  const picked = messages.length > DIGEST_MESSAGES ? [messages[0], ...messages.slice(1 - DIGEST_MESSAGES)] : messages;
+  const out = picked.map((m) => ({
+    role: m.info.role,
+    id: m.info.id,
+    time: m.info.time?.created,
+    model: m.info.role === "assistant" ? `${m.info.providerID}/${m.info.modelID}` : undefined,
+    cwd: m.info.path?.cwd,
+    parts: m.parts
+      .slice(-64)
+      .filter((p) => (p.type === "text" && !p.synthetic) || p.type === "tool")
+      .map((p) => p.type === "text"
+        ? { type: "text", text: clip(p.text, TEXT_MAX) }
+        : {
+            type: "tool", tool: p.tool, callID: p.callID, status: p.state?.status,
+            input: clipInput(p.state?.input),
+            output: clip(p.state?.output ?? p.state?.error, TEXT_MAX),
+            exit: p.state?.metadata?.exit,
+          }),
+  }));
+  // Over the cap: the oldest messages but the first go.
+  const sizes = out.map((m) => JSON.stringify(m).length);
+  let total = sizes.reduce((a, b) => a + b, 0);
+  let drop = 0;
+  while (total > DIGEST_BYTES && out.length - drop > 2) total -= sizes[1 + drop++];
+  if (drop) out.splice(1, drop);
+  return total > DIGEST_BYTES ? [] : out;
+}
+
 // A part id in OpenCode's ascending form: prt_, 12 hex digits of time and count, 14 more.
 let counter = 0;
 function partId() {
@@ -139,14 +193,19 @@ export const BatonPlugin = async ({ client, directory }) => {
       const calls = last.info.role === "assistant" ? last.parts.filter((p) => p.type === "tool") : [];
       const call = calls.at(-1);
       const name = call ? "PostToolUse" : "UserPromptSubmit";
+      const opencode = { ...(report(messages) ?? {}), host: HOST };
       const answer = await ask(
         event(name, session, {
           prompt_id: user?.info.id,
           tool_name: call?.tool,
           tool_use_id: call?.callID,
-          opencode: { ...(report(messages) ?? {}), host: HOST },
+          opencode,
         }),
       );
+      // baton has just written the CRITICAL handoff: the messages it cannot read, once.
+      if (answer?.baton?.send_messages === true) {
+        await ask(event("HandoffFacts", session, { opencode, opencode_messages: digest(messages) }));
+      }
       if (answer && answer.continue === false) {
         try { await client.tui.showToast({ body: { message: String(answer.stopReason ?? "baton paused the session"), variant: "warning" } }); } catch {}
         try { await client.session.abort({ path: { id: session } }); } catch {}

@@ -51,6 +51,10 @@ pub enum Format {
     DroidSession,
     /// GitHub Copilot CLI's session event log (`session-state/<session>/events.jsonl`).
     CopilotEvents,
+    /// OpenCode's (and Kilo CLI's) session messages, sent by baton's plugin
+    /// (`super::opencode`): never a file.
+    #[serde(rename = "opencode_messages")]
+    OpenCodeMessages,
 }
 
 impl Format {
@@ -88,6 +92,7 @@ impl Format {
             Format::QwenChat => "Qwen Code's chat recording",
             Format::DroidSession => "Factory Droid's session transcript",
             Format::CopilotEvents => "GitHub Copilot CLI's session events",
+            Format::OpenCodeMessages => "the session's messages, sent by baton's plugin",
         }
     }
 }
@@ -223,7 +228,11 @@ pub fn gather_facts_as(format: Format, path: &Path, budget: FactsBudget) -> io::
         known => known,
     };
     let mut facts = match format {
-        Format::ClaudeCode => facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start()),
+        // The plugin's digest is sent on stdin, never named by a path: a file is read as
+        // Claude Code's.
+        Format::ClaudeCode | Format::OpenCodeMessages => {
+            facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start())
+        }
         Format::CodexRollout => {
             super::codex::facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start())
         }

@@ -10,7 +10,8 @@
 //!   a bounded tail. [`gather_facts_as`] reads the same facts from the host's own format:
 //!   Codex's rollout (`codex`), Gemini CLI's chat recording (`gemini`) and Qwen Code's
 //!   (`qwen`, through Gemini CLI's reader), Factory Droid's transcript (`droid`) and
-//!   Copilot CLI's event log (`copilot`), both put in Claude Code's line shape.
+//!   Copilot CLI's event log (`copilot`), both put in Claude Code's line shape; OpenCode's
+//!   and Kilo CLI's messages, sent by baton's plugin (`opencode`), the same way.
 //! - [`session_usage`]: exact token use of the whole session, for `baton report`.
 //!   Streams the whole file (`forward`).
 //! - [`current_todos`]: the todo list as of now, for the status line: a small tail
@@ -28,6 +29,7 @@ mod facts;
 mod forward;
 pub mod gemini;
 mod line;
+pub mod opencode;
 mod pace;
 pub mod qwen;
 mod tail;

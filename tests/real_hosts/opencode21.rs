@@ -202,6 +202,9 @@ pub(super) fn kilo_run(
         ("KILO_DISABLE_MODELS_FETCH", "1".to_string()),
         ("KILO_DISABLE_AUTOUPDATE", "1".to_string()),
         ("KILO_TELEMETRY_LEVEL", "off".to_string()),
+        // A snapshot slower than this (10 s by default) makes Kilo CLI ask whether to go on
+        // with snapshots, and `kilo run` waits for the answer for ever (docs/HOSTS.md).
+        ("KILO_SNAPSHOT_TRACK_TIMEOUT_MS", "120000".to_string()),
     ];
     let run = world.run(kilo, &["run", prompt], &env, Duration::from_secs(150));
     eprintln!("real hosts: kilo run {prompt:?} took {:.1} s", run.seconds);
