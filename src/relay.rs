@@ -232,18 +232,6 @@ pub struct HeadlessCommand {
     pub prompt_rest: Vec<usize>,
 }
 
-/// The hosts `baton run` relays headless.
-pub const RELAYED: &[HostKind] = &[
-    HostKind::Claude,
-    HostKind::Codex,
-    HostKind::Gemini,
-    HostKind::Qwen,
-    HostKind::Droid,
-    HostKind::Copilot,
-    HostKind::OpenCode,
-    HostKind::Kilo,
-];
-
 /// The headless commands, as the messages and `--help` name them.
 pub const HEADLESS_FORMS: &str = "`claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`, `droid exec …`, `copilot -p …`, `opencode run …`, `kilo run …`";
 
@@ -528,8 +516,6 @@ pub enum CommandError {
     Empty,
     #[error("`{0}` is not a host baton knows (claude, codex, gemini, qwen, droid, copilot, opencode, kilo)")]
     UnknownHost(String),
-    #[error("`baton run` does not relay {0} yet ({1}): it relays {HEADLESS_FORMS}")]
-    NotRelayed(&'static str, &'static str),
     #[error(
         "`{0}` is not headless here: use {HEADLESS_FORMS}, or run `claude` from a terminal (the interactive relay is Claude Code's only, for now)"
     )]
@@ -548,21 +534,13 @@ pub enum RelayError {
 }
 
 /// The program, its name, its host and its arguments; an error: no command, or not a
-/// host `baton run` relays.
+/// host baton knows (every host baton knows is relayed headless).
 fn host_command(args: &[String]) -> Result<(&String, &str, HostKind, &[String]), CommandError> {
     let Some(program) = args.first() else { return Err(CommandError::Empty) };
     let name = std::path::Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or("");
     let host = HostKind::from_id(name.trim_end_matches(".exe"))
         .ok_or_else(|| CommandError::UnknownHost(name.to_string()))?;
-    if !RELAYED.contains(&host) {
-        return Err(CommandError::NotRelayed(host.name(), not_relayed_because(host)));
-    }
     Ok((program, name, host, &args[1..]))
-}
-
-/// Why a host is not relayed (pure): every host baton knows is, today.
-fn not_relayed_because(_host: HostKind) -> &'static str {
-    "not built"
 }
 
 /// The words of a command line, read with a host's grammar.
@@ -940,7 +918,6 @@ mod tests {
             assert_eq!(read(&["-c"]), Err(CommandError::NotHeadless(host.id().into())));
             assert_eq!(read(&["run", "-m", "p/m"]), Err(CommandError::NoPrompt));
         }
-        assert!(HostKind::ALL.into_iter().all(|h| RELAYED.contains(&h)));
         assert!(CommandError::NotHeadless("x".into()).to_string().contains("`kilo run …`"));
     }
 
