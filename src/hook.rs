@@ -527,7 +527,6 @@ fn pause(
                 };
             }
             note.pause_armed |= step != critical_pause::PauseStep::Nothing;
-            note.stopped |= step == critical_pause::PauseStep::Stop;
         });
     }
     match step {
@@ -548,6 +547,13 @@ fn pause(
             // here would only drop the facts the CRITICAL handoff got from them.
             if saved.is_none() && !call.host.sends_messages() {
                 refresh_handoff_at_stop(call, session, figure);
+            }
+            // Only now is the stop noted for `baton run`: on a host that goes on after it
+            // (Codex), the relay ends the leg as soon as it reads the note, and the host
+            // then kills the hook it is running, mid-rewrite if the note came first (a
+            // leg 2 that redid the grace calls, on a loaded machine).
+            if let Some((run_id, leg)) = &call.env.run {
+                relay::note(run_id, *leg, |note| note.stopped = true);
             }
             // A host that goes on after the stop ignores it (Codex) or puts it in place of
             // the call's output, which the agent then takes for a failure and runs again

@@ -775,6 +775,70 @@ fn baton_run_ends_a_leg_whose_host_goes_on_after_the_stop() {
     assert!(summary.ends_with("the last leg ended without a pause."), "{summary}");
 }
 
+/// A stand-in `codex exec` for the hand-over's order: at every call its rollout grows by a
+/// command and its output (`echo grace-N`) and 400 new files appear in the project (the
+/// checkpoint has new work to store), and on SIGINT it kills the hook it is running before
+/// it exits, as Codex does when its turn is interrupted.
+const FAKE_CODEX_KILLS_ITS_HOOK: &str = r#"#!/bin/sh
+trap 'kill $hook 2>/dev/null; echo "leg $leg interrupted"; exit 130' INT
+leg="$BATON_RUN_LEG"
+sid="01a22d40-1c67-7fa3-8ae4-31b70000000$leg"
+rollout="$FAKE_ROLLOUTS/live-$leg.jsonl"
+if [ "$leg" -le 1 ]; then cp "$FAKE_ROLLOUTS/critical.jsonl" "$rollout"; else cp "$FAKE_ROLLOUTS/calm.jsonl" "$rollout"; fi
+i=0
+while [ $i -lt 100 ]; do
+  i=$((i+1))
+  printf '{"timestamp":"2026-12-01T09:00:0%s.000Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\\"cmd\\":\\"echo grace-%s >> grace.log\\"}","call_id":"call_grace_%s"}}\n' $((i % 10)) $i $i >> "$rollout"
+  printf '{"timestamp":"2026-12-01T09:00:0%s.500Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_grace_%s","output":"Process exited with code 0\\nOutput:\\n"}}\n' $((i % 10)) $i >> "$rollout"
+  mkdir -p "gen-$i"; seq 400 | while read f; do echo "call $i file $f" > "gen-$i/$f.txt"; done
+  printf '{"session_id":"%s","turn_id":"turn-%s","transcript_path":"%s","cwd":"%s","hook_event_name":"PostToolUse","model":"mock-model","tool_name":"Bash","tool_input":{"command":"echo grace-%s >> grace.log"},"tool_response":"ok","tool_use_id":"call_grace_%s"}' "$sid" "$leg" "$rollout" "$PWD" $i $i > "$FAKE_ROLLOUTS/event.json"
+  "$BATON_BIN" hook < "$FAKE_ROLLOUTS/event.json" > /dev/null &
+  hook=$!
+  wait $hook
+  echo "leg $leg call $i"
+  if [ "$leg" -gt 1 ] && [ $i -ge 1 ]; then echo "leg $leg done"; exit 0; fi
+done
+"#;
+
+/// On a host that goes on after the stop (Codex), `baton run` ends the leg as soon as the
+/// stop is noted, and the host kills the hook it is running. So the stop is noted only
+/// once the handoff holds the grace calls: the next leg is briefed from it.
+#[test]
+fn the_handoff_holds_the_grace_calls_before_the_relay_ends_a_leg() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    let codex = sandbox.root().join("bin").join("codex");
+    common::write(&codex, FAKE_CODEX_KILLS_ITS_HOOK);
+    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rollouts = sandbox.root().join("rollouts");
+    // 8 MiB of streamed output in the middle of the rollout: the rewrite reads it (the
+    // facts' tail budget), which outlasts the relay's poll (50 ms) many times over.
+    let critical = String::from_utf8(fixture("real/codex/rollout-at-critical.jsonl")).unwrap();
+    let (opening, rest) = critical.split_at(critical.match_indices('\n').nth(10).unwrap().0 + 1);
+    let filler = format!(
+        "{{\"timestamp\":\"2026-12-01T08:57:28.000Z\",\"type\":\"event_msg\",\"payload\":{{\"type\":\"exec_command_output_delta\",\"chunk\":\"{}\"}}}}\n",
+        "output of a long build ".repeat(170)
+    );
+    common::write(&rollouts.join("critical.jsonl"), &format!("{opening}{}{rest}", filler.repeat(2_100)));
+    common::write(
+        &rollouts.join("calm.jsonl"),
+        &String::from_utf8(fixture("real/codex/rollout-at-PostToolUse-3.jsonl")).unwrap(),
+    );
+    let codex = codex.to_str().unwrap();
+    let rollouts = rollouts.to_str().unwrap();
+    let out =
+        baton_run(&sandbox, &["run", "--", codex, "exec", "do the steps"], &[("FAKE_ROLLOUTS", rollouts)]);
+    let stdout = common::stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", common::stderr(&out));
+    // CRITICAL at call 1, the stop at the 3rd grace call (call 4), where leg 1 was ended.
+    assert!(stdout.contains("leg 1 call 3\nleg 1 interrupted") && stdout.contains("leg 2 done"), "{stdout}");
+    let handoff = std::fs::read_to_string(sandbox.project().join(".planning/HANDOFF.json")).unwrap();
+    for grace in ["grace-1", "grace-2", "grace-3", "grace-4"] {
+        assert!(handoff.contains(&format!("echo {grace} >> grace.log")), "{grace} missing:\n{handoff}");
+    }
+}
+
 #[test]
 fn baton_run_honours_max_legs_and_refuses_what_it_cannot_run() {
     let sandbox = Sandbox::new();
