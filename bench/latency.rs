@@ -8,7 +8,8 @@
 //! (`/usr/bin/time -f %M`, "—" without it): a child spawned from the bench itself reports
 //! the bench's own peak (Linux carries it across the exec of a spawned child). Paths:
 //!
-//! - the hook below threshold and at warning (bridge present), the statusline, and the
+//! - the hook below threshold and at warning (bridge present), the statusline (of the
+//!   figure its bridge holds, and of a new one, whose bridge it replaces), and the
 //!   statusline with git markers in a repository of 10,000 tracked files (from the
 //!   cache, as most renders get them): the hot paths, run after every tool call or
 //!   message; and the hook given a tool's 64 MiB output (its stdin deadline is 2 s);
@@ -383,6 +384,10 @@ fn main() {
             payload: statusline_payload(&project),
         };
         results.push(bench.measure(&statusline, runs, &|| {}));
+        // The render of a new figure, whose bridge is written (the row above renders the
+        // figure its bridge already holds, as back-to-back renders within a second do).
+        let new_figure = Run { name: format!("{label} statusline, new figure (bridge replaced)"), ..statusline };
+        results.push(bench.measure(&new_figure, runs, &|| bench.write_bridge(60)));
         let markers = Run {
             name: format!("{label} statusline, git markers, 10,000 tracked files, warm cache"),
             program: binary.clone(),

@@ -121,6 +121,36 @@ fn control_characters_in_the_payload_are_not_printed() {
     assert!(line.starts_with("Opus[2J 4.5 │"), "{line:?}");
 }
 
+/// A render of the figure the bridge already holds (the same second) leaves the file as
+/// it is; a new figure replaces it.
+#[test]
+fn the_bridge_is_replaced_only_when_its_bytes_change() {
+    use std::os::unix::fs::MetadataExt;
+    let sandbox = Sandbox::new();
+    let inode = || std::fs::metadata(sandbox.bridge_path(SESSION)).unwrap().ino();
+    let stamp = || {
+        let bridge: Value =
+            serde_json::from_slice(&std::fs::read(sandbox.bridge_path(SESSION)).unwrap()).unwrap();
+        bridge["timestamp"].as_i64().unwrap()
+    };
+    let same_second = (0..5).find_map(|_| {
+        render(&sandbox, &fixture("statusline.json"), &[]);
+        let (first, at) = (inode(), stamp());
+        render(&sandbox, &fixture("statusline.json"), &[]);
+        (stamp() == at).then(|| (first, inode()))
+    });
+    let (first, second) = same_second.expect("two renders within one second");
+    assert_eq!(first, second, "an unchanged bridge was replaced");
+    let mut later = fixture_json("statusline.json");
+    later["context_window"]["remaining_percentage"] = json!(26);
+    later["context_window"]["used_percentage"] = json!(74);
+    render(&sandbox, later.to_string().as_bytes(), &[]);
+    assert_ne!(inode(), second, "a new figure must replace the bridge");
+    let bridge: Value =
+        serde_json::from_slice(&std::fs::read(sandbox.bridge_path(SESSION)).unwrap()).unwrap();
+    assert_eq!(bridge["remaining_percentage"], 26);
+}
+
 #[test]
 fn statusline_to_bridge_to_hook_round_trip() {
     let sandbox = Sandbox::new();
