@@ -61,7 +61,9 @@ impl Runner {
             .stdout(std::fs::File::create(&out_path).expect("stdout file"))
             .stderr(std::fs::File::create(&err_path).expect("stderr file"));
         let started = Instant::now();
-        let mut child = command.spawn().unwrap_or_else(|e| panic!("spawn {}: {e}", program.display()));
+        let mut child = super::own_group(&mut command)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {}: {e}", program.display()));
         let status = super::wait_bounded(&mut child, limit);
         let read = |path: &Path| {
             let mut text = String::new();

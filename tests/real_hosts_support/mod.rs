@@ -266,9 +266,24 @@ pub fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> Option<
             Err(_) => return None,
         }
     }
+    // A child spawned in a process group of its own ([`own_group`]) is ended with all it
+    // started: `baton run`'s host CLI, a CLI's own workers. Killing the leader alone left
+    // them running past the scenario.
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: getpgid and kill on our own child's pid, not yet reaped (try_wait saw it run).
+    if unsafe { libc::getpgid(pid) } == pid {
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
     let _ = child.kill();
     let _ = child.wait();
     None
+}
+
+/// Spawns `command`'s process in a process group of its own, which [`wait_bounded`] ends
+/// whole on a timeout.
+pub fn own_group(command: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    command.process_group(0)
 }
 
 /// The outcome of one host run.
@@ -421,7 +436,8 @@ impl World {
             .stdout(std::fs::File::create(&out_path).expect("stdout file"))
             .stderr(std::fs::File::create(&err_path).expect("stderr file"));
         let started = Instant::now();
-        let mut child = command.spawn().unwrap_or_else(|e| panic!("spawn {}: {e}", program.display()));
+        let mut child =
+            own_group(&mut command).spawn().unwrap_or_else(|e| panic!("spawn {}: {e}", program.display()));
         let status = wait_bounded(&mut child, limit);
         let read = |path: &Path| {
             let mut text = String::new();
