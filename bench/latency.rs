@@ -386,7 +386,8 @@ fn main() {
         results.push(bench.measure(&statusline, runs, &|| {}));
         // The render of a new figure, whose bridge is written (the row above renders the
         // figure its bridge already holds, as back-to-back renders within a second do).
-        let new_figure = Run { name: format!("{label} statusline, new figure (bridge replaced)"), ..statusline };
+        let new_figure =
+            Run { name: format!("{label} statusline, new figure (bridge replaced)"), ..statusline };
         results.push(bench.measure(&new_figure, runs, &|| bench.write_bridge(60)));
         let markers = Run {
             name: format!("{label} statusline, git markers, 10,000 tracked files, warm cache"),
