@@ -736,27 +736,29 @@ done
 echo "leg $leg ran to its end"
 "#;
 
-#[test]
-fn baton_run_ends_a_leg_whose_host_goes_on_after_the_stop() {
+/// A stand-in `codex` on the sandbox's PATH running `script`, and its rollouts: leg 1's
+/// at CRITICAL (`critical`), a later leg's calm. Returns `baton run`'s output.
+fn baton_run_fake_codex(sandbox: &Sandbox, script: &str, critical: &str) -> std::process::Output {
     use std::os::unix::fs::PermissionsExt;
-    let sandbox = Sandbox::new();
-    let _repo = project_repo(&sandbox);
     let codex = sandbox.root().join("bin").join("codex");
-    common::write(&codex, FAKE_CODEX);
+    common::write(&codex, script);
     std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
     let rollouts = sandbox.root().join("rollouts");
-    common::write(
-        &rollouts.join("critical.jsonl"),
-        &String::from_utf8(fixture("real/codex/rollout-at-critical.jsonl")).unwrap(),
-    );
+    common::write(&rollouts.join("critical.jsonl"), critical);
     common::write(
         &rollouts.join("calm.jsonl"),
         &String::from_utf8(fixture("real/codex/rollout-at-PostToolUse-3.jsonl")).unwrap(),
     );
-    let codex = codex.to_str().unwrap();
-    let rollouts = rollouts.to_str().unwrap();
-    let out =
-        baton_run(&sandbox, &["run", "--", codex, "exec", "do the steps"], &[("FAKE_ROLLOUTS", rollouts)]);
+    let (codex, rollouts) = (codex.to_str().unwrap(), rollouts.to_str().unwrap());
+    baton_run(sandbox, &["run", "--", codex, "exec", "do the steps"], &[("FAKE_ROLLOUTS", rollouts)])
+}
+
+#[test]
+fn baton_run_ends_a_leg_whose_host_goes_on_after_the_stop() {
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    let critical = String::from_utf8(fixture("real/codex/rollout-at-critical.jsonl")).unwrap();
+    let out = baton_run_fake_codex(&sandbox, FAKE_CODEX, &critical);
     let stdout = common::stdout(&out);
     let stderr = common::stderr(&out);
     assert_eq!(out.status.code(), Some(0), "the last leg's exit status\n{stdout}\n{stderr}");
@@ -805,13 +807,8 @@ done
 /// once the handoff holds the grace calls: the next leg is briefed from it.
 #[test]
 fn the_handoff_holds_the_grace_calls_before_the_relay_ends_a_leg() {
-    use std::os::unix::fs::PermissionsExt;
     let sandbox = Sandbox::new();
     let _repo = project_repo(&sandbox);
-    let codex = sandbox.root().join("bin").join("codex");
-    common::write(&codex, FAKE_CODEX_KILLS_ITS_HOOK);
-    std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let rollouts = sandbox.root().join("rollouts");
     // 8 MiB of streamed output in the middle of the rollout: the rewrite reads it (the
     // facts' tail budget), which outlasts the relay's poll (50 ms) many times over.
     let critical = String::from_utf8(fixture("real/codex/rollout-at-critical.jsonl")).unwrap();
@@ -820,15 +817,8 @@ fn the_handoff_holds_the_grace_calls_before_the_relay_ends_a_leg() {
         "{{\"timestamp\":\"2026-12-01T08:57:28.000Z\",\"type\":\"event_msg\",\"payload\":{{\"type\":\"exec_command_output_delta\",\"chunk\":\"{}\"}}}}\n",
         "output of a long build ".repeat(170)
     );
-    common::write(&rollouts.join("critical.jsonl"), &format!("{opening}{}{rest}", filler.repeat(2_100)));
-    common::write(
-        &rollouts.join("calm.jsonl"),
-        &String::from_utf8(fixture("real/codex/rollout-at-PostToolUse-3.jsonl")).unwrap(),
-    );
-    let codex = codex.to_str().unwrap();
-    let rollouts = rollouts.to_str().unwrap();
-    let out =
-        baton_run(&sandbox, &["run", "--", codex, "exec", "do the steps"], &[("FAKE_ROLLOUTS", rollouts)]);
+    let critical = format!("{opening}{}{rest}", filler.repeat(2_100));
+    let out = baton_run_fake_codex(&sandbox, FAKE_CODEX_KILLS_ITS_HOOK, &critical);
     let stdout = common::stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", common::stderr(&out));
     // CRITICAL at call 1, the stop at the 3rd grace call (call 4), where leg 1 was ended.
