@@ -5,13 +5,16 @@
 # peak RSS (GNU time). Wall time is bench/run.sh's job, on a quiet machine.
 #
 #   bench/counts.sh BINARY [BINARY ...]
-#   bench/counts.sh --symbols BINARY > install/hot-symbols.txt
+#   bench/counts.sh --symbols SHIPPED_BINARY > install/hot-symbols.txt
+#   bench/counts.sh --symbols target/release/baton > install/hot-symbols-gnu.txt
 #
-# --symbols prints, instead of the table, the functions the hook (below threshold and at
-# warning) and the statusline execute, in the order callgrind first lists them: the
-# linker's ordering for the shipped build (install/build-shipped.sh), which puts them
-# side by side so a start maps a few hundred KiB of code instead of megabytes. Run it on
-# a shipped build after changing what those paths run.
+# --symbols prints, instead of the table, the functions of BINARY that the hook (below
+# threshold and at warning) and the statusline execute, in the order callgrind first lists
+# them: the linker's ordering for the shipped build (install/build-shipped.sh) and for the
+# ordinary one on glibc Linux (build.rs), which puts them side by side so a start maps a
+# few hundred KiB of code instead of megabytes. Symbol names differ between the two
+# builds (and between toolchains), hence two lists. Run it after changing what those
+# paths run.
 # Needs valgrind, strace and /usr/bin/time. Each path runs in a scratch HOME/TMPDIR with
 # the bench's payloads: the hook below threshold (a fresh bridge; again with 100 more
 # variables in its environment, as a host gives it), the statusline, `baton status` for
@@ -107,7 +110,14 @@ if [ "$1" = "--symbols" ]; then
             > "$scratch/tmp/claude-ctx-$session.json"
         functions warning "$scratch/hook.json" "$binary" hook
         functions statusline "$scratch/statusline.json" "$binary" statusline
-    } | grep -v '^0x' | awk '!seen[$0]++'
+    } | grep -v '^0x' | awk '!seen[$0]++' | {
+        # Only the binary's own functions (a dynamic build's libc ones are not linked in).
+        if command -v nm >/dev/null 2>&1; then
+            awk 'NR == FNR { own[$NF] = 1; next } own[$0]' <(nm "$binary" 2>/dev/null) -
+        else
+            cat
+        fi
+    }
     exit 0
 fi
 
