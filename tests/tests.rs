@@ -23,6 +23,7 @@ mod hook_robustness;
 mod hosts;
 mod install;
 mod install_sh;
+mod linking;
 mod npm_package;
 mod opencode;
 mod opencode_facts;

@@ -173,6 +173,14 @@ pub fn main_with(args: Vec<OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(error) => best_suggestion_first(error).exit(),
     };
+    // Test builds only: how the black-box tests make a command that is not host-facing
+    // panic (the panic is reported and unwound to `main`, which exits 101).
+    #[cfg(debug_assertions)]
+    if std::env::var_os("BATON_DEBUG_PANIC").is_some()
+        && !matches!(cli.command, Command::Hook | Command::Statusline(_))
+    {
+        panic!("BATON_DEBUG_PANIC is set");
+    }
     let status = match cli.command {
         Command::Hook => hook::run(),
         Command::Statusline(args) => statusline::run(args),
