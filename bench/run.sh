@@ -21,6 +21,16 @@ if command -v nm >/dev/null 2>&1; then
   found=$(sort -u install/hot-symbols.txt | comm -12 - <(nm "$static" | awk '{ print $NF }' | sort -u) | wc -l)
   echo "install/hot-symbols.txt: $found of $listed functions are in the shipped build" >&2
 fi
+# The same for the default build's list (build.rs), once the bench has built it.
+report_default_order() {
+  local default=target/release/baton listed found
+  if command -v nm >/dev/null 2>&1 && [ -f "$default" ] && [ -f install/hot-symbols-gnu.txt ]; then
+    listed=$(sort -u install/hot-symbols-gnu.txt | wc -l)
+    found=$(sort -u install/hot-symbols-gnu.txt | comm -12 - <(nm "$default" | awk '{ print $NF }' | sort -u) | wc -l)
+    echo "install/hot-symbols-gnu.txt: $found of $listed functions are in the default build" >&2
+  fi
+}
+trap report_default_order EXIT
 
 gsd=""
 if [ "${1:-}" != "--no-gsd" ] && command -v npm >/dev/null 2>&1; then
