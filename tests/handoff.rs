@@ -778,9 +778,8 @@ fn baton_run_ends_a_leg_whose_host_goes_on_after_the_stop() {
 }
 
 /// A stand-in `codex exec` for the hand-over's order: at every call its rollout grows by a
-/// command and its output (`echo grace-N`) and 400 new files appear in the project (the
-/// checkpoint has new work to store), and on SIGINT it kills the hook it is running before
-/// it exits, as Codex does when its turn is interrupted.
+/// command and its output (`echo grace-N`), and on SIGINT it kills the hook it is running
+/// before it exits, as Codex does when its turn is interrupted.
 const FAKE_CODEX_KILLS_ITS_HOOK: &str = r#"#!/bin/sh
 trap 'kill $hook 2>/dev/null; echo "leg $leg interrupted"; exit 130' INT
 leg="$BATON_RUN_LEG"
@@ -792,7 +791,6 @@ while [ $i -lt 100 ]; do
   i=$((i+1))
   printf '{"timestamp":"2026-12-01T09:00:0%s.000Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\\"cmd\\":\\"echo grace-%s >> grace.log\\"}","call_id":"call_grace_%s"}}\n' $((i % 10)) $i $i >> "$rollout"
   printf '{"timestamp":"2026-12-01T09:00:0%s.500Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_grace_%s","output":"Process exited with code 0\\nOutput:\\n"}}\n' $((i % 10)) $i >> "$rollout"
-  mkdir -p "gen-$i"; seq 400 | while read f; do echo "call $i file $f" > "gen-$i/$f.txt"; done
   printf '{"session_id":"%s","turn_id":"turn-%s","transcript_path":"%s","cwd":"%s","hook_event_name":"PostToolUse","model":"mock-model","tool_name":"Bash","tool_input":{"command":"echo grace-%s >> grace.log"},"tool_response":"ok","tool_use_id":"call_grace_%s"}' "$sid" "$leg" "$rollout" "$PWD" $i $i > "$FAKE_ROLLOUTS/event.json"
   "$BATON_BIN" hook < "$FAKE_ROLLOUTS/event.json" > /dev/null &
   hook=$!
