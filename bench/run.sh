@@ -14,23 +14,19 @@ target=$(install/build-shipped.sh --print-target)
 echo "building the shipped binary ($target, install/build-shipped.sh) into target/static" >&2
 install/build-shipped.sh build --release --locked --quiet --target-dir target/static
 static="$PWD/target/static/$target/release/baton"
-# The linker's ordering of the hot paths' functions goes stale as the code changes
-# (bench/counts.sh --symbols regenerates it): say how much of it the build still has.
-if command -v nm >/dev/null 2>&1; then
-  listed=$(sort -u install/hot-symbols.txt | wc -l)
-  found=$(sort -u install/hot-symbols.txt | comm -12 - <(nm "$static" | awk '{ print $NF }' | sort -u) | wc -l)
-  echo "install/hot-symbols.txt: $found of $listed functions are in the shipped build" >&2
-fi
-# The same for the default build's list (build.rs), once the bench has built it.
-report_default_order() {
-  local default=target/release/baton listed found
-  if command -v nm >/dev/null 2>&1 && [ -f "$default" ] && [ -f install/hot-symbols-gnu.txt ]; then
-    listed=$(sort -u install/hot-symbols-gnu.txt | wc -l)
-    found=$(sort -u install/hot-symbols-gnu.txt | comm -12 - <(nm "$default" | awk '{ print $NF }' | sort -u) | wc -l)
-    echo "install/hot-symbols-gnu.txt: $found of $listed functions are in the default build" >&2
+# The linker's orderings of the hot paths' functions go stale as the code changes
+# (bench/counts.sh --symbols regenerates them): say how much of each list its build has.
+report_order() { # list binary build
+  local listed found
+  if command -v nm >/dev/null 2>&1 && [ -f "$2" ] && [ -f "$1" ]; then
+    listed=$(sort -u "$1" | wc -l)
+    found=$(sort -u "$1" | comm -12 - <(nm "$2" | awk '{ print $NF }' | sort -u) | wc -l)
+    echo "$1: $found of $listed functions are in the $3 build" >&2
   fi
 }
-trap report_default_order EXIT
+report_order install/hot-symbols.txt "$static" shipped
+# The default build's (build.rs) once the bench has built it.
+trap 'report_order install/hot-symbols-gnu.txt target/release/baton default' EXIT
 
 gsd=""
 if [ "${1:-}" != "--no-gsd" ] && command -v npm >/dev/null 2>&1; then
