@@ -14,6 +14,7 @@ mod architecture;
 mod checkpoint_github;
 mod completions;
 mod config_and_demo;
+mod crate_package;
 mod doctor;
 mod fuzz_config;
 mod handoff;
