@@ -126,6 +126,7 @@ impl<'a> Call<'a> {
                 tokens: None,
                 stop_hook_active: self.input.stop_hook_active == Some(true),
             },
+            stakes: crate::metrics::Stakes::Unknown,
         })
     }
 

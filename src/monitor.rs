@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::config::Config;
 use crate::gitx::Mode;
 use crate::host::HostKind;
-use crate::metrics::{self, Basis, Figure, FigureQuery, Headroom, Level, Origin, Want};
+use crate::metrics::{self, Basis, Figure, FigureQuery, Headroom, Level, Origin, Stakes, Want};
 use crate::session_state::{self, Kept, WarnState};
 use crate::{fsx, transcript};
 
@@ -57,12 +57,18 @@ pub struct Moment<'a> {
 
 /// The debounce rule, one state per context across every event that can carry context.
 /// `level` is Warning or Critical (nothing is decided at Normal). The first warning fires
-/// at once (no state yet, or a state reset by a compaction); after a warning, the
-/// `debounce`-th event fires again; WARNING→CRITICAL fires at once. Never twice for one
-/// reply: the events of one reply (its tool calls and their batch) share a figure and a
-/// turn, and once one of them warned the others are silent. A Stop is answered only for a
-/// level not told yet, at most once per level, never while the host is already continuing
-/// for a Stop hook (an answer makes the agent take another step: answering every Stop loops).
+/// at once (no state yet, or a state reset by a compaction); after a warning, given at
+/// whichever event, the `debounce`-th call fires again; WARNING→CRITICAL fires at once.
+/// What counts: each tool call, and a turn's start (a turn without tool calls is still
+/// warned at its start); a batch counts nothing, its calls were counted at their own
+/// events (Claude Code 2.1.332 sends PostToolBatch after every reply that used tools, one
+/// call included: counted too, a call counted twice and the agent was told twice as
+/// often); a Stop counts nothing. Never twice for one reply: the events of one reply (its
+/// tool calls and their batch) share a figure and a turn, and once one of them warned the
+/// others are silent, so a batch of parallel calls is warned once. A Stop is answered only
+/// for a level not told yet, at most once per level, never while the host is already
+/// continuing for a Stop hook (an answer makes the agent take another step: answering
+/// every Stop loops).
 pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32, moment: &Moment) -> Decision {
     let first = previous.as_ref().is_none_or(|p| p.last_level.is_none());
     let mut state = previous.unwrap_or_default();
@@ -76,7 +82,9 @@ pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32, moment: 
         state.stop_answered_level = level.state_name().map(str::to_string);
         return warned(level, state, moment);
     }
-    state.calls_since_warn = state.calls_since_warn.saturating_add(1);
+    if moment.cadence != Cadence::Batch {
+        state.calls_since_warn = state.calls_since_warn.saturating_add(1);
+    }
     let same_reply = moment.turn.is_some()
         && moment.tokens.is_some()
         && state.warned_turn.as_deref() == moment.turn
@@ -85,6 +93,22 @@ pub fn decide(level: Level, previous: Option<WarnState>, debounce: u32, moment: 
         return Decision { fire: None, state, new_level: false };
     }
     warned(level, state, moment)
+}
+
+/// What the answer to an event hangs on, for the wait for the newest reply (pure): which
+/// levels [`decide`] would say at this event from the stored state, and the context's
+/// measured pace. A debounced call between two warnings says nothing at the level it is
+/// at: no wait for a figure that cannot change that.
+pub fn stakes(previous: Option<&WarnState>, debounce: u32, moment: &Moment) -> Stakes {
+    // Without the figure's tokens no event counts as one reply with the last warning's:
+    // the safe side (a wait that was not needed).
+    let moment = Moment { tokens: None, ..*moment };
+    let said = |level| decide(level, previous.cloned(), debounce, &moment).fire.is_some();
+    Stakes::Said {
+        warning: said(Level::Warning),
+        critical: said(Level::Critical),
+        tokens_per_call: previous.and_then(|p| p.tokens_per_call).filter(|p| *p > 0.0),
+    }
 }
 
 fn warned(level: Level, mut state: WarnState, moment: &Moment) -> Decision {
@@ -421,6 +445,8 @@ pub struct SessionRef<'a> {
     pub reported: Option<&'a crate::host::opencode::Report>,
     /// The event, for the debounce across events.
     pub moment: Moment<'a>,
+    /// What the answer hangs on ([`stakes`]): [`check`] sets it from the context's state.
+    pub stakes: Stakes,
 }
 
 impl<'a> SessionRef<'a> {
@@ -438,6 +464,7 @@ impl<'a> SessionRef<'a> {
             project: None,
             reported: None,
             moment: Moment::default(),
+            stakes: Stakes::Unknown,
         }
     }
 }
@@ -465,6 +492,7 @@ pub fn current_figure(
         default_window: crate::metrics::Limits::from_settings(config.settings()).default_window,
         configured_windows: &windows,
         thresholds_used: config.thresholds_used(),
+        stakes: session.stakes,
         now,
     };
     let found = metrics::session_figure(&query)?;
@@ -484,6 +512,15 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
         return None;
     }
     let context_id = session_state::context_id(session.id, session.agent)?;
+    let debounce = config.debounce_calls();
+    // Only after a tool call can the figure wait for a reply: only then is the state read
+    // for what hangs on it.
+    let stakes = if session.after_tool_call {
+        stakes(session_state::load(&context_id).as_ref(), debounce, &session.moment)
+    } else {
+        Stakes::Unknown
+    };
+    let session = &SessionRef { stakes, ..session.clone() };
     let (found, notes) = current_figure(session, config, config.stale_seconds(), now)?;
     let figure = found.figure;
     let basis = Basis {
@@ -496,7 +533,6 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
     if level == Level::Normal {
         return None;
     }
-    let debounce = config.debounce_calls();
     let moment = Moment { tokens: figure.used_tokens, ..session.moment };
     let measure_pace = session.agent.is_none() && session.host == HostKind::Claude;
     let kept = session_state::update_kept(&context_id, |previous| {
@@ -558,6 +594,77 @@ mod tests {
         let calls: Vec<usize> =
             fired.iter().enumerate().filter(|(_, f)| f.is_some()).map(|(i, _)| i + 1).collect();
         assert_eq!(calls, vec![1, 6, 11]);
+    }
+
+    /// One tool call per reply, as `claude -p` sends it: PostToolUse, then PostToolBatch
+    /// with the same turn and figure. Returns the calls warned (1-based) and at which event.
+    fn one_call_per_reply(levels: &[(Option<Level>, Level)]) -> Vec<(usize, Cadence, Level)> {
+        let mut state = None;
+        let mut told = vec![];
+        for (i, (at_call, at_batch)) in levels.iter().enumerate() {
+            let tokens = Some(100_000 + i as u64 * 1000);
+            for (cadence, level) in [(Cadence::ToolCall, *at_call), (Cadence::Batch, Some(*at_batch))] {
+                // At Normal the monitor decides nothing (the state is left as it is).
+                let Some(level) = level.filter(|l| *l != Level::Normal) else { continue };
+                let moment = Moment { cadence, turn: Some("p1"), tokens, stop_hook_active: false };
+                let decision = decide(level, state.take(), 5, &moment);
+                state = Some(decision.state);
+                if let Some(fired) = decision.fire {
+                    told.push((i + 1, cadence, fired));
+                }
+            }
+        }
+        told
+    }
+
+    #[test]
+    fn a_call_and_the_batch_that_holds_it_count_once() {
+        // Calls 1-12 at WARNING, 13-22 at CRITICAL: GSD's cadence is 1, 6, 11, 13, 18.
+        let mut levels = vec![(Some(Level::Warning), Level::Warning); 12];
+        levels.extend(vec![(Some(Level::Critical), Level::Critical); 10]);
+        let told = one_call_per_reply(&levels);
+        let calls: Vec<usize> = told.iter().map(|(call, _, _)| *call).collect();
+        assert_eq!(calls, vec![1, 6, 11, 13, 18], "{told:?}");
+        assert!(told.iter().all(|(_, cadence, _)| *cadence == Cadence::ToolCall), "{told:?}");
+        assert_eq!(told[3].2, Level::Critical);
+    }
+
+    #[test]
+    fn a_crossing_first_seen_at_the_batch_is_warned_there_and_counted_from() {
+        // The call's hook read the figure before its reply (Normal), the batch's after it.
+        let mut levels = vec![(Some(Level::Normal), Level::Warning)];
+        levels.extend(vec![(Some(Level::Warning), Level::Warning); 10]);
+        let told = one_call_per_reply(&levels);
+        assert_eq!(
+            told,
+            vec![
+                (1, Cadence::Batch, Level::Warning),
+                (6, Cadence::ToolCall, Level::Warning),
+                (11, Cadence::ToolCall, Level::Warning)
+            ]
+        );
+    }
+
+    #[test]
+    fn what_a_call_can_be_told_decides_the_wait() {
+        let moment = Moment { turn: Some("p1"), ..Moment::default() };
+        let paced = |calls, level: &str| WarnState {
+            calls_since_warn: calls,
+            last_level: Some(level.into()),
+            tokens_per_call: Some(1500.0),
+            ..WarnState::default()
+        };
+        let unpaced = Stakes::Said { warning: true, critical: true, tokens_per_call: None };
+        assert_eq!(stakes(None, 5, &moment), unpaced, "no state: the first warning is due");
+        let between = Stakes::Said { warning: false, critical: true, tokens_per_call: Some(1500.0) };
+        assert_eq!(stakes(Some(&paced(1, "warning")), 5, &moment), between, "only an escalation");
+        let due = Stakes::Said { warning: true, critical: true, tokens_per_call: Some(1500.0) };
+        assert_eq!(stakes(Some(&paced(4, "warning")), 5, &moment), due, "the fifth call refires");
+        let told = Stakes::Said { warning: false, critical: false, tokens_per_call: Some(1500.0) };
+        assert_eq!(stakes(Some(&paced(2, "critical")), 5, &moment), told);
+        // A batch counts nothing: the refire due at a call is not due at its batch.
+        let batch = Moment { cadence: Cadence::Batch, ..moment };
+        assert_eq!(stakes(Some(&paced(4, "critical")), 5, &batch), told);
     }
 
     #[test]

@@ -369,6 +369,28 @@ fn a_parallel_batch_crossing_65_gets_one_warning() {
 }
 
 #[test]
+fn one_call_per_reply_is_counted_once_with_its_batch() {
+    // Claude Code 2.1.332 sends PostToolBatch after every reply that used tools, one call
+    // included: GSD's cadence over 12 calls at 70 % is calls 1, 6 and 11.
+    let sandbox = Sandbox::new();
+    sandbox.write_bridge(SESSION, 30.0, 0);
+    let mut warned = vec![];
+    for call in 1..=12 {
+        let mut tool = sandbox.post_tool_use(SESSION);
+        tool["prompt_id"] = json!("p1");
+        tool["tool_use_id"] = json!(format!("toolu_{call}"));
+        let batch = json!({"session_id": SESSION, "cwd": sandbox.project(), "prompt_id": "p1",
+            "hook_event_name": "PostToolBatch", "tool_calls": [{"tool_name": "Bash", "tool_use_id": format!("toolu_{call}")}]});
+        for (name, event) in [("PostToolUse", tool), ("PostToolBatch", batch)] {
+            if sandbox.hook_told(&event).is_some() {
+                warned.push((call, name));
+            }
+        }
+    }
+    assert_eq!(warned, vec![(1, "PostToolUse"), (6, "PostToolUse"), (11, "PostToolUse")]);
+}
+
+#[test]
 fn stop_is_answered_once_and_never_while_continuing() {
     let sandbox = Sandbox::new();
     sandbox.write_bridge(SESSION, 30.0, 0);
@@ -440,6 +462,47 @@ fn a_first_call_that_crosses_waits_for_its_reply() {
     let output = child.wait_with_output().unwrap();
     let told = told(&output).expect("the first call's crossing is warned");
     assert!(told.starts_with("CONTEXT WARNING: Usage at 70%."), "{told}");
+}
+
+#[test]
+fn a_call_whose_answer_cannot_change_does_not_wait_for_its_reply() {
+    // Past CRITICAL and told so, with no refire due for a long while: whatever the call's
+    // own reply says, the answer is silence. The reply is never written here (`claude -p`
+    // with no status line, the transcript behind), so each call that waited for it would
+    // spend the whole bounded wait (250 ms) in vain.
+    let sandbox = Sandbox::new();
+    let transcript = sandbox.home().join("t.jsonl");
+    let ids: Vec<String> = (0..9).map(|i| format!("toolu_{i}")).collect();
+    let written: Vec<&str> = ids.iter().map(String::as_str).collect();
+    std::fs::write(&transcript, reply("m1", 160_000, &written, false)).unwrap();
+    let env = [("BATON_DEBOUNCE_CALLS", "100"), ("BATON_HANDOFF_AUTO", "false")];
+    let call = |id: &str| {
+        let mut event = sandbox.post_tool_use(SESSION);
+        event["transcript_path"] = json!(transcript);
+        event["tool_use_id"] = json!(id);
+        let started = std::time::Instant::now();
+        let output = sandbox.run_with(&["hook"], event.to_string().as_bytes(), &env);
+        (told(&output), started.elapsed())
+    };
+    let (first, _) = call("toolu_0");
+    assert!(first.unwrap().starts_with("CONTEXT CRITICAL: Usage at 80%"));
+    // Eight calls whose replies are written (no wait, whatever the rule), then eight whose
+    // replies never come: the second eight must not take the waits' 2 s more.
+    let mut written_time = std::time::Duration::ZERO;
+    let mut missing_time = std::time::Duration::ZERO;
+    for i in 1..9 {
+        let (said, took) = call(&ids[i]);
+        assert_eq!(said, None);
+        written_time += took;
+        let (said, took) = call(&format!("toolu_missing_{i}"));
+        assert_eq!(said, None);
+        missing_time += took;
+    }
+    let extra = missing_time.saturating_sub(written_time);
+    assert!(
+        extra < std::time::Duration::from_millis(1200),
+        "the calls whose reply was missing took {extra:?} more than the others ({missing_time:?} against {written_time:?}): they waited"
+    );
 }
 
 /// baton's state folder cannot be written: a file sits where the folder goes (so even

@@ -333,21 +333,13 @@ pub enum WaitPlan {
 }
 
 /// Decides whether to wait for the transcript (pure). Only when the tool call's
-/// `tool_use_id` is known and missing from the transcript, and the figure is within
-/// [`WAIT_NEAR_POINTS`] below a threshold or past the last one: there one reply can
-/// change the level or the words (a CRITICAL figure one call old can be 5-10 % low).
-/// What else the transcript holds does not matter: with replies faster than the 100 ms
-/// flush, neither the reply nor the previous tool result may be written yet.
-pub fn plan_wait(
-    tool_use_id_known: bool,
-    tool_use_seen: bool,
-    used_pct: f64,
-    thresholds_used: &[f64],
-) -> WaitPlan {
-    if !tool_use_id_known || tool_use_seen {
-        return WaitPlan::UseAsIs;
-    }
-    if worth_waiting(used_pct, thresholds_used) { WaitPlan::Wait } else { WaitPlan::UseAsIs }
+/// `tool_use_id` is known and missing from the transcript, and the reply can change what
+/// is said (`worth`: the caller's stakes, see `metrics::wait_can_change_answer`; a
+/// CRITICAL figure one call old can be 5-10 % low). What else the transcript holds does
+/// not matter: with replies faster than the 100 ms flush, neither the reply nor the
+/// previous tool result may be written yet.
+pub fn plan_wait(tool_use_id_known: bool, tool_use_seen: bool, worth: bool) -> WaitPlan {
+    if tool_use_id_known && !tool_use_seen && worth { WaitPlan::Wait } else { WaitPlan::UseAsIs }
 }
 
 /// A figure within [`WAIT_NEAR_POINTS`] below one of the thresholds (pure): one more
@@ -487,15 +479,21 @@ mod tests {
     }
 
     #[test]
-    fn waits_only_when_missing_and_near_or_past_a_threshold() {
+    fn waits_only_when_missing_and_worth_it() {
+        assert_eq!(plan_wait(true, false, true), WaitPlan::Wait);
+        assert_eq!(plan_wait(true, true, true), WaitPlan::UseAsIs, "the reply is written");
+        assert_eq!(plan_wait(false, false, true), WaitPlan::UseAsIs, "no id to look for");
+        assert_eq!(plan_wait(true, false, false), WaitPlan::UseAsIs, "nothing hangs on it");
+    }
+
+    #[test]
+    fn worth_waiting_near_or_past_a_threshold() {
         let thresholds = [65.0, 75.0];
-        assert_eq!(plan_wait(true, false, 60.0, &thresholds), WaitPlan::Wait);
-        assert_eq!(plan_wait(true, false, 70.0, &thresholds), WaitPlan::Wait, "10 points below CRITICAL");
-        assert_eq!(plan_wait(true, true, 60.0, &thresholds), WaitPlan::UseAsIs, "the reply is written");
-        assert_eq!(plan_wait(false, false, 60.0, &thresholds), WaitPlan::UseAsIs, "no id to look for");
-        assert_eq!(plan_wait(true, false, 40.0, &thresholds), WaitPlan::UseAsIs, "far from any threshold");
-        assert_eq!(plan_wait(true, false, 80.0, &thresholds), WaitPlan::Wait, "past the last threshold");
-        assert_eq!(plan_wait(true, false, 55.0, &thresholds), WaitPlan::Wait, "exactly 10 points");
+        assert!(worth_waiting(60.0, &thresholds));
+        assert!(worth_waiting(70.0, &thresholds), "10 points below CRITICAL");
+        assert!(!worth_waiting(40.0, &thresholds), "far from any threshold");
+        assert!(worth_waiting(80.0, &thresholds), "past the last threshold");
+        assert!(worth_waiting(55.0, &thresholds), "exactly 10 points");
     }
 
     #[test]

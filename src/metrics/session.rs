@@ -5,7 +5,8 @@
 //!   usage, whichever was written last. The bridge records where the transcript ended
 //!   when it rendered, so only what came after is read; an unchanged transcript costs a
 //!   `stat`. In `claude -p`, when the tool call's own reply is not written yet and the
-//!   figure is near a threshold, the hook waits a little for it, else projects it.
+//!   newest figure can change what is said ([`Stakes`]), the hook waits a little for it,
+//!   else projects it.
 //! - Codex: the rollout (newest `token_usage_record`, window from `token_count`).
 //! - Gemini CLI: the chat recording (newest `gemini` reply).
 //!
@@ -47,7 +48,54 @@ pub struct FigureQuery<'a> {
     /// The used % at which a level starts (WARNING, CRITICAL): a figure just below one
     /// is worth waiting for.
     pub thresholds_used: [f64; 2],
+    /// What the answer hangs on: whether the wait for the tool call's own reply can change it.
+    pub stakes: Stakes,
     pub now: i64,
+}
+
+/// What the caller would say at each level, for the wait for the tool call's own reply
+/// (Claude Code's transcript, Copilot CLI's event log): the wait is taken only when the
+/// newest figure can change what is said.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Stakes {
+    /// Not known (a stop's words, a handoff's figure): a figure near or past a threshold
+    /// is worth the wait.
+    #[default]
+    Unknown,
+    /// The monitor's debounce state: whether a WARNING figure and a CRITICAL figure
+    /// would be said at this event, and how fast the context grows per tool call (tokens,
+    /// when measured).
+    Said { warning: bool, critical: bool, tokens_per_call: Option<f64> },
+}
+
+/// How far (points of used %) one tool call's reply can move a figure when the pace is
+/// not measured yet: the wait's old reach.
+const UNMEASURED_REACH_POINTS: f64 = claude::WAIT_NEAR_POINTS;
+
+/// Whether the newest reply can change what is said at this event (pure): some level the
+/// figure can reach within one call's growth is said. One call's growth is twice the
+/// measured tokens per call plus what was written since the figure in hand (the tool
+/// results the reply reads), or [`UNMEASURED_REACH_POINTS`] unmeasured. Without known
+/// stakes, the old rule: near a threshold or past the last.
+pub fn wait_can_change_answer(
+    stakes: Stakes,
+    used_pct: f64,
+    window: u64,
+    written_since: u64,
+    thresholds_used: &[f64; 2],
+) -> bool {
+    let Stakes::Said { warning, critical, tokens_per_call } = stakes else {
+        return claude::worth_waiting(used_pct, thresholds_used);
+    };
+    let reach = match tokens_per_call.filter(|p| *p > 0.0) {
+        Some(pace) => (2.0 * pace + written_since as f64) * 100.0 / window.max(1) as f64,
+        None => UNMEASURED_REACH_POINTS,
+    };
+    let top = used_pct + reach;
+    let [warn_at, critical_at] = *thresholds_used;
+    let warning_in_reach = top >= warn_at && used_pct < critical_at;
+    let critical_in_reach = top >= critical_at;
+    (warning && warning_in_reach) || (critical && critical_in_reach)
 }
 
 /// A figure and what it is about.
@@ -103,7 +151,7 @@ fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
         // A first call with no figure yet: waited for only where the transcript alone
         // could be near a threshold (as for a session).
         let id = id?;
-        if !claude::large_enough_to_wait(tail.len, &query.thresholds_used) {
+        if !claude::large_enough_to_wait(tail.len, &query.thresholds_used) || !anything_said(query.stakes) {
             return None;
         }
         tail = claude::wait_for_subagent_tool_use(&path, id, tail.len).filter(|t| t.reading.is_some())?;
@@ -115,8 +163,16 @@ fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
         facts.remembered = model.as_deref().and_then(windows::remembered_window);
         choose_window(&facts, Some(tokens))
     };
-    let used_pct = reading.tokens as f64 * 100.0 / window(reading.tokens).0.max(1) as f64;
-    let wait = claude::plan_wait(id.is_some(), tail.tool_use_seen, used_pct, &query.thresholds_used);
+    let size = window(reading.tokens).0.max(1);
+    let used_pct = reading.tokens as f64 * 100.0 / size as f64;
+    let worth = wait_can_change_answer(
+        query.stakes,
+        used_pct,
+        size,
+        claude::project_tokens(0, tail.bytes_after_figure),
+        &query.thresholds_used,
+    );
+    let wait = claude::plan_wait(id.is_some(), tail.tool_use_seen, worth);
     let waited = (wait == claude::WaitPlan::Wait)
         .then(|| claude::wait_for_subagent_tool_use(&path, id.unwrap_or_default(), tail.len));
     let figure = figure_after_wait(tail, waited, window, query.now)?;
@@ -192,7 +248,7 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
         // A first call with no figure yet: on a transcript large enough to be near a
         // threshold, the reply that issued the call is worth the same bounded wait.
         let id = query.tool_use_id.filter(|id| !id.is_empty() && !query.in_subagent)?;
-        if !claude::large_enough_to_wait(tail.len, &query.thresholds_used) {
+        if !claude::large_enough_to_wait(tail.len, &query.thresholds_used) || !anything_said(query.stakes) {
             return None;
         }
         tail = claude::wait_for_tool_use(transcript, from, id, tail.len).filter(|t| t.reading.is_some())?;
@@ -218,18 +274,31 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
         }
         choose_window(&facts, Some(tokens))
     };
-    let used_pct = reading.tokens as f64 * 100.0 / window(reading.tokens).0 as f64;
+    let size = window(reading.tokens).0.max(1);
+    let used_pct = reading.tokens as f64 * 100.0 / size as f64;
+    let worth = wait_can_change_answer(
+        query.stakes,
+        used_pct,
+        size,
+        claude::project_tokens(0, tail.bytes_after_figure),
+        &query.thresholds_used,
+    );
     let wait = claude::plan_wait(
         query.tool_use_id.is_some_and(|id| !id.is_empty()) && !query.in_subagent,
         tail.tool_use_seen,
-        used_pct,
-        &query.thresholds_used,
+        worth,
     );
     let waited = (wait == claude::WaitPlan::Wait).then(|| {
         claude::wait_for_tool_use(transcript, from, query.tool_use_id.unwrap_or_default(), tail.len)
     });
     let figure = figure_after_wait(tail, waited, window, query.now)?;
     Some(SessionFigure { figure, model })
+}
+
+/// Whether any level is said at this event (pure): a first call with no figure yet is
+/// waited for only then.
+fn anything_said(stakes: Stakes) -> bool {
+    !matches!(stakes, Stakes::Said { warning: false, critical: false, .. })
 }
 
 /// Whether the bridge is behind the tool call ([`reply_behind_bridge`]).
@@ -257,8 +326,11 @@ fn reply_behind_bridge(
     let Some(id) = query.tool_use_id.filter(|id| !id.is_empty() && !query.in_subagent) else {
         return Behind::No;
     };
-    let used_pct = 100.0 - bridge.figure().remaining_pct;
-    if !claude::worth_waiting(used_pct, &query.thresholds_used) || claude::seen_before(transcript, offset, id)
+    let figure = bridge.figure();
+    let used_pct = 100.0 - figure.remaining_pct;
+    let window = figure.window_tokens.unwrap_or(query.default_window);
+    if !wait_can_change_answer(query.stakes, used_pct, window, 0, &query.thresholds_used)
+        || claude::seen_before(transcript, offset, id)
     {
         return Behind::No;
     }
@@ -343,7 +415,7 @@ fn copilot_figure(query: &FigureQuery) -> Option<SessionFigure> {
     if let (Some(path), Some(stale)) = (path.as_deref(), stale) {
         let window = stale.window.unwrap_or(query.default_window).max(1);
         let used_pct = stale.tokens as f64 * 100.0 / window as f64;
-        if claude::worth_waiting(used_pct, &query.thresholds_used) {
+        if wait_can_change_answer(query.stakes, used_pct, window, 0, &query.thresholds_used) {
             let started = std::time::Instant::now();
             while started.elapsed() < copilot::WAIT_MAX {
                 std::thread::sleep(copilot::WAIT_STEP);
@@ -461,4 +533,40 @@ pub fn describe_window(figure: &Figure) -> Option<String> {
         WindowSource::Proven => format!("a window of at least {size} tokens"),
         _ => format!("a {size}-token window"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const THRESHOLDS: [f64; 2] = [65.0, 75.0];
+
+    fn said(warning: bool, critical: bool, tokens_per_call: Option<f64>) -> Stakes {
+        Stakes::Said { warning, critical, tokens_per_call }
+    }
+
+    #[test]
+    fn the_wait_is_taken_only_when_the_reply_can_change_what_is_said() {
+        let changes = |stakes, used| wait_can_change_answer(stakes, used, 200_000, 0, &THRESHOLDS);
+        // The first warning is due at any level: a crossing within reach is waited for.
+        assert!(changes(said(true, true, Some(2000.0)), 63.5), "2 calls' growth (2 points) reach 65 %");
+        assert!(!changes(said(true, true, Some(2000.0)), 60.0), "65 % is out of one call's reach");
+        assert!(changes(said(true, true, None), 55.0), "the pace unmeasured: 10 points");
+        // Between two warnings nothing is said at WARNING: only an escalation in reach.
+        assert!(!changes(said(false, true, Some(2000.0)), 70.0));
+        assert!(changes(said(false, true, Some(2000.0)), 73.5));
+        // Told CRITICAL, no refire due: nothing the newest figure says changes the answer.
+        assert!(!changes(said(false, false, Some(2000.0)), 90.0));
+        assert!(!changes(said(false, false, None), 74.0));
+        // A refire due on this call: waited for, for its words.
+        assert!(changes(said(true, true, Some(2000.0)), 90.0));
+        assert!(changes(said(true, false, Some(2000.0)), 70.0));
+        // Known stakes at WARNING only: a figure past CRITICAL already says CRITICAL.
+        assert!(!changes(said(true, false, Some(2000.0)), 80.0));
+        // What was written since the figure (the tool results the reply reads) is reach too.
+        assert!(wait_can_change_answer(said(false, true, Some(1000.0)), 70.0, 200_000, 8_000, &THRESHOLDS));
+        // Unknown stakes: the old rule, near a threshold or past the last.
+        assert!(changes(Stakes::Unknown, 60.0) && changes(Stakes::Unknown, 90.0));
+        assert!(!changes(Stakes::Unknown, 40.0));
+    }
 }
