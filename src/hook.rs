@@ -59,17 +59,10 @@ impl HookEnv {
         HookEnv {
             gemini_key_set: non_empty("GEMINI_API_KEY").is_some(),
             project_dir: non_empty("CLAUDE_PROJECT_DIR").map(PathBuf::from).filter(|p| p.is_absolute()),
-            run: run_from_env(),
+            run: relay::leg_of_process(),
             host: HostKind::from_env(&|name| non_empty(name).is_some()),
         }
     }
-}
-
-/// `BATON_RUN_ID` and `BATON_RUN_LEG`, when both are valid.
-fn run_from_env() -> Option<(String, u32)> {
-    let id = std::env::var(relay::RUN_ID_ENV).ok().filter(|id| relay::valid_run_id(id))?;
-    let leg = relay::leg_from_env(&id, std::env::var(relay::RUN_LEG_ENV).ok()?.trim())?;
-    Some((id, leg))
 }
 
 /// The project folder for an event: `CLAUDE_PROJECT_DIR`, else the event's `cwd`.
@@ -519,14 +512,6 @@ fn pause(
             if let Some(used) = used {
                 note.peak_used_pct = Some(note.peak_used_pct.map_or(used, |p| p.max(used)));
             }
-            if let Some(saved) = saved {
-                note.handoff = Some(saved.json.clone());
-                note.checkpoint = match &saved.checkpoint {
-                    CheckpointWords::Ref { reference, .. } => Some(reference.clone()),
-                    CheckpointWords::Branch { branch, short } => Some(format!("{branch} ({short})")),
-                    _ => note.checkpoint.take(),
-                };
-            }
             note.pause_armed |= step != critical_pause::PauseStep::Nothing;
         });
     }
@@ -834,9 +819,37 @@ fn critical_handoff(call: &Call, warning: &monitor::Warning, mode: Mode) -> Hand
         Ok(outcome) => {
             session_state::mark_critical_recorded(session);
             push_to_github(&call.config, &outcome.root);
-            HandoffWords::Saved(saved_handoff(&outcome))
+            let saved = saved_handoff(&outcome);
+            // Under `baton run` the leg is paused while this handoff is pending, whoever
+            // stops the agent (baton's pause, or the agent ending its turn as asked).
+            if let Some((run_id, leg)) = &call.env.run {
+                relay::note_handoff(
+                    run_id,
+                    *leg,
+                    &relay::WrittenHandoff {
+                        session: session.to_string(),
+                        json: saved.json.clone(),
+                        project: outcome.root.clone(),
+                        checkpoint: checkpoint_words(&saved.checkpoint),
+                    },
+                );
+                let used = warning.figure.used_pct();
+                relay::note(run_id, *leg, |note| {
+                    note.peak_used_pct = Some(note.peak_used_pct.map_or(used, |p| p.max(used)));
+                });
+            }
+            HandoffWords::Saved(saved)
         }
         Err(why) => HandoffWords::Failed(why.to_string()),
+    }
+}
+
+/// A checkpoint as the run's record names it: the ref, or the branch and commit.
+fn checkpoint_words(checkpoint: &CheckpointWords) -> Option<String> {
+    match checkpoint {
+        CheckpointWords::Ref { reference, .. } => Some(reference.clone()),
+        CheckpointWords::Branch { branch, short } => Some(format!("{branch} ({short})")),
+        CheckpointWords::Note(_) | CheckpointWords::None => None,
     }
 }
 

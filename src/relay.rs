@@ -2,9 +2,11 @@
 //!
 //! The runner gives each leg of the host `BATON_RUN_ID` (a run's record, in baton's state
 //! dir) and `BATON_RUN_LEG` (its number). The hook, running inside the host, notes in
-//! that record which session the leg is and what the pause did ([`note`]); the runner
-//! reads it after the leg ([`load`]) to decide, with the session's state, whether the leg
-//! ended because baton paused it ([`next_step`], pure), and to write the summary.
+//! that record which session the leg is, the handoff it wrote and what the pause did
+//! ([`note`]); the runner reads it after the leg ([`load`]) to decide whether the leg is
+//! paused: a handoff of its own (CRITICAL or manual) still pending, whoever stopped the
+//! agent ([`Handoffs::leg_paused`]); then what comes next ([`next_step`], pure), and the
+//! summary.
 //!
 //! The headless grammar of each host (where the prompt is, how it is replaced by the
 //! continue prompt) is [`HeadlessCommand`]. The interactive host (`claude` on a terminal)
@@ -13,11 +15,13 @@
 
 pub mod interactive;
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::config::Config;
 use crate::host::HostKind;
 use crate::places;
 use crate::state::{Edit, Guard, VersionedFile};
@@ -54,6 +58,13 @@ pub struct LegNote {
     /// The checkpoint ref (or branch) of that handoff.
     #[serde(default)]
     pub checkpoint: Option<String>,
+    /// The project root that handoff was written in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<PathBuf>,
+    /// The leg ended with a handoff of its own pending (the runner's finding, for the
+    /// summary).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub handoff_pending: bool,
     /// The pause was armed in this leg.
     #[serde(default)]
     pub pause_armed: bool,
@@ -164,12 +175,45 @@ pub fn leg_from_env(run_id: &str, value: &str) -> Option<u32> {
     (leg >= 1).then_some(leg)
 }
 
-/// The host's Stop hook fired: after the pause was armed in this leg, the host is idle
-/// at its prompt. Reads the record only otherwise (the hook path).
+/// The host's Stop hook fired: after the pause was armed or a handoff written in this
+/// leg, the host is idle at its prompt. Reads the record only otherwise (the hook path).
 pub fn note_idle(run_id: &str, leg: u32) {
-    if load(run_id).leg(leg).is_some_and(|n| n.pause_armed) {
+    if load(run_id).leg(leg).is_some_and(|n| n.pause_armed || n.handoff.is_some()) {
         note(run_id, leg, |n| n.idle_stops += 1);
     }
+}
+
+/// A handoff one of the leg's sessions wrote (the CRITICAL one, or `baton pause`): its
+/// session, where it is (relative to `project`) and its checkpoint. Silent on failure.
+pub fn note_handoff(run_id: &str, leg: u32, written: &WrittenHandoff) {
+    note(run_id, leg, |note| {
+        if !note.sessions.iter().any(|s| s == &written.session) {
+            note.sessions.push(written.session.clone());
+        }
+        note.handoff = Some(written.json.clone());
+        note.project = Some(written.project.clone());
+        if written.checkpoint.is_some() {
+            note.checkpoint = written.checkpoint.clone();
+        }
+    });
+}
+
+/// A handoff written in a leg, as [`note_handoff`] records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenHandoff {
+    pub session: String,
+    /// HANDOFF.json, relative to the project root.
+    pub json: String,
+    pub project: PathBuf,
+    pub checkpoint: Option<String>,
+}
+
+/// The run and leg this process is in, when `baton run` started it (or its host, whose
+/// hooks and tools inherit `BATON_RUN_ID` and `BATON_RUN_LEG`) and both are valid.
+pub fn leg_of_process() -> Option<(String, u32)> {
+    let id = std::env::var(RUN_ID_ENV).ok().filter(|id| valid_run_id(id))?;
+    let leg = leg_from_env(&id, std::env::var(RUN_LEG_ENV).ok()?.trim())?;
+    Some((id, leg))
 }
 
 fn update(run_id: &str, edit: impl FnOnce(&mut RunRecord)) {
@@ -192,15 +236,22 @@ fn update(run_id: &str, edit: impl FnOnce(&mut RunRecord)) {
 pub enum NextStep {
     /// Run the next leg with the continue prompt.
     Continue,
-    /// The leg ended without a pause: the run is over.
+    /// The leg ended with no handoff of its own pending: the run is over.
     Done,
     /// The leg paused, but `--max-legs` legs have run.
     MaxLegs,
 }
 
-/// The rule after a leg (pure): a leg whose sessions' state says baton paused it (the
-/// pause was armed: the agent ended its turn, or baton stopped it) goes on, up to
-/// `max_legs` legs.
+impl NextStep {
+    /// The run ended with the last leg's handoff pending (`--max-legs` reached, or an
+    /// interactive host that exited paused): the work is not done.
+    pub fn left_paused(self) -> bool {
+        self != NextStep::Done
+    }
+}
+
+/// The rule after a leg (pure): a paused leg (its own handoff pending, whoever stopped
+/// the agent) goes on, up to `max_legs` legs.
 pub fn next_step(paused: bool, leg: u32, max_legs: u32) -> NextStep {
     match (paused, leg >= max_legs) {
         (false, _) => NextStep::Done,
@@ -209,12 +260,47 @@ pub fn next_step(paused: bool, leg: u32, max_legs: u32) -> NextStep {
     }
 }
 
-/// Whether the session states of a leg say baton paused it.
-pub fn leg_paused(note: Option<&LegNote>) -> bool {
-    let Some(note) = note else { return false };
-    note.sessions.iter().any(|s| {
-        crate::session_state::load(s).is_some_and(|st| st.pause_armed_at.is_some() || st.paused_at.is_some())
-    })
+/// Whether a handoff is one a leg's session left paused (pure over what was read): its
+/// own (written by one of `sessions`), still paused, and a pause of the work (CRITICAL
+/// or manual), not a compaction's snapshot, after which the context went on.
+pub fn is_own_pause(session: Option<&str>, paused: bool, trigger: Option<&str>, sessions: &[String]) -> bool {
+    paused
+        && session.is_some_and(|s| sessions.iter().any(|own| own == s))
+        && matches!(trigger, Some("critical-context" | "manual"))
+}
+
+/// Where a leg's own handoffs are looked for: the project `baton run` runs in (and any
+/// the legs wrote theirs in), with its configuration.
+#[derive(Debug, Clone)]
+pub struct Handoffs {
+    pub project: PathBuf,
+    pub config: Config,
+}
+
+impl Handoffs {
+    /// The project of `cwd` (the nearest GSD project, else the repository), as the hook
+    /// resolves it.
+    pub fn for_dir(cwd: &Path) -> Handoffs {
+        let project = crate::gitx::project_dir(cwd);
+        let config = Config::load(Some(&project));
+        Handoffs { project, config }
+    }
+
+    /// A leg is paused when a handoff of its own is pending (see [`is_own_pause`]),
+    /// whoever stopped the agent: baton's pause, or the agent that did as the CRITICAL
+    /// warning asked and ended its turn. Reads the project's handoffs only for a leg with
+    /// a session.
+    pub fn leg_paused(&self, note: Option<&LegNote>) -> bool {
+        let Some(note) = note.filter(|n| !n.sessions.is_empty()) else { return false };
+        let mut projects = vec![self.project.clone()];
+        projects.extend(note.project.clone().filter(|p| *p != self.project));
+        projects.iter().any(|project| {
+            crate::resume::find_all(project, &self.config).iter().any(|found| {
+                let trigger = found.handoff.as_ref().ok().and_then(|h| h.baton().trigger());
+                is_own_pause(found.session(), found.paused(), trigger, &note.sessions)
+            })
+        })
+    }
 }
 
 /// A headless host command, as `baton run` was given it.
@@ -718,6 +804,7 @@ pub fn summary(record: &RunRecord, legs_run: u32, end: NextStep) -> String {
         let how = match note {
             Some(n) if n.stopped => ", stopped by the pause",
             Some(n) if n.pause_armed => ", paused",
+            Some(n) if n.handoff_pending => ", ended with its handoff pending",
             _ => "",
         };
         let handoff =
@@ -731,7 +818,7 @@ pub fn summary(record: &RunRecord, legs_run: u32, end: NextStep) -> String {
     let end = match end {
         NextStep::Done => "the last leg ended without a pause",
         NextStep::MaxLegs => {
-            "stopped after --max-legs legs, the last one paused (the handoff waits for the next session)"
+            "stopped after --max-legs legs, the last one paused (its handoff waits for the next session)"
         }
         NextStep::Continue => {
             "the host exited with its context paused (the handoff waits for the next session)"
@@ -774,12 +861,13 @@ pub fn stop_grace(host: HostKind) -> Duration {
 
 /// Runs the legs of a headless relay: each leg in the foreground with the run's id and
 /// its number in its environment (the host's hooks inherit them), the next one with the
-/// continue prompt when the leg's session state says baton paused it. `after_leg` is told
-/// how each leg ended (the caller prints the hand-over line).
+/// continue prompt when the leg ended paused ([`Handoffs::leg_paused`]). `after_leg` is
+/// told how each leg ended (the caller prints the hand-over line).
 pub fn run_headless(
     command: &HeadlessCommand,
     max_legs: u32,
     run_id: &str,
+    handoffs: &Handoffs,
     mut after_leg: impl FnMut(&LegEnd, &RunRecord),
 ) -> Result<RunOutcome, RelayError> {
     let max_legs = max_legs.max(1);
@@ -803,9 +891,13 @@ pub fn run_headless(
             }
         })?;
         elapsed.push(started.elapsed());
-        note(run_id, leg, |note| note.ended = true);
+        let paused = handoffs.leg_paused(load(run_id).leg(leg));
+        note(run_id, leg, |note| {
+            note.ended = true;
+            note.handoff_pending = paused;
+        });
         let record = load(run_id);
-        let next = next_step(leg_paused(record.leg(leg)), leg, max_legs);
+        let next = next_step(paused, leg, max_legs);
         let code = ended.code;
         after_leg(&LegEnd { leg, code, next, interrupted: ended.interrupted }, &record);
         if next != NextStep::Continue {
@@ -926,6 +1018,21 @@ mod tests {
         assert_eq!(next_step(true, 1, 5), NextStep::Continue);
         assert_eq!(next_step(false, 1, 5), NextStep::Done);
         assert_eq!(next_step(true, 5, 5), NextStep::MaxLegs);
+    }
+
+    #[test]
+    fn only_a_pause_of_the_legs_own_is_a_paused_leg() {
+        let sessions = vec!["s2".to_string()];
+        assert!(is_own_pause(Some("s2"), true, Some("critical-context"), &sessions));
+        assert!(is_own_pause(Some("s2"), true, Some("manual"), &sessions));
+        assert!(
+            !is_own_pause(Some("s1"), true, Some("critical-context"), &sessions),
+            "the brief's, an earlier leg's"
+        );
+        assert!(!is_own_pause(Some("s2"), false, Some("critical-context"), &sessions), "picked up");
+        assert!(!is_own_pause(Some("s2"), true, Some("pre-compact"), &sessions), "the context went on");
+        assert!(!is_own_pause(None, true, Some("critical-context"), &sessions), "GSD's, or by hand");
+        assert!(NextStep::MaxLegs.left_paused() && !NextStep::Done.left_paused());
     }
 
     #[test]

@@ -631,7 +631,9 @@ fn advise_never_stops_and_the_grace_calls_are_configurable() {
 
 /// A stand-in `claude -p`: one session per leg; it sends SessionStart (keeping the brief),
 /// then tool calls at `remaining` % (19 for the first FAKE_PAUSE_LEGS legs, else 60),
-/// and ends its run when a hook answers with the host's stop, as Claude Code does.
+/// and ends its run when a hook answers with the host's stop, as Claude Code does. With
+/// FAKE_OBEYS its agent does as the CRITICAL warning asks and ends its turn at once; on
+/// leg FAKE_MANUAL_LEG it runs `baton pause` after its first call and ends its turn.
 const FAKE_CLAUDE: &str = r#"#!/bin/sh
 leg="$BATON_RUN_LEG"
 sid="aaaaaaaa-0000-4000-8000-00000000000$leg"
@@ -646,6 +648,8 @@ while [ $i -lt 6 ]; do
   out=$(printf '{"session_id":"%s","cwd":"%s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{},"tool_response":{},"tool_use_id":"t%s"}' "$sid" "$PWD" $i | "$BATON_BIN" hook)
   echo "leg $leg call $i"
   case "$out" in *'"continue":false'*) echo "leg $leg stopped"; exit 0;; esac
+  case "$out" in *'CONTEXT CRITICAL'*) if [ -n "$FAKE_OBEYS" ]; then echo "leg $leg ended its turn"; exit 0; fi;; esac
+  if [ "$leg" = "${FAKE_MANUAL_LEG:-0}" ]; then "$BATON_BIN" pause --session "$sid" > /dev/null; echo "leg $leg paused by hand"; exit 0; fi
 done
 echo "leg $leg done"
 exit "${FAKE_EXIT:-0}"
@@ -827,6 +831,61 @@ fn the_handoff_holds_the_grace_calls_before_the_relay_ends_a_leg() {
     }
 }
 
+/// An agent that does as the CRITICAL warning asks ends its turn by itself: no pause of
+/// baton's stops it (here `advise`: none is armed; likewise on a window that is not a
+/// fact), and its leg is paused all the same, its CRITICAL handoff pending.
+#[test]
+fn baton_run_continues_after_an_agent_that_stopped_by_itself() {
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    let fake = fake_claude(&sandbox);
+    let fake = fake.to_str().unwrap();
+    let env = [("FAKE_OBEYS", "1"), ("BATON_HANDOFF_ON_CRITICAL", "advise")];
+    let out = baton_run(&sandbox, &["run", "--", fake, "-p", "do the 20 steps"], &env);
+    let stdout = common::stdout(&out);
+    let stderr = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let ends: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("prompt") || l.contains("ended") || l.contains("done"))
+        .collect();
+    assert_eq!(
+        ends,
+        vec![
+            "leg 1 prompt: do the 20 steps",
+            "leg 1 ended its turn",
+            "leg 2 prompt: continue",
+            "leg 2 ended its turn",
+            "leg 3 prompt: continue",
+            "leg 3 done",
+        ],
+        "{stdout}"
+    );
+    let brief = |leg: u32| std::fs::read_to_string(sandbox.root().join(format!("brief-{leg}.json"))).unwrap();
+    assert!(brief(2).contains("This is leg 2 of a relay"), "{}", brief(2));
+    assert!(stderr.contains("baton run: leg 1 paused at 81 %, handoff .planning/"), "{stderr}");
+    let summary = stderr.lines().last().unwrap();
+    assert!(
+        summary.starts_with(
+            "baton run: 3 legs; leg 1: peak 81 %, ended with its handoff pending, handoff .planning/"
+        ),
+        "{summary}"
+    );
+    assert!(summary.ends_with("the last leg ended without a pause."), "{summary}");
+
+    // A handoff the agent wrote by hand (`baton pause`) pauses its leg too.
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    let fake = fake_claude(&sandbox);
+    let fake = fake.to_str().unwrap();
+    let env = [("FAKE_PAUSE_LEGS", "0"), ("FAKE_MANUAL_LEG", "1")];
+    let out = baton_run(&sandbox, &["run", "--", fake, "-p", "go"], &env);
+    let stdout = common::stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", common::stderr(&out));
+    assert!(stdout.contains("leg 1 paused by hand\nleg 2 prompt: continue"), "{stdout}");
+    assert!(stdout.contains("leg 2 done") && !stdout.contains("leg 3"), "{stdout}");
+}
+
 #[test]
 fn baton_run_honours_max_legs_and_refuses_what_it_cannot_run() {
     let sandbox = Sandbox::new();
@@ -837,10 +896,17 @@ fn baton_run_honours_max_legs_and_refuses_what_it_cannot_run() {
         baton_run(&sandbox, &["run", "--max-legs", "2", "--", fake, "-p", "go"], &[("FAKE_PAUSE_LEGS", "9")]);
     let stdout = common::stdout(&out);
     let stderr = common::stderr(&out);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The host exited 0, but the task is not done: the last leg's handoff is pending.
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stdout.contains("leg 2 stopped") && !stdout.contains("leg 3"), "{stdout}");
     assert!(stderr.contains("--max-legs 2 reached"), "{stderr}");
-    assert!(stderr.lines().last().unwrap().starts_with("baton run: 2 legs;"), "{stderr}");
+    let summary = stderr.lines().find(|l| l.starts_with("baton run: 2 legs;")).unwrap_or_default();
+    assert!(summary.ends_with("the last one paused (its handoff waits for the next session)."), "{stderr}");
+    let last = stderr.lines().last().unwrap();
+    assert!(
+        last.starts_with("baton run: the task is not done: the last leg's handoff (.planning/HANDOFF.json) is pending. To go on, run `baton run` again with `continue` as the prompt"),
+        "{stderr}"
+    );
     // Interactive and unknown commands are refused with a usage error, nothing run.
     let out = baton_run(&sandbox, &["run", "--", fake, "hello"], &[]);
     assert_eq!(out.status.code(), Some(2));

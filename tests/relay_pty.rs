@@ -18,7 +18,8 @@ use crate::common::{self, Sandbox, TestRepo};
 /// then `clear` after each `/clear`, its brief kept in brief-n.json); a line is a turn of
 /// tool calls at 19 % remaining for the first FAKE_PAUSE_SESSIONS sessions (else 60 %),
 /// which ends when a hook answers with the host's stop, as Claude Code 2.1.332 does (no
-/// Stop hook then), or after 6 calls with the Stop hook. A turn "thinks" 2.5 s first: a
+/// Stop hook then), or after 6 calls with the Stop hook (with FAKE_OBEYS, at the call told
+/// CONTEXT CRITICAL: its agent ends the turn as asked). A turn "thinks" 2.5 s first: a
 /// key in the last 2 s before the host is idle (the Enter of the prompt) would cancel.
 const FAKE_INTERACTIVE: &str = r#"#!/bin/sh
 n=1
@@ -36,6 +37,7 @@ turn() {
     out=$(printf '{"session_id":"%s","cwd":"%s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{},"tool_response":{},"tool_use_id":"t%s-%s"}' "$(sid)" "$PWD" $n $i | "$BATON_BIN" hook)
     echo "session $n call $i"
     case "$out" in *'"continue":false'*) echo "session $n stopped"; return;; esac
+    case "$out" in *'CONTEXT CRITICAL'*) if [ -n "$FAKE_OBEYS" ]; then echo "session $n ends its turn"; break; fi;; esac
   done
   printf '{"session_id":"%s","cwd":"%s","hook_event_name":"Stop","stop_hook_active":false}' "$(sid)" "$PWD" | "$BATON_BIN" hook > /dev/null
   echo "session $n done"
@@ -236,6 +238,29 @@ fn interactive_host_is_handed_over_to_a_fresh_context_with_clear_and_continue() 
     assert!(summary.ends_with("the last leg ended without a pause."), "{summary}");
 }
 
+/// An agent that ends its turn as the CRITICAL warning asks (no pause armed: `advise`)
+/// leaves its context paused all the same: handed over once the host is idle.
+#[test]
+fn an_agent_that_stopped_by_itself_is_handed_over() {
+    let sandbox = Sandbox::new();
+    let fake = fake_host(&sandbox);
+    let env = [("FAKE_OBEYS", "1"), ("FAKE_PAUSE_SESSIONS", "1"), ("BATON_HANDOFF_ON_CRITICAL", "advise")];
+    let mut term = Terminal::start(&sandbox, &["run", "--", &fake], &env);
+    term.wait_for("fake> ", LIMIT);
+    term.type_keys("do the steps\r");
+    term.wait_for("session 1 ends its turn", LIMIT);
+    term.wait_for("handoff saved, continuing in a fresh context in 5 s; any key cancels", LIMIT);
+    term.wait_for("session 2 turn: continue", LIMIT);
+    term.wait_for("session 2 done", LIMIT);
+    let (status, screen, stderr) = term.exit_with("/exit\r");
+    assert_eq!(status, Some(0), "{screen}\n{stderr}");
+    let brief = std::fs::read_to_string(sandbox.root().join("brief-2.json")).unwrap();
+    assert!(brief.contains("This is leg 2 of a relay"), "{brief}");
+    let summary = stderr.lines().last().unwrap_or_default();
+    assert!(summary.starts_with("baton run: 2 legs; leg 1: peak 81 %"), "{stderr}");
+    assert!(summary.ends_with("the last leg ended without a pause."), "{summary}");
+}
+
 #[test]
 fn a_key_during_the_countdown_cancels_the_hand_over() {
     let sandbox = Sandbox::new();
@@ -251,9 +276,14 @@ fn a_key_during_the_countdown_cancels_the_hand_over() {
     let screen = term.screen();
     assert!(!screen.contains("cleared:") && !screen.contains("turn: continue"), "{screen}");
     let (status, screen, stderr) = term.exit_with("/exit\r");
-    assert_eq!(status, Some(0), "{screen}\n{stderr}");
+    // The host exited 0 with its context paused: the task is not done.
+    assert_eq!(status, Some(3), "{screen}\n{stderr}");
     assert!(!screen.contains("turn: x/exit"), "the key went to the host: {screen}");
-    let summary = stderr.lines().last().unwrap_or_default();
+    assert!(
+        stderr.lines().last().unwrap_or_default().contains("To go on, run `baton run` again"),
+        "{stderr}"
+    );
+    let summary = stderr.lines().find(|l| l.starts_with("baton run: 1 leg;")).unwrap_or_default();
     assert!(
         summary.starts_with("baton run: 1 leg;")
             && summary.ends_with(
@@ -289,7 +319,7 @@ fn interactive_max_legs_stops_handing_over() {
     assert!(!term.cooked(), "raw again");
     std::thread::sleep(Duration::from_secs(2));
     let (status, screen, stderr) = term.exit_with("/exit\r");
-    assert_eq!(status, Some(0), "{screen}\n{stderr}");
+    assert_eq!(status, Some(3), "the last leg paused\n{screen}\n{stderr}");
     assert!(!screen.contains("cleared:") && !screen.contains("any key cancels"), "{screen}");
     assert!(stderr.contains("stopped after --max-legs legs"), "{stderr}");
     // Without a terminal, the interactive command is refused (nothing run).

@@ -1,9 +1,11 @@
 //! `baton run [--max-legs N] [--] <host command…>`: the relay's runner. Headless host
 //! commands ([`relay::HEADLESS_FORMS`]): each leg runs in the
 //! foreground with its output passed through as the host prints it; a leg that baton
-//! paused at critical context is followed by a fresh one with the continue prompt, whose
-//! SessionStart brief carries the handoff. One line per hand-over and a one-paragraph
-//! summary go to stderr; the exit status is the last leg's. On a terminal, `claude …`
+//! paused (its own CRITICAL or manual handoff pending, whoever stopped the agent) is
+//! followed by a fresh one with the continue prompt, whose SessionStart brief carries the
+//! handoff. One line per hand-over and a one-paragraph summary go to stderr; the exit
+//! status is the last leg's, or [`PAUSED_EXIT`] when the last leg ended paused (the work
+//! is not done: the line says how to go on). On a terminal, `claude …`
 //! (interactive) runs on a pty baton owns ([`relay::interactive`]): the countdown and
 //! hand-over lines are on the host's screen, the summary on stderr once it exits.
 
@@ -11,6 +13,10 @@ use clap::Args;
 
 use super::ExitStatus;
 use crate::relay::{self, NextStep};
+
+/// The exit status when the last leg ended with its handoff pending (`--max-legs`
+/// reached, or an interactive host that exited paused): the task is not done.
+pub(super) const PAUSED_EXIT: u8 = 3;
 
 #[derive(Args)]
 pub(super) struct RunArgs {
@@ -27,9 +33,15 @@ pub(super) struct RunArgs {
 pub(super) fn run(args: RunArgs) -> ExitStatus {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let run_id = relay::new_run_id(now, std::process::id());
+    let Some(cwd) = super::folder(None) else {
+        eprintln!("baton run: no current folder");
+        return ExitStatus::Usage;
+    };
+    let handoffs = relay::Handoffs::for_dir(&cwd);
     if crate::util::pty::stdin_is_terminal() {
         if let Ok(command) = relay::interactive(&args.command) {
-            return finish(relay::interactive::run_interactive(&command, args.max_legs, &run_id));
+            let outcome = relay::interactive::run_interactive(&command, args.max_legs, &run_id, &handoffs);
+            return finish(outcome, &args.command);
         }
     }
     let command = match relay::headless(&args.command) {
@@ -39,7 +51,7 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
             return ExitStatus::Usage;
         }
     };
-    let outcome = relay::run_headless(&command, args.max_legs, &run_id, |end, record| {
+    let outcome = relay::run_headless(&command, args.max_legs, &run_id, &handoffs, |end, record| {
         let note = record.leg(end.leg);
         let at = note.and_then(|n| n.peak_used_pct).map(|p| format!(" at {p} %")).unwrap_or_default();
         let handoff =
@@ -64,14 +76,28 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
             NextStep::Done => {}
         }
     });
-    finish(outcome)
+    finish(outcome, &args.command)
 }
 
-/// The summary and the exit status (the last leg's).
-fn finish(outcome: Result<relay::RunOutcome, relay::RelayError>) -> ExitStatus {
+/// The summary and the exit status: the last leg's, or [`PAUSED_EXIT`] with how to go on
+/// when it ended paused.
+fn finish(outcome: Result<relay::RunOutcome, relay::RelayError>, command: &[String]) -> ExitStatus {
     match outcome {
         Ok(outcome) => {
             eprintln!("{}", relay::summary(&outcome.record, outcome.legs, outcome.end));
+            if outcome.end.left_paused() {
+                let handoff = outcome
+                    .record
+                    .leg(outcome.legs)
+                    .and_then(|n| n.handoff.as_deref())
+                    .map(|h| format!(" ({h})"))
+                    .unwrap_or_default();
+                let host = command.first().map(String::as_str).unwrap_or("the host");
+                eprintln!(
+                    "baton run: the task is not done: the last leg's handoff{handoff} is pending. To go on, run `baton run` again with `continue` as the prompt (`--max-legs` for more legs), or start `{host}` here and say \"continue\": the new session is briefed from it (`baton resume` shows it)."
+                );
+                return ExitStatus::Code(PAUSED_EXIT);
+            }
             ExitStatus::Code(outcome.code.clamp(0, 255) as u8)
         }
         Err(why) => {

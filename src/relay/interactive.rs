@@ -16,8 +16,8 @@
 use std::time::{Duration, Instant};
 
 use super::{
-    CONTINUE_PROMPT, InteractiveCommand, LIVE_LEG, NextStep, RUN_ID_ENV, RUN_LEG_ENV, RelayError, RunOutcome,
-    RunRecord, leg_paused, load, next_step, note, set_current_leg,
+    CONTINUE_PROMPT, Handoffs, InteractiveCommand, LIVE_LEG, NextStep, RUN_ID_ENV, RUN_LEG_ENV, RelayError,
+    RunOutcome, RunRecord, load, next_step, note, set_current_leg,
 };
 use crate::util::pty::{self, Action};
 
@@ -41,7 +41,7 @@ pub const CLEAR_COMMAND: &str = "/clear";
 /// What the run's record says of the current leg.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LegView {
-    /// baton paused a session of this leg (its state says so).
+    /// The leg is paused: a handoff of its own is pending ([`Handoffs::leg_paused`]).
     pub paused: bool,
     /// Stop hooks fired after the pause ([`super::LegNote::idle_stops`]).
     pub idle_stops: u32,
@@ -320,15 +320,15 @@ pub fn status_bytes(line: &str, rows: u16) -> Vec<u8> {
     format!("\x1b7\x1b[{rows};1H\x1b[2K\x1b[7m{line}\x1b[0m\x1b8").into_bytes()
 }
 
-/// What the record says of `leg` (session states are read only once the leg has idled
-/// after a pause).
-fn view(run_id: &str, leg: u32) -> LegView {
+/// What the record says of `leg` (the project's handoffs are read only once the leg has
+/// idled after a pause or a handoff).
+fn view(run_id: &str, leg: u32, handoffs: &Handoffs) -> LegView {
     let record = load(run_id);
     let note = record.leg(leg);
     let idle_stops = note.map_or(0, |n| n.idle_stops);
     let stopped = note.is_some_and(|n| n.stopped);
     LegView {
-        paused: (idle_stops > 0 || stopped) && leg_paused(note),
+        paused: (idle_stops > 0 || stopped) && handoffs.leg_paused(note),
         idle_stops,
         stopped,
         used_pct: note.and_then(|n| n.peak_used_pct),
@@ -339,6 +339,7 @@ fn view(run_id: &str, leg: u32) -> LegView {
 /// The pty's driver: keys and ticks to the [`HandOver`], its steps to the pty.
 struct Driver<'a> {
     run_id: &'a str,
+    handoffs: &'a Handoffs,
     hand_over: HandOver,
 }
 
@@ -352,7 +353,7 @@ impl pty::Driver for Driver<'_> {
     }
 
     fn tick(&mut self, now: Instant, rows: u16) -> Vec<Action> {
-        let view = view(self.run_id, self.hand_over.leg());
+        let view = view(self.run_id, self.hand_over.leg(), self.handoffs);
         let mut actions = vec![];
         for step in self.hand_over.tick(&view, now) {
             match step {
@@ -375,17 +376,22 @@ pub fn run_interactive(
     command: &InteractiveCommand,
     max_legs: u32,
     run_id: &str,
+    handoffs: &Handoffs,
 ) -> Result<RunOutcome, RelayError> {
     set_current_leg(run_id, 1);
     let mut child = std::process::Command::new(&command.program);
     child.args(&command.args).env(RUN_ID_ENV, run_id).env(RUN_LEG_ENV, LIVE_LEG);
-    let mut driver = Driver { run_id, hand_over: HandOver::new(max_legs) };
+    let mut driver = Driver { run_id, handoffs, hand_over: HandOver::new(max_legs) };
     let code = pty::run(child, &mut driver)
         .map_err(|source| RelayError::Spawn { program: command.program.clone(), source })?;
     let legs = driver.hand_over.leg();
-    note(run_id, legs, |n| n.ended = true);
+    let paused = handoffs.leg_paused(load(run_id).leg(legs));
+    note(run_id, legs, |n| {
+        n.ended = true;
+        n.handoff_pending = paused;
+    });
     let record: RunRecord = load(run_id);
-    let end = next_step(leg_paused(record.leg(legs)), legs, max_legs.max(1));
+    let end = next_step(paused, legs, max_legs.max(1));
     let elapsed = driver
         .hand_over
         .handovers
