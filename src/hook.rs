@@ -119,7 +119,7 @@ impl<'a> Call<'a> {
                 tokens: None,
                 stop_hook_active: self.input.stop_hook_active == Some(true),
             },
-            stakes: crate::metrics::Stakes::Unknown,
+            stakes: None,
         })
     }
 
@@ -606,8 +606,8 @@ fn refuse_after_pause(call: &Call) -> Option<Envelope> {
 /// last grace call was used: the handoff written at that call lacks the call's own output
 /// (the host records it after the hook), so it is written again now; on Codex and Qwen
 /// Code also after refused calls (none ran), and under `baton run` on every such host when
-/// the agent ended the turn within its grace calls. Silent, after one read of the
-/// session's state.
+/// the agent ended the turn after the CRITICAL handoff, before baton stopped it. Silent,
+/// after one read of the session's state.
 fn handoff_at_turn_end(call: &Call) {
     let stop = call.host.pause_stop();
     if !critical_pause::stops_before_the_next_call(stop) {
@@ -616,10 +616,14 @@ fn handoff_at_turn_end(call: &Call) {
     let Some(session) = call.session() else { return };
     let Some(state) = session_state::load(session) else { return };
     let refusals = state.pause_refusals;
-    // Under `baton run`, the agent ended its turn within its grace calls (its work done,
-    // or as baton asked): the relay starts the next leg at once, briefed from the handoff,
-    // and the CRITICAL one lacks what those calls did.
-    let in_grace = call.env.run.is_some() && state.pause_armed_at.is_some() && state.paused_at.is_none();
+    // Under `baton run`, the agent ended its turn after the CRITICAL handoff, before baton
+    // stopped it (within its grace calls, or with no pause armed: it did as the warning
+    // asked): the relay starts the next leg at once, briefed from the handoff, and the
+    // CRITICAL one lacks what the calls since did (Gemini CLI records the call it was
+    // written at only after the hook).
+    let in_grace = call.env.run.is_some()
+        && (state.pause_armed_at.is_some() || state.critical_recorded)
+        && state.paused_at.is_none();
     if in_grace || refusals == Some(0) || (refusals.is_some() && stop == PauseStop::RefuseTheNextCalls) {
         let figure = call.session_ref().and_then(|session_ref| {
             monitor::current_figure(
