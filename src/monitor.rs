@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::config::Config;
 use crate::gitx::Mode;
 use crate::host::HostKind;
-use crate::metrics::{self, Basis, Figure, FigureQuery, Headroom, Level, Origin, Stakes, Want};
+use crate::metrics::{self, Basis, Figure, FigureQuery, Headroom, Level, Origin, Stakes, StakesLookup, Want};
 use crate::session_state::{self, Kept, WarnState};
 use crate::{fsx, transcript};
 
@@ -445,8 +445,8 @@ pub struct SessionRef<'a> {
     pub reported: Option<&'a crate::host::opencode::Report>,
     /// The event, for the debounce across events.
     pub moment: Moment<'a>,
-    /// What the answer hangs on ([`stakes`]): [`check`] sets it from the context's state.
-    pub stakes: Stakes,
+    /// What the answer hangs on ([`stakes`]): [`check`] looks it up in the context's state.
+    pub stakes: Option<StakesLookup<'a>>,
 }
 
 impl<'a> SessionRef<'a> {
@@ -464,7 +464,7 @@ impl<'a> SessionRef<'a> {
             project: None,
             reported: None,
             moment: Moment::default(),
-            stakes: Stakes::Unknown,
+            stakes: None,
         }
     }
 }
@@ -513,14 +513,11 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
     }
     let context_id = session_state::context_id(session.id, session.agent)?;
     let debounce = config.debounce_calls();
-    // Only after a tool call can the figure wait for a reply: only then is the state read
-    // for what hangs on it.
-    let stakes = if session.after_tool_call {
-        stakes(session_state::load(&context_id).as_ref(), debounce, &session.moment)
-    } else {
-        Stakes::Unknown
-    };
-    let session = &SessionRef { stakes, ..session.clone() };
+    // Only after a tool call can the figure wait for a reply, and only near a threshold is
+    // the state read for what hangs on it.
+    let lookup = || stakes(session_state::load(&context_id).as_ref(), debounce, &session.moment);
+    let session =
+        &SessionRef { stakes: session.after_tool_call.then_some(StakesLookup(&lookup)), ..session.clone() };
     let (found, notes) = current_figure(session, config, config.stale_seconds(), now)?;
     let figure = found.figure;
     let basis = Basis {

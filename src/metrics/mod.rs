@@ -20,7 +20,8 @@ pub use headroom::{
 };
 pub use payload::figure_from_statusline;
 pub use session::{
-    FigureQuery, SessionFigure, Stakes, compaction_for, describe_origin, describe_window, session_figure,
+    FigureQuery, SessionFigure, Stakes, StakesLookup, compaction_for, describe_origin, describe_window,
+    session_figure,
 };
 pub use transcript::{figure_from_tokens, window_for};
 pub use windows::{WindowFacts, WindowSource, choose_window};

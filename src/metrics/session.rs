@@ -48,9 +48,21 @@ pub struct FigureQuery<'a> {
     /// The used % at which a level starts (WARNING, CRITICAL): a figure just below one
     /// is worth waiting for.
     pub thresholds_used: [f64; 2],
-    /// What the answer hangs on: whether the wait for the tool call's own reply can change it.
-    pub stakes: Stakes,
+    /// What the answer hangs on, looked up only when a wait is in question (`None`:
+    /// [`Stakes::Unknown`]).
+    pub stakes: Option<StakesLookup<'a>>,
     pub now: i64,
+}
+
+/// How the caller finds what its answer hangs on ([`Stakes`]): called only for a figure
+/// near or past a threshold, so a call far below them reads nothing more.
+#[derive(Clone, Copy)]
+pub struct StakesLookup<'a>(pub &'a dyn Fn() -> Stakes);
+
+impl std::fmt::Debug for StakesLookup<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StakesLookup")
+    }
 }
 
 /// What the caller would say at each level, for the wait for the tool call's own reply
@@ -68,14 +80,14 @@ pub enum Stakes {
     Said { warning: bool, critical: bool, tokens_per_call: Option<f64> },
 }
 
-/// How far (points of used %) one tool call's reply can move a figure when the pace is
-/// not measured yet: the wait's old reach.
-const UNMEASURED_REACH_POINTS: f64 = claude::WAIT_NEAR_POINTS;
+/// How far (points of used %) one tool call's reply can move a figure at most, and when
+/// the pace is not measured yet: the wait's old reach.
+const REACH_POINTS: f64 = claude::WAIT_NEAR_POINTS;
 
 /// Whether the newest reply can change what is said at this event (pure): some level the
 /// figure can reach within one call's growth is said. One call's growth is twice the
 /// measured tokens per call plus what was written since the figure in hand (the tool
-/// results the reply reads), or [`UNMEASURED_REACH_POINTS`] unmeasured. Without known
+/// results the reply reads), at most [`REACH_POINTS`], and that unmeasured. Without known
 /// stakes, the old rule: near a threshold or past the last.
 pub fn wait_can_change_answer(
     stakes: Stakes,
@@ -88,8 +100,8 @@ pub fn wait_can_change_answer(
         return claude::worth_waiting(used_pct, thresholds_used);
     };
     let reach = match tokens_per_call.filter(|p| *p > 0.0) {
-        Some(pace) => (2.0 * pace + written_since as f64) * 100.0 / window.max(1) as f64,
-        None => UNMEASURED_REACH_POINTS,
+        Some(pace) => ((2.0 * pace + written_since as f64) * 100.0 / window.max(1) as f64).min(REACH_POINTS),
+        None => REACH_POINTS,
     };
     let top = used_pct + reach;
     let [warn_at, critical_at] = *thresholds_used;
@@ -151,7 +163,7 @@ fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
         // A first call with no figure yet: waited for only where the transcript alone
         // could be near a threshold (as for a session).
         let id = id?;
-        if !claude::large_enough_to_wait(tail.len, &query.thresholds_used) || !anything_said(query.stakes) {
+        if !claude::large_enough_to_wait(tail.len, &query.thresholds_used) || !anything_said(query) {
             return None;
         }
         tail = claude::wait_for_subagent_tool_use(&path, id, tail.len).filter(|t| t.reading.is_some())?;
@@ -165,13 +177,7 @@ fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
     };
     let size = window(reading.tokens).0.max(1);
     let used_pct = reading.tokens as f64 * 100.0 / size as f64;
-    let worth = wait_can_change_answer(
-        query.stakes,
-        used_pct,
-        size,
-        claude::project_tokens(0, tail.bytes_after_figure),
-        &query.thresholds_used,
-    );
+    let worth = worth_the_wait(query, used_pct, size, claude::project_tokens(0, tail.bytes_after_figure));
     let wait = claude::plan_wait(id.is_some(), tail.tool_use_seen, worth);
     let waited = (wait == claude::WaitPlan::Wait)
         .then(|| claude::wait_for_subagent_tool_use(&path, id.unwrap_or_default(), tail.len));
@@ -248,7 +254,7 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
         // A first call with no figure yet: on a transcript large enough to be near a
         // threshold, the reply that issued the call is worth the same bounded wait.
         let id = query.tool_use_id.filter(|id| !id.is_empty() && !query.in_subagent)?;
-        if !claude::large_enough_to_wait(tail.len, &query.thresholds_used) || !anything_said(query.stakes) {
+        if !claude::large_enough_to_wait(tail.len, &query.thresholds_used) || !anything_said(query) {
             return None;
         }
         tail = claude::wait_for_tool_use(transcript, from, id, tail.len).filter(|t| t.reading.is_some())?;
@@ -276,13 +282,7 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
     };
     let size = window(reading.tokens).0.max(1);
     let used_pct = reading.tokens as f64 * 100.0 / size as f64;
-    let worth = wait_can_change_answer(
-        query.stakes,
-        used_pct,
-        size,
-        claude::project_tokens(0, tail.bytes_after_figure),
-        &query.thresholds_used,
-    );
+    let worth = worth_the_wait(query, used_pct, size, claude::project_tokens(0, tail.bytes_after_figure));
     let wait = claude::plan_wait(
         query.tool_use_id.is_some_and(|id| !id.is_empty()) && !query.in_subagent,
         tail.tool_use_seen,
@@ -295,10 +295,22 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
     Some(SessionFigure { figure, model })
 }
 
-/// Whether any level is said at this event (pure): a first call with no figure yet is
-/// waited for only then.
-fn anything_said(stakes: Stakes) -> bool {
-    !matches!(stakes, Stakes::Said { warning: false, critical: false, .. })
+/// Whether any level is said at this event: a first call with no figure yet is waited
+/// for only then.
+fn anything_said(query: &FigureQuery) -> bool {
+    !matches!(stakes_of(query), Stakes::Said { warning: false, critical: false, .. })
+}
+
+/// [`wait_can_change_answer`] for the query: its stakes looked up only when the old
+/// rule's horizon (near a threshold or past the last, [`REACH_POINTS`]) holds the figure,
+/// which contains every figure a known stake can make worth the wait.
+fn worth_the_wait(query: &FigureQuery, used_pct: f64, window: u64, written_since: u64) -> bool {
+    claude::worth_waiting(used_pct, &query.thresholds_used)
+        && wait_can_change_answer(stakes_of(query), used_pct, window, written_since, &query.thresholds_used)
+}
+
+fn stakes_of(query: &FigureQuery) -> Stakes {
+    query.stakes.map_or(Stakes::Unknown, |lookup| (lookup.0)())
 }
 
 /// Whether the bridge is behind the tool call ([`reply_behind_bridge`]).
@@ -329,9 +341,7 @@ fn reply_behind_bridge(
     let figure = bridge.figure();
     let used_pct = 100.0 - figure.remaining_pct;
     let window = figure.window_tokens.unwrap_or(query.default_window);
-    if !wait_can_change_answer(query.stakes, used_pct, window, 0, &query.thresholds_used)
-        || claude::seen_before(transcript, offset, id)
-    {
+    if !worth_the_wait(query, used_pct, window, 0) || claude::seen_before(transcript, offset, id) {
         return Behind::No;
     }
     match claude::wait_for_tool_use(transcript, offset, id, len).filter(|tail| tail.reading.is_some()) {
@@ -415,7 +425,7 @@ fn copilot_figure(query: &FigureQuery) -> Option<SessionFigure> {
     if let (Some(path), Some(stale)) = (path.as_deref(), stale) {
         let window = stale.window.unwrap_or(query.default_window).max(1);
         let used_pct = stale.tokens as f64 * 100.0 / window as f64;
-        if wait_can_change_answer(query.stakes, used_pct, window, 0, &query.thresholds_used) {
+        if worth_the_wait(query, used_pct, window, 0) {
             let started = std::time::Instant::now();
             while started.elapsed() < copilot::WAIT_MAX {
                 std::thread::sleep(copilot::WAIT_STEP);
@@ -565,6 +575,9 @@ mod tests {
         assert!(!changes(said(true, false, Some(2000.0)), 80.0));
         // What was written since the figure (the tool results the reply reads) is reach too.
         assert!(wait_can_change_answer(said(false, true, Some(1000.0)), 70.0, 200_000, 8_000, &THRESHOLDS));
+        // One call's growth is at most the old horizon, 10 points.
+        assert!(!changes(said(true, true, Some(50_000.0)), 50.0));
+        assert!(changes(said(true, true, Some(50_000.0)), 56.0));
         // Unknown stakes: the old rule, near a threshold or past the last.
         assert!(changes(Stakes::Unknown, 60.0) && changes(Stakes::Unknown, 90.0));
         assert!(!changes(Stakes::Unknown, 40.0));

@@ -838,3 +838,172 @@ fn claude_code_project_without_gsd_stays_clean() {
         checks.finish();
     });
 }
+
+// ---- Issue 31: one count across a call and its batch; no wait that cannot change the answer ----
+
+/// The calls of the long session (one tool call per reply).
+const LONG_CALLS: usize = 120;
+const LONG_PROMPT: &str = "LONG: run the scripted steps, one shell command per reply.";
+
+/// The figure (used %) reply `k` reports: 40 % plus 0.45 points a reply, so 65 % is first
+/// reached by reply 56 (the one that issues call 57), 75 % by reply 78 (call 79), and the
+/// last call is at 93.5 %.
+fn long_pct(reply: usize) -> f64 {
+    40.0 + reply as f64 * 0.45
+}
+
+/// The level call `call` (1-based) is at: its own reply's figure.
+fn long_level(call: usize) -> Option<&'static str> {
+    let used = long_pct(call - 1);
+    if used >= 75.0 {
+        Some(CRITICAL)
+    } else if used >= 65.0 {
+        Some(WARNING)
+    } else {
+        None
+    }
+}
+
+/// GSD's cadence (pure): the first warning at once, then every 5th call after the last
+/// one, WARNING→CRITICAL at once; calls below the thresholds count nothing.
+fn gsd_cadence(levels: &[Option<&'static str>]) -> Vec<(usize, &'static str)> {
+    let mut told: Vec<(usize, &'static str)> = vec![];
+    let mut since = 0;
+    for (i, level) in levels.iter().enumerate() {
+        let Some(level) = level else { continue };
+        since += 1;
+        let escalated = told.last().is_some_and(|(_, last)| *last == WARNING && *level == CRITICAL);
+        if told.is_empty() || escalated || since >= 5 {
+            told.push((i + 1, level));
+            since = 0;
+        }
+    }
+    told
+}
+
+/// A hook command that runs `baton hook` and logs, per event, its name, how long baton
+/// took (bash's clock, no fork around the timing) and how many bytes it printed.
+fn timing_hook(world: &World) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let log = world.root().join("logs").join("hook-times.log");
+    let path = world.root().join("bin").join("timed-hook");
+    let script = format!(
+        "#!/bin/bash\ninput=$(cat)\nstart=$EPOCHREALTIME\nout=$(printf '%s' \"$input\" | {baton} hook)\nend=$EPOCHREALTIME\n\
+         event=$(printf '%s' \"$input\" | sed -n 's/.*\"hook_event_name\" *: *\"\\([A-Za-z]*\\)\".*/\\1/p')\n\
+         printf '%s %s %s %s\\n' \"$event\" \"$start\" \"$end\" \"${{#out}}\" >> {log}\nprintf '%s' \"$out\"\n",
+        baton = crate::common::BATON,
+        log = log.display()
+    );
+    crate::common::write(&path, &script);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod timed-hook");
+    let settings = world.sandbox.claude_dir().join("settings.json");
+    let text = std::fs::read_to_string(&settings).expect("settings.json");
+    let hook = format!("{} hook", crate::common::BATON);
+    assert!(text.contains(&hook), "baton's hook command is not in {}", settings.display());
+    std::fs::write(&settings, text.replace(&hook, &path.display().to_string())).expect("write settings.json");
+    log
+}
+
+/// One hook run as the timing hook logged it: the event, milliseconds, bytes printed.
+fn hook_times(log: &std::path::Path) -> Vec<(String, f64, usize)> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let event = words.next()?.to_string();
+            let start: f64 = words.next()?.parse().ok()?;
+            let end: f64 = words.next()?.parse().ok()?;
+            let printed: usize = words.next()?.parse().ok()?;
+            Some((event, (end - start) * 1000.0, printed))
+        })
+        .collect()
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
+}
+
+/// Issue 31: a 120-call `claude -p` session, one tool call per reply, no status line (the
+/// figure from the transcript): Claude Code sends PostToolUse and PostToolBatch for every
+/// call, and the agent is told exactly what GSD's cadence gives. The hook time of the calls
+/// that print nothing is measured (first 20 against last 20) and printed.
+#[test]
+fn claude_code_long_session_is_told_gsds_cadence() {
+    with_hosts("claude -p 120 calls", |hosts| {
+        let mut checks = Checks::new("claude -p 120 calls");
+        let window = 200_000;
+        let world = World::new(hosts);
+        world.claude_setup();
+        // No pause: every call after CRITICAL is one more the cadence is about.
+        crate::common::write(
+            &world.sandbox.user_config(),
+            &json!({"handoff": {"on_critical": "advise"}}).to_string(),
+        );
+        let log = timing_hook(&world);
+        let server = Scripted::start(Duration::from_secs(300), move |body| {
+            let step = scripted::tool_results(body);
+            if step < LONG_CALLS {
+                Reply::bash(at(window, long_pct(step)), &format!("echo step {step}"))
+            } else {
+                Reply::text(at(window, long_pct(step)), crate::real_hosts_support::server::FINAL_TEXT)
+            }
+        });
+        let mut args =
+            vec!["--allowedTools", "Bash", "--output-format", "json", "--model", CLAUDE_200K_MODEL];
+        args.extend(["--max-turns", "200", "-p", LONG_PROMPT]);
+        let run = world.run(&world.hosts.claude, &args, &claude_env(&server), Duration::from_secs(400));
+        server.save(&logs(&world), "01-long");
+        let steps: Vec<String> = first_per_turn(server.main_requests())
+            .iter()
+            .filter(|r| scripted::first_user_text(&r.body).contains("LONG:"))
+            .map(|r| r.text())
+            .collect();
+        let summary = || {
+            format!(
+                "{}\n{}",
+                run.describe(),
+                server.summary().lines().rev().take(20).collect::<Vec<_>>().join("\n")
+            )
+        };
+        checks.check("the session made its 120 calls", steps.len() == LONG_CALLS + 1, summary);
+        // Request i carries what the hooks said after call i.
+        let said: Vec<(usize, &'static str)> = warnings_of(&steps)
+            .into_iter()
+            .map(|(i, words)| (i, if words.starts_with(CRITICAL) { CRITICAL } else { WARNING }))
+            .collect();
+        let levels: Vec<Option<&'static str>> = (1..=LONG_CALLS).map(long_level).collect();
+        let expected = gsd_cadence(&levels);
+        checks.check(
+            &format!("told exactly GSD's cadence ({} warnings)", expected.len()),
+            said == expected,
+            || format!("told {said:?}\nGSD's cadence {expected:?}"),
+        );
+
+        let times = hook_times(&log);
+        let batches = times.iter().filter(|(event, _, _)| event == "PostToolBatch").count();
+        checks.check("Claude Code sent a PostToolBatch for every call", batches >= LONG_CALLS, || {
+            format!("{batches} PostToolBatch events")
+        });
+        let silent: Vec<f64> = times
+            .iter()
+            .filter(|(event, _, printed)| event == "PostToolUse" && *printed == 0)
+            .map(|t| t.1)
+            .collect();
+        checks.check("the silent calls were timed", silent.len() >= 60, || format!("{} timed", silent.len()));
+        if silent.len() >= 40 {
+            let first = median(silent[..20].to_vec());
+            let last = median(silent[silent.len() - 20..].to_vec());
+            eprintln!(
+                "real hosts: 120 calls: median hook time of the calls that print nothing: first 20 {first:.1} ms, last 20 {last:.1} ms ({:.2}x)",
+                last / first
+            );
+        }
+        checks.finish();
+    });
+}
