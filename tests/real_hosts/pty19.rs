@@ -15,7 +15,7 @@ use serde_json::json;
 use super::relay::{ALLOWED, STEPS, TASK, context_starts, new_agent, steps_log, transcripts, user_config};
 use super::{BRIEF, Checks, SERVER_LIFETIME};
 use crate::common;
-use crate::real_hosts_support::agent::Move;
+use crate::real_hosts_support::agent::{Move, Obeys};
 use crate::real_hosts_support::server::Server;
 use crate::real_hosts_support::{self, Tmux, World, with_hosts};
 
@@ -69,7 +69,7 @@ fn baton_run_claude_interactive_relays_twenty_steps_across_contexts() {
     with_hosts("pty19: baton run claude (interactive, tmux)", |hosts| {
         let mut checks = Checks::new("pty19: baton run claude interactive");
         let world = World::new(hosts);
-        let agent = new_agent(false);
+        let agent = new_agent(Obeys::EvenLegs);
         let server = Server::with_agent(Arc::clone(&agent), Duration::from_secs(400));
         let Some(Session { tmux, err, status }) = start(&mut checks, &world, &server) else { return };
         // From the first prompt on.
@@ -199,7 +199,7 @@ fn a_key_during_the_countdown_cancels_on_claude_code() {
     with_hosts("pty19: countdown cancelled (interactive, tmux)", |hosts| {
         let mut checks = Checks::new("pty19: countdown cancelled");
         let world = World::new(hosts);
-        let agent = new_agent(false);
+        let agent = new_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         let Some(Session { tmux, err, status }) = start(&mut checks, &world, &server) else { return };
         let counting = tmux.wait_for(Duration::from_secs(120), |pane| pane.contains("any key cancels"));

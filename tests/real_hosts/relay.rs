@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::{BRIEF, CRITICAL, Checks, SERVER_LIFETIME};
 use crate::common;
-use crate::real_hosts_support::agent::{Agent, Move, TaskAgent};
+use crate::real_hosts_support::agent::{Agent, Move, Obeys, TaskAgent};
 use crate::real_hosts_support::server::{Recorded, Server};
 use crate::real_hosts_support::{World, with_hosts};
 
@@ -29,13 +29,8 @@ pub(super) const CLAUDE_DEFAULT_MODEL: &str = "claude-opus-5-5";
 /// 250k at the start of a context, 85k more per shell result: 675k (warning) after 5
 /// steps, 760k (CRITICAL) after 6; the grace calls reach at most 930k, short of Claude
 /// Code's auto-compaction (about 33k short of the window).
-pub(super) fn new_agent(obeys_pause: bool) -> Arc<Agent> {
-    Arc::new(Agent::new(TaskAgent {
-        steps: STEPS,
-        base_tokens: 250_000,
-        per_step_tokens: 85_000,
-        obeys_pause,
-    }))
+pub(super) fn new_agent(obeys: Obeys) -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent { steps: STEPS, base_tokens: 250_000, per_step_tokens: 85_000, obeys }))
 }
 
 /// The user's configuration: the window of the model as a fact (in `claude -p` there is no
@@ -320,7 +315,7 @@ fn baton_run_claude_print_relays_twenty_steps_across_contexts() {
         let world = World::new(hosts);
         world.claude_setup();
         user_config(&world, "relay");
-        let agent = new_agent(false);
+        let agent = new_agent(Obeys::EvenLegs);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         let claude = hosts.claude.display().to_string();
         let args =
@@ -341,7 +336,7 @@ fn claude_print_is_stopped_within_the_grace_calls_and_continue_resumes() {
         let world = World::new(hosts);
         world.claude_setup();
         user_config(&world, "pause");
-        let agent = new_agent(false);
+        let agent = new_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         let run = world.run(
             &hosts.claude,
@@ -371,7 +366,7 @@ fn claude_print_is_stopped_within_the_grace_calls_and_continue_resumes() {
         drop(server);
 
         // "continue" in a fresh session (what `/clear` + continue does): briefed, it carries on.
-        let agent2 = new_agent(false);
+        let agent2 = new_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent2), SERVER_LIFETIME);
         let _run = world.run(
             &hosts.claude,
@@ -418,13 +413,8 @@ pub(super) fn common_tail(text: &str) -> String {
 /// Codex works with 190,000 of the configured 200,000 tokens and compacted at 187k in a
 /// first run (not at 173k): 110k at the start of a context, 7k per shell result: 124k
 /// (warning) after 2 steps, 145k (CRITICAL) after 5; the 3 grace calls reach at most 166k.
-fn codex_agent() -> Arc<Agent> {
-    Arc::new(Agent::new(TaskAgent {
-        steps: STEPS,
-        base_tokens: 110_000,
-        per_step_tokens: 7_000,
-        obeys_pause: false,
-    }))
+fn codex_agent(obeys: Obeys) -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent { steps: STEPS, base_tokens: 110_000, per_step_tokens: 7_000, obeys }))
 }
 
 /// A `codex` on PATH for `baton run` (it names the host by the program's name): the
@@ -482,7 +472,7 @@ fn codex_exec_is_stopped_within_the_grace_calls() {
             steps: STEPS,
             base_tokens: 30_000,
             per_step_tokens: 7_000,
-            obeys_pause: false,
+            obeys: Obeys::Never,
         }));
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         world.codex_setup(&server);
@@ -538,7 +528,7 @@ fn baton_run_codex_exec_relays_twenty_steps_across_contexts() {
     with_hosts("relay: baton run codex exec", |hosts| {
         let mut checks = Checks::new("relay: baton run codex exec");
         let world = World::new(hosts);
-        let agent = codex_agent();
+        let agent = codex_agent(Obeys::EvenLegs);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         world.codex_setup(&server);
         common::write(&world.sandbox.user_config(), r#"{"handoff": {"on_critical": "relay"}}"#);
@@ -559,18 +549,17 @@ fn baton_run_codex_exec_relays_twenty_steps_across_contexts() {
 /// Gemini CLI's window is baton's table's (1,048,576): the user states it as a fact. Its
 /// compression point is moved to 0.9 of the window (943k) by the world's settings: 520k at
 /// the start, 45k per shell result: 790k (CRITICAL) after 6 steps, at most 925k.
-fn gemini_agent() -> Arc<Agent> {
-    Arc::new(Agent::new(TaskAgent {
-        steps: STEPS,
-        base_tokens: 520_000,
-        per_step_tokens: 45_000,
-        obeys_pause: false,
-    }))
+fn gemini_agent(obeys: Obeys) -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent { steps: STEPS, base_tokens: 520_000, per_step_tokens: 45_000, obeys }))
 }
 
-fn gemini_config(world: &World, on_critical: &str) {
-    let config = json!({"handoff": {"on_critical": on_critical},
-                        "models": {crate::real_hosts_support::GEMINI_MODEL: {"window": crate::real_hosts_support::GEMINI_WINDOW}}});
+/// The user's configuration: `on_critical`, and with `window_stated` the model's window as a
+/// fact (baton's table's alone carries no pause).
+fn gemini_config(world: &World, on_critical: &str, window_stated: bool) {
+    let mut config = json!({"handoff": {"on_critical": on_critical}});
+    if window_stated {
+        config["models"] = json!({crate::real_hosts_support::GEMINI_MODEL: {"window": crate::real_hosts_support::GEMINI_WINDOW}});
+    }
     common::write(&world.sandbox.user_config(), &config.to_string());
     // The user's permission for the task's commands (`echo … >> steps.log && echo …`):
     // `--allowed-tools run_shell_command(echo)` alone allows no redirection, and Gemini CLI
@@ -618,8 +607,8 @@ fn gemini_print_is_stopped_within_the_grace_calls() {
         let mut checks = Checks::new("relay: gemini -p pause");
         let world = World::new(hosts);
         world.gemini_setup();
-        gemini_config(&world, "pause");
-        let agent = gemini_agent();
+        gemini_config(&world, "pause", true);
+        let agent = gemini_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         let gemini = gemini_command(&world);
         let mut args: Vec<&str> = GEMINI_ARGS.to_vec();
@@ -638,7 +627,7 @@ fn gemini_print_is_stopped_within_the_grace_calls() {
         );
         drop(server);
 
-        let agent2 = gemini_agent();
+        let agent2 = gemini_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent2), SERVER_LIFETIME);
         let mut args: Vec<&str> = GEMINI_ARGS.to_vec();
         args.extend(["-p", "continue"]);
@@ -656,8 +645,8 @@ fn baton_run_gemini_print_relays_twenty_steps_across_contexts() {
         let mut checks = Checks::new("relay: baton run gemini -p");
         let world = World::new(hosts);
         world.gemini_setup();
-        gemini_config(&world, "relay");
-        let agent = gemini_agent();
+        gemini_config(&world, "relay", true);
+        let agent = gemini_agent(Obeys::EvenLegs);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         let gemini = gemini_command(&world).display().to_string();
         let mut args: Vec<&str> = vec!["run", "--", gemini.as_str()];
@@ -668,5 +657,75 @@ fn baton_run_gemini_print_relays_twenty_steps_across_contexts() {
         eprintln!("real hosts: relay: baton run gemini stderr (tail):\n{}", common_tail(&run.stderr));
         check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::BeforeTheNextCall);
         checks.finish();
+    });
+}
+
+// ---- An agent that stops by itself (issue 31) ----
+
+/// `baton run` with an agent that does as the CRITICAL warning asks: it ends its turn by
+/// itself and never reaches baton's stop. With the user's defaults nothing states the
+/// model's window as a fact (no status line in `-p`; baton's table for Gemini's), so no
+/// pause is armed: each leg is paused by its CRITICAL handoff, still pending when it ends.
+fn relay_an_agent_that_stops_by_itself(
+    name: &'static str,
+    hosts: &crate::real_hosts_support::Hosts,
+    gemini: bool,
+) {
+    let mut checks = Checks::new(name);
+    let world = World::new(hosts);
+    let (agent, program, mut args, env) = if gemini {
+        world.gemini_setup();
+        gemini_config(&world, "pause", false);
+        let agent = gemini_agent(Obeys::Always);
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        let mut args: Vec<String> = GEMINI_ARGS.iter().map(|a| a.to_string()).collect();
+        args.extend(["-p".to_string(), TASK.to_string()]);
+        (agent, gemini_command(&world), args, (gemini_env(&server), server))
+    } else {
+        world.claude_setup();
+        let agent = new_agent(Obeys::Always);
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        let args =
+            ["-p", "--allowedTools", ALLOWED, "--output-format", "json", TASK].map(str::to_string).to_vec();
+        (agent, hosts.claude.clone(), args, (world.claude_env(&server), server))
+    };
+    let (env, server) = env;
+    let mut all = vec!["run".to_string(), "--".to_string(), program.display().to_string()];
+    all.append(&mut args);
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let run = world.run(Path::new(common::BATON), &all, &env, Duration::from_secs(240));
+    world.save_requests(&server, "relay-stops-by-itself");
+    eprintln!("real hosts: relay: {name} stderr (tail):\n{}", common_tail(&run.stderr));
+    let requests = server.main_requests();
+    let told_critical = requests.iter().filter(|r| r.text().contains(CRITICAL)).count();
+    checks.check("CRITICAL reached the agent", told_critical > 0, || run.describe());
+    checks.check(
+        "no leg was stopped by baton (the agent ended each turn itself)",
+        !run.stderr.contains("stopped by the pause") && !run.stderr.contains(", paused,"),
+        || run.stderr.clone(),
+    );
+    check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheHost);
+    checks.finish();
+}
+
+#[test]
+fn baton_run_claude_print_continues_after_an_agent_that_stopped_by_itself() {
+    with_hosts("relay: baton run claude -p, an agent that stops by itself", |hosts| {
+        relay_an_agent_that_stops_by_itself(
+            "relay: baton run claude -p, an agent that stops by itself",
+            hosts,
+            false,
+        );
+    });
+}
+
+#[test]
+fn baton_run_gemini_print_continues_after_an_agent_that_stopped_by_itself() {
+    with_hosts("relay: baton run gemini -p, an agent that stops by itself", |hosts| {
+        relay_an_agent_that_stops_by_itself(
+            "relay: baton run gemini -p, an agent that stops by itself",
+            hosts,
+            true,
+        );
     });
 }

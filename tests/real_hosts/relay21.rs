@@ -16,7 +16,7 @@ use super::relay::{
 use super::{Checks, SERVER_LIFETIME};
 use crate::common;
 use crate::real_hosts_support::World;
-use crate::real_hosts_support::agent::{Agent, TaskAgent};
+use crate::real_hosts_support::agent::{Agent, Obeys, TaskAgent};
 use crate::real_hosts_support::chat_hosts::{DROID, DROID_MODEL, QWEN, QWEN_MODEL, with_cli};
 use crate::real_hosts_support::server::Server;
 
@@ -50,13 +50,8 @@ fn baton_config(world: &World, on_critical: &str) {
 /// at step 8 (780k); the 3 grace calls reach 900k and a refused call 940k, short of the
 /// compression point, moved to 0.98 of the window (Qwen Code's default, 0.7, is below
 /// baton's CRITICAL).
-fn qwen_agent() -> Arc<Agent> {
-    Arc::new(Agent::new(TaskAgent {
-        steps: STEPS,
-        base_tokens: 500_000,
-        per_step_tokens: 40_000,
-        obeys_pause: false,
-    }))
+fn qwen_agent(obeys: Obeys) -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent { steps: STEPS, base_tokens: 500_000, per_step_tokens: 40_000, obeys }))
 }
 
 fn qwen_world(world: &World, server: &Server, on_critical: &str) {
@@ -89,7 +84,7 @@ fn qwen_print_is_stopped_within_the_grace_calls() {
     with_cli("relay21: qwen -p pause", &QWEN, |hosts, entry| {
         let mut checks = Checks::new("relay21: qwen -p pause");
         let world = World::new(hosts);
-        let agent = qwen_agent();
+        let agent = qwen_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         qwen_world(&world, &server, "pause");
         let qwen = named_command(&world, "qwen", entry);
@@ -114,7 +109,7 @@ fn qwen_print_is_stopped_within_the_grace_calls() {
         drop(server);
 
         // "continue" in a fresh session: briefed with its first prompt, it carries on.
-        let agent2 = qwen_agent();
+        let agent2 = qwen_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent2), SERVER_LIFETIME);
         world.qwen_repoint(&server);
         let mut args: Vec<&str> = QWEN_ARGS.to_vec();
@@ -133,7 +128,7 @@ fn baton_run_qwen_print_relays_twenty_steps_across_contexts() {
     with_cli("relay21: baton run qwen -p", &QWEN, |hosts, entry| {
         let mut checks = Checks::new("relay21: baton run qwen -p");
         let world = World::new(hosts);
-        let agent = qwen_agent();
+        let agent = qwen_agent(Obeys::EvenLegs);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         qwen_world(&world, &server, "relay");
         let qwen = named_command(&world, "qwen", entry).display().to_string();
@@ -153,13 +148,8 @@ fn baton_run_qwen_print_relays_twenty_steps_across_contexts() {
 /// Droid works with its compaction limit, 200,000 tokens here: 110k at the start of a
 /// context, 7k per shell result: the warning at the call of step 4 (131k), CRITICAL at
 /// step 7 (152k); the 3 grace calls reach at most 173k.
-fn droid_agent() -> Arc<Agent> {
-    Arc::new(Agent::new(TaskAgent {
-        steps: STEPS,
-        base_tokens: 110_000,
-        per_step_tokens: 7_000,
-        obeys_pause: false,
-    }))
+fn droid_agent(obeys: Obeys) -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent { steps: STEPS, base_tokens: 110_000, per_step_tokens: 7_000, obeys }))
 }
 
 /// `--auto high`: the user lets Droid run the task's commands (`droid exec` is read-only
@@ -180,7 +170,7 @@ fn droid_exec_is_stopped_within_the_grace_calls() {
     with_cli("relay21: droid exec pause", &DROID, |hosts, entry| {
         let mut checks = Checks::new("relay21: droid exec pause");
         let world = World::new(hosts);
-        let agent = droid_agent();
+        let agent = droid_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         world.droid_setup(&server);
         baton_config(&world, "pause");
@@ -201,7 +191,7 @@ fn droid_exec_is_stopped_within_the_grace_calls() {
         checks.check("droid exec exited 0", run.status.is_some_and(|s| s.success()), || run.describe());
         drop(server);
 
-        let agent2 = droid_agent();
+        let agent2 = droid_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent2), SERVER_LIFETIME);
         world.droid_repoint(&server);
         let mut args: Vec<&str> = DROID_ARGS.to_vec();
@@ -219,7 +209,7 @@ fn baton_run_droid_exec_relays_twenty_steps_across_contexts() {
     with_cli("relay21: baton run droid exec", &DROID, |hosts, entry| {
         let mut checks = Checks::new("relay21: baton run droid exec");
         let world = World::new(hosts);
-        let agent = droid_agent();
+        let agent = droid_agent(Obeys::EvenLegs);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         world.droid_setup(&server);
         baton_config(&world, "relay");
@@ -241,13 +231,8 @@ fn baton_run_droid_exec_relays_twenty_steps_across_contexts() {
 /// (134,400). 118k at the start of a context, 1.5k per shell result: CRITICAL (75 %,
 /// 126k) at the call of step 7 (127k); the 3 grace calls reach at most 131.5k and two
 /// refused calls 134.5k... short of the compaction only if the stop comes in time.
-fn copilot_agent() -> Arc<Agent> {
-    Arc::new(Agent::new(TaskAgent {
-        steps: STEPS,
-        base_tokens: 118_000,
-        per_step_tokens: 1_500,
-        obeys_pause: false,
-    }))
+fn copilot_agent(obeys: Obeys) -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent { steps: STEPS, base_tokens: 118_000, per_step_tokens: 1_500, obeys }))
 }
 
 fn copilot_env(server: &Server) -> Vec<(&'static str, String)> {
@@ -270,7 +255,7 @@ fn copilot_print_is_stopped_within_the_grace_calls() {
         let world = World::new(hosts);
         world.baton_install("copilot");
         baton_config(&world, "pause");
-        let agent = copilot_agent();
+        let agent = copilot_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         let copilot = named_command(&world, "copilot", entry);
         let mut args: Vec<&str> = vec!["-p", TASK];
@@ -293,7 +278,7 @@ fn copilot_print_is_stopped_within_the_grace_calls() {
         checks.check("copilot -p exited 0", run.status.is_some_and(|s| s.success()), || run.describe());
         drop(server);
 
-        let agent2 = copilot_agent();
+        let agent2 = copilot_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent2), SERVER_LIFETIME);
         let mut args: Vec<&str> = vec!["-p", "continue"];
         args.extend(COPILOT_TAIL);
@@ -311,7 +296,7 @@ fn baton_run_copilot_print_relays_twenty_steps_across_contexts() {
         let world = World::new(hosts);
         world.baton_install("copilot");
         baton_config(&world, "relay");
-        let agent = copilot_agent();
+        let agent = copilot_agent(Obeys::EvenLegs);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         let copilot = named_command(&world, "copilot", entry).display().to_string();
         let mut args: Vec<&str> = vec!["run", "--", copilot.as_str(), "-p", TASK];

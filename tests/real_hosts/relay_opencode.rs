@@ -21,7 +21,7 @@ use super::relay::{
 use super::{BRIEF, Checks, SERVER_LIFETIME};
 use crate::common;
 use crate::real_hosts_support::World;
-use crate::real_hosts_support::agent::{Agent, Move, TaskAgent};
+use crate::real_hosts_support::agent::{Agent, Move, Obeys, TaskAgent};
 use crate::real_hosts_support::chat_hosts::{Cli, with_cli};
 use crate::real_hosts_support::server::Server;
 
@@ -30,13 +30,8 @@ use crate::real_hosts_support::server::Server;
 /// 8,192 output tokens). 120k at the start of a context, 6k per shell result: the figure
 /// the plugin reports is the newest reply's prompt, one result behind, so CRITICAL comes
 /// with the 6th result; the 3 grace calls reach at most 174k, short of the compaction.
-fn task_agent() -> Arc<Agent> {
-    Arc::new(Agent::new(TaskAgent {
-        steps: STEPS,
-        base_tokens: 120_000,
-        per_step_tokens: 6_000,
-        obeys_pause: false,
-    }))
+fn task_agent(obeys: Obeys) -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent { steps: STEPS, base_tokens: 120_000, per_step_tokens: 6_000, obeys }))
 }
 
 /// One host's relay: its config pointing at the stand-in, baton's plugin installed, the
@@ -137,7 +132,7 @@ fn relay(host: &Host) {
             &world.sandbox.user_config(),
             &json!({"handoff": {"on_critical": "relay"}}).to_string(),
         );
-        let agent = task_agent();
+        let agent = task_agent(Obeys::EvenLegs);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         let config = config_setup(&world, &server, host.folder, host.file, host.package.0, host.package.1);
         if host.snapshots_off {
@@ -259,7 +254,7 @@ fn opencode_run_is_stopped_within_the_grace_calls_and_continue_resumes() {
             &json!({"handoff": {"on_critical": "pause"}}).to_string(),
         );
         let env: Vec<(&str, String)> = host.env.iter().map(|(k, v)| (*k, v.to_string())).collect();
-        let agent = task_agent();
+        let agent = task_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         config_setup(&world, &server, host.folder, host.file, host.package.0, host.package.1);
         let run = world.run(entry, &["run", TASK], &env, Duration::from_secs(120));
@@ -284,7 +279,7 @@ fn opencode_run_is_stopped_within_the_grace_calls_and_continue_resumes() {
         );
         drop(server);
 
-        let agent2 = task_agent();
+        let agent2 = task_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent2), SERVER_LIFETIME);
         config_setup(&world, &server, host.folder, host.file, host.package.0, host.package.1);
         let _run = world.run(entry, &["run", "continue"], &env, Duration::from_secs(120));

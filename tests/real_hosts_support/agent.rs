@@ -40,9 +40,21 @@ pub struct TaskAgent {
     pub base_tokens: u64,
     /// Prompt tokens each shell result in the context adds.
     pub per_step_tokens: u64,
-    /// Ends its turn when baton asks it to ("end your turn"); otherwise it goes on until
-    /// the host stops it (the worst case the pause is for).
-    pub obeys_pause: bool,
+    /// Whether it does as baton asks or goes on until the host stops it.
+    pub obeys: Obeys,
+}
+
+/// The two kinds of agent the pause and the relay must serve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Obeys {
+    /// Goes on making tool calls until the host stops it (the worst case the pause is for).
+    Never,
+    /// Does as baton asks: told CONTEXT CRITICAL (or to end its turn), it ends its turn
+    /// (the step it was on ran) and never reaches baton's stop.
+    Always,
+    /// Both in one relay: goes on in legs 1, 3, 5, obeys in legs 2 and 4 (its leg read
+    /// from the brief, "This is leg N of a relay").
+    EvenLegs,
 }
 
 /// What the agent did on one main request (for the test's assertions).
@@ -243,10 +255,27 @@ impl Seen {
         self.results.last().is_some_and(|(_, t)| t.contains("baton refused this call"))
     }
 
-    /// baton asked the agent to end its turn, in the newest tool result or reminder.
+    /// baton asked the agent to end its turn, or told it CONTEXT CRITICAL (whose advice is
+    /// to finish the step and stop), in the newest tool result or a reminder.
     fn asked_to_end_turn(&self) -> bool {
         let last_result = self.results.last().map(|(_, t)| t.as_str()).unwrap_or_default();
-        last_result.contains("end your turn") || self.user_text.contains("end your turn now")
+        ["end your turn", "CONTEXT CRITICAL"].iter().any(|words| last_result.contains(words))
+            || self.user_text.contains("end your turn now")
+            || self.user_text.contains("CONTEXT CRITICAL")
+    }
+
+    /// The relay leg this context is, from its brief (1 without one).
+    fn leg(&self) -> u32 {
+        numbers_after(&self.user_text, "This is leg ").first().copied().unwrap_or(1)
+    }
+
+    /// Whether an agent of kind `obeys` does as baton asks in this context.
+    fn obeys(&self, obeys: Obeys) -> bool {
+        match obeys {
+            Obeys::Never => false,
+            Obeys::Always => true,
+            Obeys::EvenLegs => self.leg() % 2 == 0,
+        }
     }
 }
 
@@ -279,7 +308,7 @@ impl Agent {
         let first_of_context = seen.results.is_empty();
         let made = if seen.refused_by_baton() {
             Move::Finish(format!("Ending my turn: the call was refused; steps 1-{done} are done."))
-        } else if s.obeys_pause && seen.asked_to_end_turn() {
+        } else if seen.obeys(s.obeys) && seen.asked_to_end_turn() {
             Move::Finish(format!("Pausing as baton asked: steps 1-{done} are done."))
         } else if done >= s.steps {
             Move::Finish(format!("All {} steps done.", s.steps))
@@ -298,7 +327,7 @@ impl Agent {
         let completed = seen.completed_task_ids();
         let made = if seen.refused_by_baton() {
             Move::Finish(format!("Ending my turn: the call was refused; steps 1-{done} are done."))
-        } else if s.obeys_pause && seen.asked_to_end_turn() {
+        } else if seen.obeys(s.obeys) && seen.asked_to_end_turn() {
             Move::Finish(format!("Pausing as baton asked: steps 1-{done} are done."))
         } else if !seen.tools.iter().any(|t| t == "TaskCreate")
             && !seen.calls.iter().any(|c| c.name == "ToolSearch")
