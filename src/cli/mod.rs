@@ -120,14 +120,17 @@ enum Command {
         action: checkpoint::CheckpointAction,
     },
     /// Run a headless host command (`claude -p …`, `codex exec …`, `gemini -p …`) as a
-    /// relay: when baton pauses a leg at critical context, the next leg starts in a fresh
-    /// context with the continue prompt and is briefed from the handoff, up to --max-legs.
+    /// relay: when a leg ends with its own handoff pending (baton paused it at critical
+    /// context, or the agent ended its turn as the warning asked), the next leg starts in a
+    /// fresh context with the continue prompt and is briefed from the handoff, up to
+    /// --max-legs.
     /// A host that goes on after baton's stop (Codex) is ended with Ctrl-C's signal.
     /// From a terminal, `claude …` (interactive) runs on a pty baton owns: when its context
     /// is paused and it is idle, a 5 s countdown (any key cancels), then `/clear` and
     /// "continue" are typed for it.
     /// Each leg's output goes through as the host prints it (with `--output-format json`,
-    /// one result object per leg, one after the other); exit status: the last leg's.
+    /// one result object per leg, one after the other); exit status: the last leg's, or 3
+    /// when the last leg ended paused (the task is not done; a line says how to go on).
     #[command(after_help = "\
 Examples:
   baton run -- claude -p --allowedTools Bash Read \"work through TODO.md\"
