@@ -18,6 +18,10 @@
 //!   the cost must not grow with the file;
 //! - the hook below threshold with a fresh bridge on a 1 GiB transcript: unchanged since
 //!   the render (a `stat`), and one reply newer than the bridge (that reply is read);
+//! - the headless hook (`claude -p`: no bridge) near a threshold, the call's own reply
+//!   not written yet, on a call that cannot be told anything (WARNING told the call
+//!   before, CRITICAL out of one call's reach): it answers at once, without the bounded
+//!   wait for that reply (at most 250 ms) that only a warning due would take;
 //! - the hook at CRITICAL writing the handoff and its checkpoint in a repository of
 //!   10,000 files (target: 150 ms);
 //! - with `BATON_BENCH_BIG_REPO=1` (as `bench/run.sh` sets it), the statusline in a
@@ -163,6 +167,17 @@ impl Bench {
             100 - remaining
         );
         std::fs::write(self.tmp().join(format!("claude-ctx-{SESSION}.json")), json).unwrap();
+    }
+
+    /// The session's own debounce state: told WARNING `calls` calls ago, its measured
+    /// pace `tokens_per_call`.
+    fn write_state(&self, calls: u32, tokens_per_call: u32) {
+        let sessions = self.scratch.join("home/.local/state/baton/sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        let json = format!(
+            "{{\"version\":1,\"callsSinceWarn\":{calls},\"lastLevel\":\"warning\",\"tokensPerCall\":{tokens_per_call}}}"
+        );
+        std::fs::write(sessions.join(format!("claude-ctx-{SESSION}-warned.json")), json).unwrap();
     }
 
     fn clear_session(&self) {
@@ -466,6 +481,24 @@ fn main() {
         results.push(bench.measure(&run, runs, &|| bench.write_bridge_at(60, offset)));
     }
     let _ = std::fs::remove_file(&big);
+
+    // `claude -p` (no bridge) at 72 %, near CRITICAL: the call's own reply is not in the
+    // transcript yet (its id is not there), WARNING was told the call before and the pace
+    // is 1,500 tokens a call, so neither a refire nor CRITICAL can be said on this call.
+    let headless = scratch.join("transcript-headless.jsonl");
+    let near = r#"{"type":"assistant","isSidechain":false,"timestamp":"2026-11-30T10:00:00.000Z","message":{"id":"msg_near","model":"claude-sonnet-4-5-20250929","content":[{"type":"tool_use","id":"toolu_0","name":"Bash","input":{}}],"usage":{"input_tokens":10,"cache_creation_input_tokens":1000,"cache_read_input_tokens":142990,"output_tokens":50}}}"#;
+    std::fs::write(&headless, format!("{}{near}\n", String::from_utf8_lossy(SAMPLE))).unwrap();
+    let run = Run {
+        name: "baton hook, no bridge (claude -p), at 72 %, the call's reply not written yet, nothing due"
+            .into(),
+        program: baton.clone(),
+        args: vec!["hook".into()],
+        payload: hook_payload(&project, &headless),
+    };
+    results.push(bench.measure(&run, runs, &|| {
+        bench.clear_session();
+        bench.write_state(1, 1500);
+    }));
 
     // The automatic handoff at CRITICAL in a 10,000-file repository.
     let repo_root = scratch.join("repo10k/shop-api");
