@@ -856,14 +856,14 @@ fn factory_droid_exec() {
         checks.finish();
     });
 }
+mod claude_code_screen;
+mod command_statuslines;
 mod contexts;
+mod contexts_edge_cases;
 mod copilot;
-mod ctx17;
-mod facts23;
-mod opencode21;
-mod pane18;
-mod pty19;
+mod handoff_facts;
+mod opencode_kilo;
 mod relay;
-mod relay21;
+mod relay_chat_hosts;
+mod relay_interactive;
 mod relay_opencode;
-mod statusline21;

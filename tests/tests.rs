@@ -36,7 +36,7 @@ mod report;
 mod resume;
 mod snapshots;
 mod statusline;
-mod statusline_pane18;
+mod statusline_beside_claude_code;
 mod statusline_segments;
 mod transcript_fallback;
 mod untrusted;

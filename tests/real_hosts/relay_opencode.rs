@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::opencode21::{KILO, OPENCODE, config_setup};
+use super::opencode_kilo::{KILO, OPENCODE, config_setup};
 use super::relay::{
     STEPS, StopsBy, TASK, check_continue_resumes, check_stopped_within_grace, common_tail, context_starts,
     expected_log, steps_log,
@@ -25,7 +25,7 @@ use crate::real_hosts_support::agent::{Agent, Move, Obeys, TaskAgent};
 use crate::real_hosts_support::chat_hosts::{Cli, with_cli};
 use crate::real_hosts_support::server::Server;
 
-/// The stand-in's `limit.context` in the hosts' config (opencode21.rs): 200,000 tokens, so
+/// The stand-in's `limit.context` in the hosts' config (opencode_kilo.rs): 200,000 tokens, so
 /// CRITICAL (75 %) is 150k and the compaction point 191,808 (the window less the model's
 /// 8,192 output tokens). 120k at the start of a context, 6k per shell result: the figure
 /// the plugin reports is the newest reply's prompt, one result behind, so CRITICAL comes

@@ -11,8 +11,8 @@
 
 pub mod agent;
 pub mod chat_hosts;
-pub mod ctx17;
 pub mod rate_limits;
+pub mod runner_and_responses;
 pub mod scripted;
 pub mod server;
 

@@ -263,15 +263,18 @@ fn serve(
         let path = target.split('?').next().unwrap_or_default().to_string();
         let parsed: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let messages = path.ends_with("/messages");
-        // Codex's Responses API, answered from the same replies ([`super::ctx17`]).
+        // Codex's Responses API, answered from the same replies ([`super::runner_and_responses`]).
         let responses = path.ends_with("/responses");
         let main = method == "POST"
             && (messages || responses)
             && parsed["tools"].as_array().is_some_and(|t| !t.is_empty());
         if let Ok(mut r) = recorded.lock() {
             let millis = r.0.elapsed().as_millis();
-            let turn =
-                if responses { super::ctx17::function_outputs(&parsed) } else { tool_results(&parsed) };
+            let turn = if responses {
+                super::runner_and_responses::function_outputs(&parsed)
+            } else {
+                tool_results(&parsed)
+            };
             r.1.push(Recorded {
                 api: Some(if responses { Api::OpenAi } else { Api::Anthropic }),
                 path: path.clone(),
@@ -288,7 +291,7 @@ fn serve(
             } else {
                 Reply::text(1000, "Stand-in summary.")
             };
-            ("text/event-stream", super::ctx17::responses_sse(&parsed, &reply))
+            ("text/event-stream", super::runner_and_responses::responses_sse(&parsed, &reply))
         } else if path.ends_with("/count_tokens") {
             ("application/json", json!({"input_tokens": 1000}).to_string())
         } else if messages {

@@ -81,8 +81,8 @@ fn qwen_env() -> Vec<(&'static str, String)> {
 /// agent, refused, ends its turn.
 #[test]
 fn qwen_print_is_stopped_within_the_grace_calls() {
-    with_cli("relay21: qwen -p pause", &QWEN, |hosts, entry| {
-        let mut checks = Checks::new("relay21: qwen -p pause");
+    with_cli("relay: qwen -p pause", &QWEN, |hosts, entry| {
+        let mut checks = Checks::new("relay: qwen -p pause");
         let world = World::new(hosts);
         let agent = qwen_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
@@ -125,8 +125,8 @@ fn qwen_print_is_stopped_within_the_grace_calls() {
 /// Code there), and the next leg's first prompt carries the brief.
 #[test]
 fn baton_run_qwen_print_relays_twenty_steps_across_contexts() {
-    with_cli("relay21: baton run qwen -p", &QWEN, |hosts, entry| {
-        let mut checks = Checks::new("relay21: baton run qwen -p");
+    with_cli("relay: baton run qwen -p", &QWEN, |hosts, entry| {
+        let mut checks = Checks::new("relay: baton run qwen -p");
         let world = World::new(hosts);
         let agent = qwen_agent(Obeys::EvenLegs);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
@@ -137,7 +137,7 @@ fn baton_run_qwen_print_relays_twenty_steps_across_contexts() {
         args.extend(["-p", TASK]);
         let run = world.run(Path::new(common::BATON), &args, &qwen_env(), Duration::from_secs(240));
         world.save_requests(&server, "relay-qwen-print");
-        eprintln!("real hosts: relay21: baton run qwen stderr (tail):\n{}", common_tail(&run.stderr));
+        eprintln!("real hosts: relay: baton run qwen stderr (tail):\n{}", common_tail(&run.stderr));
         check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
         checks.finish();
     });
@@ -167,8 +167,8 @@ fn droid_env() -> Vec<(&'static str, String)> {
 /// as Claude Code does: stopped at the last grace call.
 #[test]
 fn droid_exec_is_stopped_within_the_grace_calls() {
-    with_cli("relay21: droid exec pause", &DROID, |hosts, entry| {
-        let mut checks = Checks::new("relay21: droid exec pause");
+    with_cli("relay: droid exec pause", &DROID, |hosts, entry| {
+        let mut checks = Checks::new("relay: droid exec pause");
         let world = World::new(hosts);
         let agent = droid_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
@@ -206,8 +206,8 @@ fn droid_exec_is_stopped_within_the_grace_calls() {
 /// Each leg ends as in `droid exec` alone: Droid's own stop at the last grace call.
 #[test]
 fn baton_run_droid_exec_relays_twenty_steps_across_contexts() {
-    with_cli("relay21: baton run droid exec", &DROID, |hosts, entry| {
-        let mut checks = Checks::new("relay21: baton run droid exec");
+    with_cli("relay: baton run droid exec", &DROID, |hosts, entry| {
+        let mut checks = Checks::new("relay: baton run droid exec");
         let world = World::new(hosts);
         let agent = droid_agent(Obeys::EvenLegs);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
@@ -219,7 +219,7 @@ fn baton_run_droid_exec_relays_twenty_steps_across_contexts() {
         args.push(TASK);
         let run = world.run(Path::new(common::BATON), &args, &droid_env(), Duration::from_secs(240));
         world.save_requests(&server, "relay-droid-exec");
-        eprintln!("real hosts: relay21: baton run droid stderr (tail):\n{}", common_tail(&run.stderr));
+        eprintln!("real hosts: relay: baton run droid stderr (tail):\n{}", common_tail(&run.stderr));
         check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheHost);
         checks.finish();
     });
@@ -250,8 +250,8 @@ const COPILOT_TAIL: [&str; 2] = ["--allow-all-tools", "--no-auto-update"];
 
 #[test]
 fn copilot_print_is_stopped_within_the_grace_calls() {
-    with_cli("relay21: copilot -p pause", &super::copilot::COPILOT, |hosts, entry| {
-        let mut checks = Checks::new("relay21: copilot -p pause");
+    with_cli("relay: copilot -p pause", &super::copilot::COPILOT, |hosts, entry| {
+        let mut checks = Checks::new("relay: copilot -p pause");
         let world = World::new(hosts);
         world.baton_install("copilot");
         baton_config(&world, "pause");
@@ -291,8 +291,8 @@ fn copilot_print_is_stopped_within_the_grace_calls() {
 
 #[test]
 fn baton_run_copilot_print_relays_twenty_steps_across_contexts() {
-    with_cli("relay21: baton run copilot -p", &super::copilot::COPILOT, |hosts, entry| {
-        let mut checks = Checks::new("relay21: baton run copilot -p");
+    with_cli("relay: baton run copilot -p", &super::copilot::COPILOT, |hosts, entry| {
+        let mut checks = Checks::new("relay: baton run copilot -p");
         let world = World::new(hosts);
         world.baton_install("copilot");
         baton_config(&world, "relay");
@@ -303,7 +303,7 @@ fn baton_run_copilot_print_relays_twenty_steps_across_contexts() {
         args.extend(COPILOT_TAIL);
         let run = world.run(Path::new(common::BATON), &args, &copilot_env(&server), Duration::from_secs(240));
         world.save_requests(&server, "relay-copilot-print");
-        eprintln!("real hosts: relay21: baton run copilot stderr (tail):\n{}", common_tail(&run.stderr));
+        eprintln!("real hosts: relay: baton run copilot stderr (tail):\n{}", common_tail(&run.stderr));
         check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
         checks.finish();
     });

@@ -241,7 +241,7 @@ fn kilo_run_below_the_thresholds_is_not_warned() {
 /// Kilo CLI (`kilo run`, built on OpenCode) with baton's plugin from `baton install --host
 /// kilo`: the crossing session (warning, CRITICAL, handoff, ref) and the round trip. One
 /// session only: Kilo CLI 7.7.7 spends some 15 s starting each run here (the low-usage
-/// session is the scenario above; the stop and the brief are in statusline21.rs).
+/// session is the scenario above; the stop and the brief are in command_statuslines.rs).
 #[test]
 fn kilo_run_with_batons_plugin() {
     with_cli("kilo run", &KILO, |hosts, kilo| {

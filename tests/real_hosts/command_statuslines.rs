@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::opencode21::kilo_run;
-use super::pane18::{meter_used, save_pane};
+use super::claude_code_screen::{meter_used, save_pane};
+use super::opencode_kilo::kilo_run;
 use super::*;
 use real_hosts_support::chat_hosts::{QWEN, with_cli};
 
@@ -367,11 +367,11 @@ fn copilot_cli_pane_shows_batons_line() {
 }
 
 /// Kilo CLI 7.7.7 with baton's plugin: the pause's stop (`session.abort`) within the grace
-/// calls after CRITICAL, before the session's end (what `opencode21.rs` shows for
+/// calls after CRITICAL, before the session's end (what `opencode_kilo.rs` shows for
 /// OpenCode, on Kilo CLI's own CLI).
 #[test]
 fn kilo_run_is_stopped_by_the_pause() {
-    use super::opencode21::KILO;
+    use super::opencode_kilo::KILO;
     with_cli("kilo run: the pause's stop", &KILO, |hosts, kilo| {
         let mut checks = Checks::new("kilo run: the pause's stop");
         let world = World::new(hosts);
@@ -412,7 +412,7 @@ fn kilo_run_is_stopped_by_the_pause() {
 /// session at CRITICAL, through its bridge) in the next Kilo session's first request.
 #[test]
 fn kilo_run_briefs_the_next_session() {
-    use super::opencode21::KILO;
+    use super::opencode_kilo::KILO;
     with_cli("kilo run: the brief", &KILO, |hosts, kilo| {
         let mut checks = Checks::new("kilo run: the brief");
         let world = World::new(hosts);

@@ -34,7 +34,7 @@ fn start(checks: &mut Checks, world: &World, server: &Server) -> Option<Session>
     if !real_hosts_support::tmux_available()
         && real_hosts_support::mode() != real_hosts_support::Mode::Required
     {
-        real_hosts_support::skipped("pty19: baton run claude interactive", "tmux is not on PATH");
+        real_hosts_support::skipped("relay: baton run claude interactive", "tmux is not on PATH");
         return None;
     }
     world.claude_setup();
@@ -66,8 +66,8 @@ fn start(checks: &mut Checks, world: &World, server: &Server) -> Option<Session>
 
 #[test]
 fn baton_run_claude_interactive_relays_twenty_steps_across_contexts() {
-    with_hosts("pty19: baton run claude (interactive, tmux)", |hosts| {
-        let mut checks = Checks::new("pty19: baton run claude interactive");
+    with_hosts("relay: baton run claude (interactive, tmux)", |hosts| {
+        let mut checks = Checks::new("relay: baton run claude interactive");
         let world = World::new(hosts);
         let agent = new_agent(Obeys::EvenLegs);
         let server = Server::with_agent(Arc::clone(&agent), Duration::from_secs(400));
@@ -101,7 +101,7 @@ fn baton_run_claude_interactive_relays_twenty_steps_across_contexts() {
         let seconds = started.elapsed().as_secs_f64();
         let pane = tmux.pane();
         let _ = std::fs::write(world.root().join("logs-pane.txt"), &pane);
-        world.save_requests(&server, "pty19-claude-interactive");
+        world.save_requests(&server, "relay-claude-interactive");
         checks.check("the task completed", finished, || {
             let moves: Vec<String> =
                 agent.decisions().iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect();
@@ -183,7 +183,7 @@ fn baton_run_claude_interactive_relays_twenty_steps_across_contexts() {
             .map(|at| (requests[*at].millis - requests[at - 1].millis) as f64 / 1000.0)
             .collect();
         eprintln!(
-            "real hosts: pty19: {} legs, {} main requests in {seconds:.1} s; hand-over (last request of a leg to the first of the next, countdown included): {gaps:?} s; countdown lines seen: {countdowns:?}; summary: {summary:?}",
+            "real hosts: relay interactive: {} legs, {} main requests in {seconds:.1} s; hand-over (last request of a leg to the first of the next, countdown included): {gaps:?} s; countdown lines seen: {countdowns:?}; summary: {summary:?}",
             starts.len(),
             requests.len(),
         );
@@ -196,8 +196,8 @@ fn baton_run_claude_interactive_relays_twenty_steps_across_contexts() {
 /// does not reach Claude Code's prompt.
 #[test]
 fn a_key_during_the_countdown_cancels_on_claude_code() {
-    with_hosts("pty19: countdown cancelled (interactive, tmux)", |hosts| {
-        let mut checks = Checks::new("pty19: countdown cancelled");
+    with_hosts("relay: countdown cancelled (interactive, tmux)", |hosts| {
+        let mut checks = Checks::new("relay: countdown cancelled");
         let world = World::new(hosts);
         let agent = new_agent(Obeys::Never);
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);

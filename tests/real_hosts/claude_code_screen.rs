@@ -45,7 +45,7 @@ fn start_claude(checks: &mut Checks, world: &World, env: &[(String, String)], mo
     if !real_hosts_support::tmux_available()
         && real_hosts_support::mode() != real_hosts_support::Mode::Required
     {
-        real_hosts_support::skipped("claude interactive (pane18)", "tmux is not on PATH");
+        real_hosts_support::skipped("claude interactive: screen", "tmux is not on PATH");
         return None;
     }
     let tmux = match Tmux::start(

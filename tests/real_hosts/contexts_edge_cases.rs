@@ -5,7 +5,7 @@
 //! Gemini does not trust.
 //!
 //! All run against [`Scripted`] (replies decided per request; Codex through its
-//! Responses rendering in [`crate::real_hosts_support::ctx17`]).
+//! Responses rendering in [`crate::real_hosts_support::runner_and_responses`]).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::{BRIEF, CRITICAL, Checks, SERVER_LIFETIME, WARNING};
 use crate::common;
-use crate::real_hosts_support::ctx17::{Runner, input_texts, run_in};
+use crate::real_hosts_support::runner_and_responses::{Runner, input_texts, run_in};
 use crate::real_hosts_support::scripted::{self, Reply, Scripted};
 use crate::real_hosts_support::server::{Recorded, Server, Step};
 use crate::real_hosts_support::{

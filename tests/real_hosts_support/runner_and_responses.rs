@@ -1,4 +1,4 @@
-//! Support for the `real_hosts::ctx17` scenarios: a host run in any folder of the world
+//! Support for the `real_hosts::contexts_edge_cases` scenarios: a host run in any folder of the world
 //! under a log name of its own (so two can run at once), and the OpenAI Responses
 //! rendering of a [`Reply`] (Codex against [`super::scripted::Scripted`]: a `Bash` call
 //! becomes the shell tool the request lists).
@@ -132,7 +132,7 @@ pub fn responses_sse(request: &Value, reply: &Reply) -> String {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let sse = |event: &str, data: Value| format!("event: {event}\ndata: {data}\n\n");
-    let id = format!("resp_ctx17_{n}");
+    let id = format!("resp_scripted_{n}");
     let items: Vec<Value> = reply
         .blocks
         .iter()
@@ -141,7 +141,7 @@ pub fn responses_sse(request: &Value, reply: &Reply) -> String {
             if block["type"] == "tool_use" {
                 let command = block["input"]["command"].as_str().unwrap_or("true");
                 let (name, arguments) = shell_call(request, command);
-                json!({"type": "function_call", "id": format!("fc_{n}_{i}"), "call_id": format!("call_ctx17_{n}_{i}"),
+                json!({"type": "function_call", "id": format!("fc_{n}_{i}"), "call_id": format!("call_scripted_{n}_{i}"),
                        "name": name, "arguments": arguments, "status": "completed"})
             } else {
                 json!({"type": "message", "id": format!("msg_{n}_{i}"), "role": "assistant", "status": "completed",
