@@ -20,9 +20,10 @@ use crate::fsx;
 use crate::handoff::doc::{self, HandoffDoc};
 
 const SESSION: &str = "demo-session-0001";
-/// The sample transcript the demo session "ran"; its project folder is rewritten to the
-/// demo's.
-const TRANSCRIPT: &str = include_str!("../tests/fixtures/transcript.jsonl");
+/// The transcript the demo session "ran" (`transcript.jsonl` beside this file; the tests
+/// keep their own copy as `tests/fixtures/transcript.jsonl`); its project folder is
+/// rewritten to the demo's.
+const TRANSCRIPT: &str = include_str!("transcript.jsonl");
 const TRANSCRIPT_PROJECT: &str = "/home/dev/shop-api";
 const TOOLS: &[&str] = &["Read", "Edit", "Bash", "Grep", "Write", "Glob"];
 const CALLS_PER_FRAME: usize = 3;
