@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The full benchmark behind the README's table: the default build, the shipped build
+# The full benchmark behind bench/README.md's tables: the default build, the shipped build
 # (install/build-shipped.sh: what the release archives, npm, cargo-binstall and
 # `install/install.sh --build` install; on Linux static and non-PIE), and GSD's Node hooks
 # fetched from npm, all measured in one run on this machine; with BATON_BENCH_BIG_REPO=1
