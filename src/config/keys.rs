@@ -451,7 +451,7 @@ mod tests {
     /// variable and its trust mark (†), and no key that is not declared.
     #[test]
     fn the_readme_table_matches_the_declaration() {
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../docs/GUIDE.md");
         let section = readme.split("## Configuration").nth(1).expect("a Configuration section");
         let rows: Vec<Vec<&str>> = section
             .lines()
