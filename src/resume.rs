@@ -20,7 +20,7 @@ use crate::config::Config;
 use crate::gitx::Repo;
 use crate::handoff::doc::{self, HandoffDoc, HandoffError};
 use crate::handoff::{markdown, model::one_line, store};
-use crate::util::text::age;
+use crate::util::text::{age, outside_path};
 use crate::{fsx, metrics, places};
 
 /// The longest brief baton injects.
@@ -63,8 +63,10 @@ pub struct Found {
 }
 
 impl Found {
+    /// Where HANDOFF.json is, relative to the project, for display (a folder's name may
+    /// say anything: its control characters are shown).
     pub fn json_rel(&self) -> String {
-        self.json_path.strip_prefix(&self.root).unwrap_or(&self.json_path).display().to_string()
+        outside_path(self.json_path.strip_prefix(&self.root).unwrap_or(&self.json_path)).to_string()
     }
 
     /// When it was written (its `timestamp`), when it says.
@@ -396,7 +398,7 @@ pub fn brief(found: &Found, handoff: &HandoffDoc, today: &Today) -> String {
     }
 
     // 11. The files.
-    let md = found.markdown_rel.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default();
+    let md = found.markdown_rel.as_ref().map(|p| format!(" and {}", outside_path(p))).unwrap_or_default();
     lines.push(format!(
         "Files: {}{md}. When the work is picked up, `baton resume --done` archives them (`--discard` if abandoned).",
         found.json_rel()
@@ -731,7 +733,7 @@ pub fn self_brief(found: &Found, handoff: &HandoffDoc, others: Option<String>, n
     };
     let mut lines = vec![first];
     lines.extend(others);
-    let md = found.markdown_rel.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default();
+    let md = found.markdown_rel.as_ref().map(|p| format!(" and {}", outside_path(p))).unwrap_or_default();
     lines.push(format!(
         "Its handoff: {}{md}. When the work is picked up, `baton resume --done` archives it (`--discard` if abandoned).",
         found.json_rel()

@@ -30,6 +30,7 @@ use crate::config::Config;
 use crate::handoff::doc::{self, HandoffDoc};
 use crate::metrics::{self, Level, Origin, WindowSource};
 use crate::monitor::{self, SessionRef};
+use crate::util::text::{outside, outside_path};
 use crate::{fsx, places, session_state};
 
 /// The `--json` format's version.
@@ -87,14 +88,16 @@ pub fn status(cwd: &Path, session: Option<&str>, config: &Config, now: i64) -> R
             let transcript = crate::host::claude::newest_transcript(&root, cwd).ok_or_else(|| {
                 StatusError::NotFound(format!(
                     "no Claude Code session found for {}: pass --session ID",
-                    cwd.display()
+                    outside_path(cwd)
                 ))
             })?;
             let id = transcript
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .filter(|s| fsx::valid_session_id(s))
-                .ok_or_else(|| StatusError::NotFound(format!("{} names no session", transcript.display())))?;
+                .ok_or_else(|| {
+                    StatusError::NotFound(format!("{} names no session", outside_path(&transcript)))
+                })?;
             (id, Some(transcript))
         }
     };
@@ -166,8 +169,10 @@ pub fn resolve_session(asked: &str) -> Result<String, StatusError> {
         [one] => Ok((*one).clone()),
         [] => Err(StatusError::NotFound(format!(
             "unknown session {asked}: no transcript under {} and no bridge in {} has that id",
-            projects_dir().map(|d| d.join("*").display().to_string()).unwrap_or_else(|| "projects/".into()),
-            places::temp_dir().display()
+            projects_dir()
+                .map(|d| outside_path(&d.join("*")).to_string())
+                .unwrap_or_else(|| "projects/".into()),
+            outside_path(&places::temp_dir())
         ))),
         several => Err(StatusError::Usage(format!(
             "session prefix {asked} is ambiguous: {}; give more of the id",
@@ -343,14 +348,14 @@ impl Status {
         for h in &self.handoffs {
             let whose = match h.session_id.as_deref() {
                 Some(id) if id == self.session_id => "this session's".to_string(),
-                Some(id) => format!("session {}'s", id.chars().take(8).collect::<String>()),
+                Some(id) => format!("session {}'s", outside(&id.chars().take(8).collect::<String>())),
                 None => "not baton's".to_string(),
             };
             out.push_str(&format!(
                 "Handoff: {} ({}, {whose}{})\n",
-                h.path.display(),
-                h.status.as_deref().unwrap_or("no status"),
-                h.timestamp.as_deref().map(|t| format!(", {t}")).unwrap_or_default(),
+                outside_path(&h.path),
+                outside(h.status.as_deref().unwrap_or("no status")),
+                h.timestamp.as_deref().map(|t| format!(", {}", outside(t))).unwrap_or_default(),
             ));
         }
         out

@@ -37,6 +37,7 @@ mod snapshots;
 mod statusline;
 mod statusline_pane18;
 mod statusline_segments;
+mod terminal_escapes;
 mod transcript_fallback;
 mod untrusted;
 mod wrap;

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::{ExitStatus, folder};
 use crate::config::Config;
 use crate::resume::{self, Found};
-use crate::util::text::paint;
+use crate::util::text::{outside, outside_path, paint};
 
 #[derive(Args)]
 pub(super) struct ResumeArgs {
@@ -61,7 +61,7 @@ pub(super) fn run(args: ResumeArgs) -> ExitStatus {
         Action::Show
     };
     let Some(cwd) = folder(args.cwd) else {
-        eprintln!("baton resume: no current folder; pass --cwd");
+        errln!("baton resume: no current folder; pass --cwd");
         return ExitStatus::Usage;
     };
     act(action, &cwd, args.json)
@@ -69,9 +69,9 @@ pub(super) fn run(args: ResumeArgs) -> ExitStatus {
 
 fn emit(json_out: bool, value: Value, text: &str) {
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+        super::print_json(&value);
     } else {
-        print!("{text}");
+        out!("{text}");
     }
 }
 
@@ -113,7 +113,7 @@ fn show(found: &Found, json_out: bool) -> ExitStatus {
         ));
     }
     for problem in handoff.problems() {
-        text.push_str(&paint(&format!("Ignored: {problem}\n"), "33", colour));
+        text.push_str(&paint(&format!("Ignored: {}\n", outside(problem)), "33", colour));
     }
     if !handoff.problems().is_empty() {
         text.push('\n');
@@ -156,14 +156,16 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
     let config = Config::load(Some(&root));
     let Some(found) = resume::find(&root, &config) else {
         let loose = resume::loose_continue_here(&root);
-        let mut text =
-            format!("No handoff at {}.\n", root.join(config.handoff_dir()).join("HANDOFF.json").display());
+        let mut text = format!(
+            "No handoff at {}.\n",
+            outside_path(&root.join(config.handoff_dir()).join("HANDOFF.json"))
+        );
         if !loose.is_empty() {
             text.push_str(
                 "Found .continue-here.md notes (GSD's mid-plan checkpoints, without a HANDOFF.json):\n",
             );
             for path in &loose {
-                text.push_str(&format!("  {}\n", path.display()));
+                text.push_str(&format!("  {}\n", outside_path(path)));
             }
         }
         if action == Action::Check {
@@ -187,7 +189,7 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
                     blocking.len()
                 ));
                 for item in &blocking {
-                    text.push_str(&format!("  - {item}\n"));
+                    text.push_str(&format!("  - {}\n", outside(item)));
                 }
                 text.push_str("For each: what is it, how did it show, which structural step prevents it.\n");
             }
@@ -200,14 +202,14 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
                 Ok(archived) => {
                     let rel: Vec<String> = archived
                         .iter()
-                        .map(|p| p.strip_prefix(&found.root).unwrap_or(p).display().to_string())
+                        .map(|p| outside_path(p.strip_prefix(&found.root).unwrap_or(p)).to_string())
                         .collect();
                     let text = format!("Handoff {how}: archived to {} and removed.\n", rel.join(" and "));
                     emit(json_out, json!({"closed": how, "archived": archived}), &text);
                     ExitStatus::Success
                 }
                 Err(why) => {
-                    eprintln!("baton resume: {why}");
+                    errln!("baton resume: {why}");
                     ExitStatus::Failure
                 }
             }
@@ -215,7 +217,8 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
         Action::Accept => match resume::accept(&found) {
             Ok(id) => {
                 let text = format!(
-                    "Trusted: handoff {id} at {} will be given to new sessions in this folder (recorded in {}).\n",
+                    "Trusted: handoff {} at {} will be given to new sessions in this folder (recorded in {}).\n",
+                    outside(&id),
                     found.json_rel(),
                     resume::registry_hint()
                 );
@@ -223,7 +226,7 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
                 ExitStatus::Success
             }
             Err(why) => {
-                eprintln!("baton resume --accept: {why}");
+                errln!("baton resume --accept: {why}");
                 ExitStatus::Failure
             }
         },

@@ -35,7 +35,7 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
     let command = match relay::headless(&args.command) {
         Ok(command) => command,
         Err(why) => {
-            eprintln!("baton run: {why}");
+            errln!("baton run: {why}");
             return ExitStatus::Usage;
         }
     };
@@ -45,21 +45,22 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
         let handoff =
             note.and_then(|n| n.handoff.as_deref()).map(|h| format!(", handoff {h}")).unwrap_or_default();
         if end.interrupted {
-            eprintln!(
+            errln!(
                 "baton run: leg {} went on after baton's stop ({} does not end its turn on a hook's stop); ended it with Ctrl-C's signal",
                 end.leg,
                 command.host.name()
             );
         }
         match end.next {
-            NextStep::Continue => eprintln!(
+            NextStep::Continue => errln!(
                 "baton run: leg {} paused{at}{handoff}; leg {} starts in a fresh context",
                 end.leg,
                 end.leg + 1
             ),
-            NextStep::MaxLegs => eprintln!(
+            NextStep::MaxLegs => errln!(
                 "baton run: leg {} paused{at}{handoff}; --max-legs {} reached, not continuing",
-                end.leg, args.max_legs
+                end.leg,
+                args.max_legs
             ),
             NextStep::Done => {}
         }
@@ -71,11 +72,11 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
 fn finish(outcome: Result<relay::RunOutcome, relay::RelayError>) -> ExitStatus {
     match outcome {
         Ok(outcome) => {
-            eprintln!("{}", relay::summary(&outcome.record, outcome.legs, outcome.end));
+            errln!("{}", relay::summary(&outcome.record, outcome.legs, outcome.end));
             ExitStatus::Code(outcome.code.clamp(0, 255) as u8)
         }
         Err(why) => {
-            eprintln!("baton run: {why}");
+            errln!("baton run: {why}");
             ExitStatus::Failure
         }
     }
