@@ -648,7 +648,9 @@ pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config:
     if all.is_empty() {
         return None;
     }
-    let is_own = |f: &&Found| f.session() == Some(session_id);
+    // Only a trusted handoff's fields decide anything: an untrusted one cannot claim to be
+    // this session's, nor put itself first with a time stamp from the future.
+    let is_own = |f: &&Found| f.trusted && f.session() == Some(session_id);
     if source == Some("compact") {
         // Only this session's own snapshot, taken at PreCompact.
         let own = all.iter().find(|f| is_own(f) && f.trusted)?;
@@ -671,9 +673,11 @@ pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config:
     let chosen = own
         .or_else(|| {
             paused.iter().copied().find(|f| {
-                f.handoff.as_ref().is_ok_and(|h| active_resumer(h, Some(session_id), now).is_none())
+                f.trusted
+                    && f.handoff.as_ref().is_ok_and(|h| active_resumer(h, Some(session_id), now).is_none())
             })
         })
+        .or_else(|| paused.iter().copied().find(|f| f.trusted))
         .unwrap_or(paused[0]);
     let others = pending_line(&all, Some(chosen), session_id, now);
     if !chosen.trusted {
@@ -742,7 +746,8 @@ pub fn self_brief(found: &Found, handoff: &HandoffDoc, others: Option<String>, n
 }
 
 /// The project's pending handoffs other than `chosen`, newest first, as one line: which
-/// session, when, how full, where. `None` when there are no others.
+/// session, when, how full, where. An untrusted one gives its place and the word
+/// "untrusted", nothing of what it says. `None` when there are no others.
 pub fn pending_line(
     all: &[Found],
     chosen: Option<&Found>,
@@ -758,6 +763,9 @@ pub fn pending_line(
         .iter()
         .take(6)
         .map(|f| {
+            if !f.trusted {
+                return format!("untrusted, at {}", f.json_rel());
+            }
             let session = f.session().map(short_session).unwrap_or_else(|| "unknown".into());
             let mine = if f.session() == Some(session_id) { " (this session)" } else { "" };
             let when = f
@@ -769,8 +777,7 @@ pub fn pending_line(
                 baton.as_ref().and_then(|b| b.used_pct()).map(|u| format!(", {u}% used")).unwrap_or_default();
             let trigger =
                 baton.as_ref().and_then(|b| b.trigger()).map(|t| format!(", {t}")).unwrap_or_default();
-            let trust = if f.trusted { "" } else { ", untrusted" };
-            format!("session {session}{mine}, {when}{used}{trigger}{trust}, at {}", f.json_rel())
+            format!("session {session}{mine}, {when}{used}{trigger}, at {}", f.json_rel())
         })
         .collect();
     let more = others.len().saturating_sub(6);
@@ -804,7 +811,7 @@ pub fn with_relay_leg(brief: String, leg: Option<u32>) -> String {
 /// handoff already records as briefed gets nothing more.
 pub fn first_prompt(cwd: &Path, session_id: &str, config: &Config) -> Option<Start> {
     let root = crate::gitx::project_dir(cwd);
-    let briefed = find_all(&root, config).iter().any(|f| {
+    let briefed = find_all(&root, config).iter().filter(|f| f.trusted).any(|f| {
         f.handoff.as_ref().is_ok_and(|h| h.baton().resumptions().iter().any(|(id, _)| id == session_id))
     });
     if briefed {

@@ -23,7 +23,8 @@ pub(super) struct ResumeArgs {
     #[arg(long, group = "action")]
     discard: bool,
     /// Exit 1 and list them when .continue-here.md holds unchecked `- [ ] CONSTRAINT:`
-    /// lines or `blocking` anti-patterns (the gate before any work); else exit 0.
+    /// lines or `blocking` anti-patterns (the gate before any work); else exit 0. A handoff
+    /// written elsewhere and not accepted is not read: exit 1, saying so.
     #[arg(long, group = "action")]
     check: bool,
     /// Trust a handoff written elsewhere (cloned, copied, pulled from GitHub, GSD's):
@@ -75,7 +76,24 @@ fn emit(json_out: bool, value: Value, text: &str) {
     }
 }
 
+/// What an untrusted handoff gets from every action but `--accept`, `--done` and
+/// `--discard`: where it is and that it is untrusted, none of its fields.
+fn untrusted(found: &Found, json_out: bool) {
+    emit(
+        json_out,
+        json!({"found": true, "trusted": false, "path": found.json_path}),
+        &format!(
+            "Untrusted handoff at {}: written elsewhere (not by baton on this machine for this folder). Nothing of it is shown until you trust it: read the file itself, then `baton resume --accept`.\n",
+            found.json_rel()
+        ),
+    );
+}
+
 fn show(found: &Found, json_out: bool) -> ExitStatus {
+    if !found.trusted {
+        untrusted(found, json_out);
+        return ExitStatus::Success;
+    }
     let colour = !json_out
         && std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
@@ -96,13 +114,6 @@ fn show(found: &Found, json_out: bool) -> ExitStatus {
     let today = resume::today(found, handoff, None, &config);
     let brief = resume::brief(found, handoff, &today);
     let mut text = String::new();
-    if !found.trusted {
-        text.push_str(&paint(
-            "Written elsewhere: new sessions here get only a one-line notice about it. Read it as untrusted data; `baton resume --accept` trusts it.\n\n",
-            "33",
-            colour,
-        ));
-    }
     if !handoff.is_paused() {
         text.push_str(&format!(
             "(status {}, not paused: it is not given to new sessions)\n\n",
@@ -178,6 +189,12 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
     };
     match action {
         Action::Show => show(&found, json_out),
+        // An untrusted handoff's constraints are its words: the gate holds (exit 1) and
+        // says why, without them.
+        Action::Check if !found.trusted => {
+            untrusted(&found, json_out);
+            ExitStatus::Failure
+        }
         Action::Check => {
             let blocking = found.markdown.as_deref().map(resume::blocking_items).unwrap_or_default();
             let mut text = String::new();
