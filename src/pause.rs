@@ -163,6 +163,9 @@ pub fn confirmation(paused: &Paused) -> String {
     if let Some(report) = &paused.report {
         text.push_str(&format!("  - {} (session report)\n", relative(report, root)));
     }
+    if let Some(why) = &outcome.private {
+        text.push_str(&format!("  (in baton's private folder, not the project: {why})\n"));
+    }
     for archived in &outcome.archived {
         text.push_str(&format!("  (the previous handoff was archived to {})\n", relative(archived, root)));
     }
@@ -214,6 +217,7 @@ pub fn confirmation_json(paused: &Paused) -> serde_json::Value {
     json!({
         "handoff": outcome.json_path,
         "continue_here": outcome.markdown_path,
+        "private": outcome.private,
         "problems": outcome.problems,
         "report": paused.report,
         "archived": outcome.archived,

@@ -198,8 +198,11 @@ fn pending_handoffs(cwd: &Path, handoff_dir: &Path, trust_foreign: bool) -> Vec<
             let path = root.join(handoff_dir).join("HANDOFF.json");
             let bytes = fsx::read_limited(&path, doc::READ_LIMIT).ok()?;
             let parsed = HandoffDoc::parse(&bytes, root).ok()?;
+            // As the resume path trusts it: written here by baton (or accepted), in a folder no
+            // one else can change.
             let trusted = trust_foreign
-                || parsed.baton().id().is_some_and(|id| crate::handoff::store::is_registered(root, id));
+                || (parsed.baton().id().is_some_and(|id| crate::handoff::store::is_registered(root, id))
+                    && fsx::write_exposure(root, &[handoff_dir]).is_none());
             if !trusted {
                 let unknown = PendingHandoff { path, trusted, ..PendingHandoff::default() };
                 return Some(unknown);

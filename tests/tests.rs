@@ -33,6 +33,7 @@ mod real_hosts;
 mod relay_pty;
 mod report;
 mod resume;
+mod safe_folders;
 mod snapshots;
 mod statusline;
 mod statusline_pane18;

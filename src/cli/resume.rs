@@ -110,7 +110,7 @@ fn show(found: &Found, json_out: bool) -> ExitStatus {
             return ExitStatus::Failure;
         }
     };
-    let config = Config::load(Some(&found.root));
+    let config = Config::load(Some(&found.project));
     let today = resume::today(found, handoff, None, &config);
     let brief = resume::brief(found, handoff, &today);
     let mut text = String::new();
@@ -219,7 +219,7 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
                 Ok(archived) => {
                     let rel: Vec<String> = archived
                         .iter()
-                        .map(|p| outside_path(p.strip_prefix(&found.root).unwrap_or(p)).to_string())
+                        .map(|p| outside_path(p.strip_prefix(&found.project).unwrap_or(p)).to_string())
                         .collect();
                     let text = format!("Handoff {how}: archived to {} and removed.\n", rel.join(" and "));
                     emit(json_out, json!({"closed": how, "archived": archived}), &text);
