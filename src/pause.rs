@@ -163,6 +163,9 @@ pub fn confirmation(paused: &Paused) -> String {
     if let Some(report) = &paused.report {
         text.push_str(&format!("  - {} (session report)\n", relative(report, root)));
     }
+    for words in &outcome.recovered {
+        text.push_str(&format!("  ({})\n", outside(words)));
+    }
     if let Some(why) = &outcome.private {
         text.push_str(&format!("  (in baton's private folder, not the project: {why})\n"));
     }

@@ -23,6 +23,7 @@ mod hook_robustness;
 mod hosts;
 mod install;
 mod install_sh;
+mod killed_pause;
 mod linking;
 mod npm_package;
 mod opencode;

@@ -74,6 +74,8 @@ pub struct Outcome {
     /// This handoff went to the session's pending folder, since HANDOFF.json holds
     /// another session's pending one.
     pub pending: bool,
+    /// What a baton process killed while holding git's locks had left, cleared first.
+    pub recovered: Vec<String>,
 }
 
 fn since(facts: &Sourced<transcript::SessionFacts>) -> Option<DateTime<Utc>> {
@@ -122,6 +124,8 @@ fn exposure(root: &Path, dir: &Path, session_id: &str, continue_here: &Path) -> 
 /// Gathers, writes and checkpoints a handoff.
 pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     let repo = Repo::discover(&request.cwd).unwrap_or(None);
+    // A killed pause's locks would hold this checkpoint (and the user's commits) up.
+    let recovered = repo.as_ref().map(Repo::recover_locks).unwrap_or_default();
     // The nearest GSD project between the event's folder and the top of the work tree.
     let root = repo
         .as_ref()
@@ -335,6 +339,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         problems,
         displaced,
         pending: placement == store::Placement::OwnPending,
+        recovered,
     })
 }
 
