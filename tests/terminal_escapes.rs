@@ -30,7 +30,7 @@ fn raw_control(text: &str) -> Option<(usize, char)> {
             let params = rest
                 .strip_prefix('[')
                 .map(|r| r.bytes().take_while(|b| b.is_ascii_digit() || *b == b';').count());
-            !params.is_some_and(|n| rest.as_bytes().get(1 + n) == Some(&b'm'))
+            params.is_none_or(|n| rest.as_bytes().get(1 + n) != Some(&b'm'))
         }
         c => c.is_control(),
     })
