@@ -174,15 +174,11 @@ fn sgr_len(text: &str) -> Option<usize> {
 /// on JSON too: JSON holds no raw control character but DEL and C1 inside strings, whose
 /// visible form is JSON's own escape of them.
 pub fn for_terminal(text: &str) -> Cow<'_, str> {
-    if !needs_escaping(text.as_bytes(), |b| b == b'\n' || b == 0x1b) {
-        // Only newlines and ESCs: every ESC must still start a colour.
-        let mut escs = text.match_indices('\x1b');
-        if escs.all(|(at, _)| sgr_len(&text[at..]).is_some()) {
-            return Cow::Borrowed(text);
-        }
-    }
+    // One pass over the bytes, colours skipped whole: most lines hold nothing to show.
+    let Some(first) = first_to_show(text) else { return Cow::Borrowed(text) };
     let mut out = String::with_capacity(text.len() + 16);
-    let mut rest = text;
+    out.push_str(&text[..first]);
+    let mut rest = &text[first..];
     while let Some(c) = rest.chars().next() {
         if c == '\x1b' {
             if let Some(n) = sgr_len(rest) {
@@ -199,6 +195,26 @@ pub fn for_terminal(text: &str) -> Cow<'_, str> {
         rest = &rest[c.len_utf8()..];
     }
     Cow::Owned(out)
+}
+
+/// Where the first character [`for_terminal`] must show is: a control character other
+/// than a newline or the ESC of a colour.
+fn first_to_show(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            0x1b => match sgr_len(&text[at..]) {
+                Some(n) => at += n,
+                None => return Some(at),
+            },
+            b'\n' => at += 1,
+            b if b < 0x20 || b == 0x7f => return Some(at),
+            0xc2 if bytes.get(at + 1).is_some_and(|n| (0x80..=0x9f).contains(n)) => return Some(at),
+            _ => at += 1,
+        }
+    }
+    None
 }
 
 /// Text from outside baton, for display: its only `Display` is the escaped one
