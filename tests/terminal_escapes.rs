@@ -158,7 +158,9 @@ fn paused_project(sandbox: &Sandbox, project: &Path) -> TestRepo {
         "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {}, "tool_response": {},
     });
     let output = sandbox.hook(&event);
-    assert!(told(&output).unwrap().starts_with("CONTEXT CRITICAL"));
+    let context = told(&output).unwrap();
+    assert!(context.starts_with("CONTEXT CRITICAL"));
+    assert_no_raw_control("the CRITICAL context", &context);
     // The user's notice names the handoff's path, which holds the folder's name.
     let notice: Value = serde_json::from_slice(&output.stdout).unwrap();
     let notice = notice["systemMessage"].as_str().unwrap();
@@ -315,4 +317,28 @@ fn install_shows_a_planted_settings_path_escaped() {
     let output = sandbox.run_with(&["install"], b"", &[("CLAUDE_CONFIG_DIR", config_dir.to_str().unwrap())]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert_shown_escaped("baton install", &output);
+}
+
+#[test]
+fn hook_envelopes_show_a_planted_folder_escaped() {
+    // A planted folder where no handoff can be written (`.planning` is a file): the agent
+    // and the user are told why, the folder's full path in the words.
+    let sandbox = Sandbox::new();
+    let folder = planted_folder(&sandbox);
+    std::fs::write(folder.join(".planning"), "not a folder").unwrap();
+    sandbox.write_bridge(SESSION, 20.0, 0);
+    let output = sandbox.hook(&json!({
+        "session_id": SESSION, "transcript_path": Value::Null, "cwd": folder,
+        "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {}, "tool_response": {},
+    }));
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    assert!(!stdout.contains('\u{9b}'), "no raw C1 in the envelope: {stdout:?}");
+    let envelope: Value = serde_json::from_str(&stdout).unwrap();
+    for (what, text) in [
+        ("the context", envelope["hookSpecificOutput"]["additionalContext"].as_str().unwrap()),
+        ("the notice", envelope["systemMessage"].as_str().unwrap()),
+    ] {
+        assert_no_raw_control(what, text);
+        assert!(text.contains(SHOWN), "{what}: {text}");
+    }
 }
