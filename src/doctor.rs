@@ -25,6 +25,7 @@ use crate::install::codex_trust::{self, HookState, Trust};
 use crate::install::commands::{self, BatonCommand};
 use crate::install::hosts::{Host, Places, Scope, show_path};
 use crate::util::proc;
+use crate::util::text::outside_path;
 use crate::{fsx, install, metrics, places};
 
 /// A check's verdict.
@@ -710,7 +711,7 @@ fn human_age(seconds: i64) -> String {
 fn config_check(project: Option<&Path>) -> Check {
     let config = Config::load(project);
     let read: Vec<String> =
-        config.files.iter().filter(|(_, e)| *e).map(|(p, _)| p.display().to_string()).collect();
+        config.files.iter().filter(|(_, e)| *e).map(|(p, _)| outside_path(p).to_string()).collect();
     if !config.errors.is_empty() {
         Check::new(
             Status::Fail,
@@ -729,10 +730,10 @@ fn config_check(project: Option<&Path>) -> Check {
         Check::new(
             Status::Warn,
             "config",
-            format!("{} is not read: baton reads JSON only", unread.display()),
+            format!("{} is not read: baton reads JSON only", outside_path(unread)),
             Some(format!(
                 "move its settings into {} (`baton config` lists the keys)",
-                unread.with_extension("json").display()
+                outside_path(&unread.with_extension("json"))
             )),
         )
     } else {

@@ -388,6 +388,101 @@ impl Drop for FileLock {
     }
 }
 
+/// Why another local user could read, swap or plant what baton writes in a folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Exposure {
+    /// Owned by another user (who may change it at will).
+    Owner(u32),
+    /// Writable by every user.
+    WorldWritable,
+    /// Writable by its group, and not the user's own.
+    GroupWritable,
+    /// A shared folder (sticky and writable by others): anyone may put a file there.
+    Shared,
+}
+
+impl std::fmt::Display for Exposure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exposure::Owner(uid) => write!(f, "belongs to another user (uid {uid})"),
+            Exposure::WorldWritable => f.write_str("is writable by every user"),
+            Exposure::GroupWritable => f.write_str("is writable by other users (its group)"),
+            Exposure::Shared => f.write_str("is a shared folder (sticky, writable by others)"),
+        }
+    }
+}
+
+/// The rule for one folder on the way to a file baton writes for the user (a handoff, its
+/// archive, a snapshot), given its owner and mode. `in_project`: the project's folder or
+/// one below it, where baton writes or creates; else a folder above the project. Pure.
+///
+/// In the project every folder must be the user's and writable by no one else, but its
+/// group when it is the user's own sticky-free folder (a umask of 002). Above it, a
+/// folder may also be root's, and writable by others only when sticky (like `/tmp`: no
+/// one can move the project away).
+pub fn exposure(uid: u32, mode: u32, in_project: bool, me: u32) -> Option<Exposure> {
+    let sticky = mode & 0o1000 != 0;
+    let world = mode & 0o002 != 0;
+    let group = mode & 0o020 != 0;
+    if uid != me && (in_project || uid != 0) {
+        return Some(Exposure::Owner(uid));
+    }
+    if in_project {
+        if world {
+            return Some(Exposure::WorldWritable);
+        }
+        if sticky && group {
+            return Some(Exposure::Shared);
+        }
+        return None;
+    }
+    match (sticky, world, group) {
+        (true, _, _) => None,
+        (false, true, _) => Some(Exposure::WorldWritable),
+        (false, false, true) if uid != me => Some(Exposure::GroupWritable),
+        _ => None,
+    }
+}
+
+/// Why baton must not write under `root` at the folders `below` (relative; those that
+/// exist are checked, each folder on the way included), or `None` when no one else can
+/// read, swap or plant what it writes there: every folder from `/` down, by
+/// [`exposure`]. The project folder is taken at its real path. What is not a folder, or
+/// cannot be looked at, is left to the write to report.
+pub fn write_exposure(root: &Path, below: &[&Path]) -> Option<String> {
+    let me = euid();
+    let real = fs::canonicalize(root).ok()?;
+    let check = |path: &Path, meta: io::Result<fs::Metadata>, in_project: bool| match meta {
+        Ok(meta) if meta.is_dir() => exposure(meta.uid(), meta.mode(), in_project, me)
+            .map(|why| format!("{} {why}", crate::util::text::outside_path(path))),
+        _ => None,
+    };
+    for above in real.ancestors().skip(1) {
+        if let Some(why) = check(above, fs::symlink_metadata(above), false) {
+            return Some(why);
+        }
+    }
+    if let Some(why) = check(&real, fs::symlink_metadata(&real), true) {
+        return Some(why);
+    }
+    for path in below {
+        let mut at = real.clone();
+        for part in path.components() {
+            at.push(part);
+            // A folder that does not exist yet is made by baton, in one that was checked.
+            match fs::metadata(&at) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => break,
+                meta => {
+                    if let Some(why) = check(&at, meta, true) {
+                        return Some(why);
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Random bytes from the kernel, as lowercase hex (for handoff ids). Falls back to time
 /// and pid when /dev/urandom cannot be read.
 pub fn random_hex(bytes: usize) -> String {
@@ -543,6 +638,46 @@ mod tests {
         fs::set_permissions(&home_file, fs::Permissions::from_mode(0o640)).unwrap();
         write_atomic(&home_file, b"{\"a\":1}", WriteOptions::HOME).unwrap();
         assert_eq!(fs::metadata(&home_file).unwrap().mode() & 0o777, 0o640);
+    }
+
+    #[test]
+    fn a_folder_others_can_change_is_exposed() {
+        let me = 1000;
+        // The project and below: the user's, writable by them (and their own group).
+        assert_eq!(exposure(me, 0o40755, true, me), None);
+        assert_eq!(exposure(me, 0o40775, true, me), None, "umask 002: the user's own group");
+        assert_eq!(exposure(me, 0o40777, true, me), Some(Exposure::WorldWritable));
+        assert_eq!(exposure(me, 0o41777, true, me), Some(Exposure::WorldWritable));
+        assert_eq!(exposure(me, 0o41775, true, me), Some(Exposure::Shared));
+        assert_eq!(exposure(1001, 0o40755, true, me), Some(Exposure::Owner(1001)));
+        assert_eq!(exposure(0, 0o41777, true, me), Some(Exposure::Owner(0)), "/tmp itself");
+        // Above it: root's or the user's; writable by others only when sticky.
+        assert_eq!(exposure(0, 0o41777, false, me), None, "/tmp above a project");
+        assert_eq!(exposure(0, 0o40755, false, me), None);
+        assert_eq!(exposure(me, 0o40775, false, me), None);
+        assert_eq!(exposure(0, 0o40775, false, me), Some(Exposure::GroupWritable));
+        assert_eq!(exposure(me, 0o40777, false, me), Some(Exposure::WorldWritable));
+        assert_eq!(exposure(1001, 0o40755, false, me), Some(Exposure::Owner(1001)));
+        // Root's own files: root is the user.
+        assert_eq!(exposure(0, 0o40755, true, 0), None);
+        assert_eq!(exposure(1001, 0o40700, true, 0), Some(Exposure::Owner(1001)));
+    }
+
+    #[test]
+    fn write_exposure_names_the_folder_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("p");
+        fs::create_dir_all(project.join(".planning")).unwrap();
+        fs::set_permissions(&project, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(project.join(".planning"), fs::Permissions::from_mode(0o755)).unwrap();
+        let below = [Path::new(".planning/handoffs/pending/s")];
+        assert_eq!(write_exposure(&project, &below), None);
+        fs::set_permissions(project.join(".planning"), fs::Permissions::from_mode(0o777)).unwrap();
+        let why = write_exposure(&project, &below).unwrap();
+        assert!(why.ends_with("/p/.planning is writable by every user"), "{why}");
+        fs::set_permissions(project.join(".planning"), fs::Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(&project, fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(write_exposure(&project, &below).unwrap().ends_with("/p is writable by every user"));
     }
 
     #[test]

@@ -868,5 +868,10 @@ fn saved_handoff(outcome: &handoff::Outcome) -> SavedHandoff {
         Some(c) => CheckpointWords::Ref { reference: text(&c.reference), short: text(&c.short) },
         None => outcome.checkpoint_note.clone().map(CheckpointWords::Note).unwrap_or(CheckpointWords::None),
     };
-    SavedHandoff { json: rel(&outcome.json_path), markdown: rel(&outcome.markdown_path), checkpoint }
+    SavedHandoff {
+        json: rel(&outcome.json_path),
+        markdown: rel(&outcome.markdown_path),
+        checkpoint,
+        private: outcome.private.clone(),
+    }
 }

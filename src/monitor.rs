@@ -165,11 +165,14 @@ pub enum CheckpointWords {
 /// The handoff baton wrote for a CRITICAL warning, as the message names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SavedHandoff {
-    /// HANDOFF.json, relative to the project root.
+    /// HANDOFF.json, relative to the project root (or the full path, out of the project).
     pub json: String,
-    /// .continue-here.md, relative to the project root.
+    /// .continue-here.md, relative to the project root (or the full path).
     pub markdown: String,
     pub checkpoint: CheckpointWords,
+    /// Why the files are in baton's private folder and not the project (another user
+    /// could read, swap or plant them there).
+    pub private: Option<String>,
 }
 
 /// What happened to the CRITICAL handoff.
@@ -302,8 +305,13 @@ fn saved_handoff_words(saved: &SavedHandoff) -> String {
         CheckpointWords::Note(note) => format!(" ({note})"),
         CheckpointWords::None => String::new(),
     };
+    let private = saved
+        .private
+        .as_deref()
+        .map(|why| format!(" They are in baton's private folder, not the project, because {why}."))
+        .unwrap_or_default();
     format!(
-        " baton has saved a handoff from what it could check (git, .planning, the transcript) to {json} and {md}{checkpoint}. It would help the next session if you filled in `next_action`, `decisions` and `context_notes` in {json} with what only you know (intent, approach, what you were about to try), then finished the current step and let the user know the context is nearly exhausted.",
+        " baton has saved a handoff from what it could check (git, .planning, the transcript) to {json} and {md}{checkpoint}.{private} It would help the next session if you filled in `next_action`, `decisions` and `context_notes` in {json} with what only you know (intent, approach, what you were about to try), then finished the current step and let the user know the context is nearly exhausted.",
         json = saved.json,
         md = saved.markdown,
     )
@@ -326,8 +334,13 @@ pub fn notice(level: Level, figure: &Figure, handoff: &HandoffWords) -> String {
                 CheckpointWords::Ref { reference, short } => format!(", checkpoint {reference} ({short})"),
                 CheckpointWords::Note(_) | CheckpointWords::None => String::new(),
             };
+            let private = saved
+                .private
+                .as_deref()
+                .map(|why| format!(" (not in the project: {why})"))
+                .unwrap_or_default();
             format!(
-                "{head} — handoff saved to {}{checkpoint}; a new session here is briefed from it (`baton resume` shows it)",
+                "{head} — handoff saved to {}{private}{checkpoint}; a new session here is briefed from it (`baton resume` shows it)",
                 saved.json
             )
         }
@@ -713,10 +726,27 @@ mod tests {
                 reference: "refs/baton/wip/s".into(),
                 short: "abc1234".into(),
             },
+            private: None,
         });
         let critical = notice(Level::Critical, &Figure { remaining_pct: 20.0, ..figure }, &saved);
         assert!(critical.starts_with("baton: context 80 % — handoff saved to .planning/HANDOFF.json, checkpoint refs/baton/wip/s (abc1234);"), "{critical}");
         assert!(!critical.contains('\n'));
+        let private = HandoffWords::Saved(SavedHandoff {
+            json: "/home/u/.local/state/baton/handoffs/0a/s/.planning/HANDOFF.json".into(),
+            markdown: "/home/u/.local/state/baton/handoffs/0a/s/.planning/.continue-here.md".into(),
+            checkpoint: CheckpointWords::Note("no checkpoint".into()),
+            private: Some("/tmp is writable by every user".into()),
+        });
+        let critical = notice(Level::Critical, &Figure { remaining_pct: 20.0, ..figure }, &private);
+        assert!(critical.starts_with("baton: context 80 % — handoff saved to /home/u/.local/state/baton/handoffs/0a/s/.planning/HANDOFF.json (not in the project: /tmp is writable by every user);"), "{critical}");
+        assert!(!critical.contains('\n'));
+        let told = words(Level::Critical, &Figure { remaining_pct: 20.0, ..figure }, None, &private);
+        assert!(
+            told.contains(
+                "They are in baton's private folder, not the project, because /tmp is writable by every user."
+            ),
+            "{told}"
+        );
         assert_eq!(desktop_notification("a\nb"), "\u{1b}]9;ab\u{7}");
     }
 
@@ -810,6 +840,7 @@ mod tests {
             json: ".planning/HANDOFF.json".into(),
             markdown: ".planning/.continue-here.md".into(),
             checkpoint: CheckpointWords::Ref { reference: "refs/baton/x".into(), short: "abc1234".into() },
+            private: None,
         });
         let text = words(Level::Critical, &figure, Some(&room), &saved);
         assert!(text.starts_with("CONTEXT CRITICAL: Usage at 80%. Remaining: 20%. About 7.0k tokens before auto-compaction. Context is nearly exhausted. baton has saved a handoff"), "{text}");

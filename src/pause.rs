@@ -14,6 +14,7 @@ use crate::handoff::{self, Outcome, Trigger};
 use crate::host::claude::newest_transcript;
 use crate::metrics::{self, Figure};
 use crate::report::markdown as session_report;
+use crate::util::text::{outside, outside_path};
 
 /// What `baton pause` was asked.
 #[derive(Debug, Clone)]
@@ -38,7 +39,7 @@ pub struct Paused {
 /// Why `baton pause` wrote nothing (or no report).
 #[derive(Debug, thiserror::Error)]
 pub enum PauseError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {source}", outside_path(path))]
     Folder { path: PathBuf, source: std::io::Error },
     #[error("invalid session id {0:?}: it must not contain `/`, `\\` or `..`")]
     SessionId(String),
@@ -111,8 +112,9 @@ fn checkpoint_mode(options: &Options, config: &Config, root: &Path) -> Mode {
     Mode::Ref
 }
 
+/// A path under the project (its folders' names are the repository's), for display.
 fn relative(path: &Path, root: &Path) -> String {
-    path.strip_prefix(root).unwrap_or(path).display().to_string()
+    outside_path(path.strip_prefix(root).unwrap_or(path)).to_string()
 }
 
 /// The checkpoint in words.
@@ -121,21 +123,25 @@ pub fn describe_checkpoint(outcome: &Outcome) -> String {
         Some(c) if c.used == Mode::Branch => format!(
             "wip commit {} on {}",
             c.short.as_deref().unwrap_or("?"),
-            c.branch.as_deref().unwrap_or("the branch")
+            outside(c.branch.as_deref().unwrap_or("the branch"))
         ),
         Some(c) => {
-            let reference = c.reference.as_deref().unwrap_or("?");
+            let reference = outside(c.reference.as_deref().unwrap_or("?"));
             let fallback = c
                 .fallback_reason
                 .as_deref()
-                .map(|r| format!(" (not on the branch: {r})"))
+                .map(|r| format!(" (not on the branch: {})", outside(r)))
                 .unwrap_or_default();
             format!(
                 "{} at {reference}{fallback}; inspect with `git diff HEAD {reference}`",
                 c.short.as_deref().unwrap_or("?")
             )
         }
-        None => outcome.checkpoint_note.clone().unwrap_or_else(|| "none (checkpoint off)".into()),
+        None => outcome
+            .checkpoint_note
+            .as_deref()
+            .map(|note| outside(note).to_string())
+            .unwrap_or_else(|| "none (checkpoint off)".into()),
     }
 }
 
@@ -157,6 +163,12 @@ pub fn confirmation(paused: &Paused) -> String {
     if let Some(report) = &paused.report {
         text.push_str(&format!("  - {} (session report)\n", relative(report, root)));
     }
+    for words in &outcome.recovered {
+        text.push_str(&format!("  ({})\n", outside(words)));
+    }
+    if let Some(why) = &outcome.private {
+        text.push_str(&format!("  (in baton's private folder, not the project: {why})\n"));
+    }
     for archived in &outcome.archived {
         text.push_str(&format!("  (the previous handoff was archived to {})\n", relative(archived, root)));
     }
@@ -172,17 +184,17 @@ pub fn confirmation(paused: &Paused) -> String {
         );
     }
     for problem in &outcome.problems {
-        text.push_str(&format!("  (in the previous HANDOFF.json: {problem})\n"));
+        text.push_str(&format!("  (in the previous HANDOFF.json: {})\n", outside(problem)));
     }
     text.push_str(&format!(
         "\nCurrent state:\n\n- Context: {}\n- Location: {}\n- Task: {task}\n- Status: {}\n- Blockers: {} ({} need human action)\n- Checkpoint: {}\n- Next: {}\n",
         summary.context_word(),
-        summary.location,
-        summary.status,
+        outside(&summary.location),
+        outside(&summary.status),
         summary.blockers,
         summary.human_actions,
         describe_checkpoint(outcome),
-        summary.next_action,
+        outside(&summary.next_action),
     ));
     let on_side_ref =
         outcome.checkpoint.as_ref().is_some_and(|c| c.used == Mode::Ref && c.fallback_reason.is_none());
@@ -208,6 +220,7 @@ pub fn confirmation_json(paused: &Paused) -> serde_json::Value {
     json!({
         "handoff": outcome.json_path,
         "continue_here": outcome.markdown_path,
+        "private": outcome.private,
         "problems": outcome.problems,
         "report": paused.report,
         "archived": outcome.archived,

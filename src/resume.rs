@@ -20,7 +20,7 @@ use crate::config::Config;
 use crate::gitx::Repo;
 use crate::handoff::doc::{self, HandoffDoc, HandoffError};
 use crate::handoff::{markdown, model::one_line, store};
-use crate::util::text::age;
+use crate::util::text::{age, outside_path};
 use crate::{fsx, metrics, places};
 
 /// The longest brief baton injects.
@@ -46,12 +46,21 @@ pub enum ResumeError {
     Remove { path: PathBuf, source: std::io::Error },
     #[error("its version is newer than this baton writes, so it cannot be given an id; it was not changed")]
     NewerVersion,
+    /// Another user could change the handoff where it is, so trusting it would trust them.
+    #[error(
+        "{0}: another user could change the handoff there, so baton does not trust it; move it into a folder only you can write"
+    )]
+    Exposed(String),
 }
 
 /// A handoff found in a project.
 #[derive(Debug, Clone)]
 pub struct Found {
+    /// The folder its paths are relative to: the project, or the session's private folder
+    /// standing in for it (see [`Found::private`]).
     pub root: PathBuf,
+    /// The project it belongs to.
+    pub project: PathBuf,
     pub dir: PathBuf,
     pub json_path: PathBuf,
     /// The parsed file (paths validated), or why it could not be used.
@@ -63,8 +72,28 @@ pub struct Found {
 }
 
 impl Found {
+    /// Where HANDOFF.json is, relative to the project (in full when it is in baton's
+    /// private folder), for display (a folder's name may say anything: its control
+    /// characters are shown).
     pub fn json_rel(&self) -> String {
-        self.json_path.strip_prefix(&self.root).unwrap_or(&self.json_path).display().to_string()
+        let shown = if self.private() { &self.json_path } else { self.rel(&self.json_path) };
+        outside_path(shown).to_string()
+    }
+
+    /// `path` below [`Found::root`], relative to it.
+    fn rel<'p>(&self, path: &'p Path) -> &'p Path {
+        path.strip_prefix(&self.root).unwrap_or(path)
+    }
+
+    /// `.continue-here.md` for display, the same way as [`Found::json_rel`].
+    pub fn markdown_shown(&self) -> Option<String> {
+        let rel = self.markdown_rel.as_ref()?;
+        Some(outside_path(&if self.private() { self.root.join(rel) } else { rel.clone() }).to_string())
+    }
+
+    /// It is in baton's private folder, not the project (which another user could reach).
+    pub fn private(&self) -> bool {
+        self.root != self.project
     }
 
     /// When it was written (its `timestamp`), when it says.
@@ -90,13 +119,18 @@ pub fn find(root: &Path, config: &Config) -> Option<Found> {
     find_in(root, &config.handoff_dir(), config).or_else(|| find_all(root, config).into_iter().next())
 }
 
-/// Every handoff of the project: GSD's HANDOFF.json and each session's pending one
-/// (`<dir>/handoffs/pending/<session>/`), newest first.
+/// Every handoff of the project: GSD's HANDOFF.json, each session's pending one
+/// (`<dir>/handoffs/pending/<session>/`), and those baton kept in its private folder for
+/// the project (when another user could reach the project's), newest first.
 pub fn find_all(root: &Path, config: &Config) -> Vec<Found> {
     let dir = config.handoff_dir();
     let mut all: Vec<Found> = std::iter::once(dir.clone())
         .chain(store::pending_dirs(root, &dir))
         .filter_map(|d| find_in(root, &d, config))
+        .chain(store::private_roots(root).iter().filter_map(|private| {
+            let found = find_in(private, &dir, config)?;
+            Some(Found { project: root.to_path_buf(), ..found })
+        }))
         .collect();
     all.sort_by_key(|f| std::cmp::Reverse(f.written()));
     all
@@ -118,13 +152,25 @@ pub fn find_in(root: &Path, dir: &Path, config: &Config) -> Option<Found> {
             .map(|b| String::from_utf8_lossy(&b).into_owned())
     });
     let markdown_rel = markdown.as_ref().and(markdown_rel);
+    // A handoff this machine wrote stays trusted only where no one else can change it:
+    // in a folder another user can write, its id proves nothing.
     let trusted = config.trust_foreign()
-        || handoff
+        || (handoff
             .as_ref()
             .ok()
             .and_then(|h| h.baton().id())
-            .is_some_and(|id| store::is_registered(root, id));
-    Some(Found { root: root.to_path_buf(), dir, json_path, handoff, markdown_rel, markdown, trusted })
+            .is_some_and(|id| store::is_registered(root, id))
+            && fsx::write_exposure(root, &[&dir]).is_none());
+    Some(Found {
+        root: root.to_path_buf(),
+        project: root.to_path_buf(),
+        dir,
+        json_path,
+        handoff,
+        markdown_rel,
+        markdown,
+        trusted,
+    })
 }
 
 /// Text from a handoff, as quoted data: one line, no control characters, bounded.
@@ -396,7 +442,7 @@ pub fn brief(found: &Found, handoff: &HandoffDoc, today: &Today) -> String {
     }
 
     // 11. The files.
-    let md = found.markdown_rel.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default();
+    let md = found.markdown_shown().map(|p| format!(" and {p}")).unwrap_or_default();
     lines.push(format!(
         "Files: {}{md}. When the work is picked up, `baton resume --done` archives them (`--discard` if abandoned).",
         found.json_rel()
@@ -531,14 +577,14 @@ pub fn today(found: &Found, handoff: &HandoffDoc, session_id: Option<&str>, conf
     let mut today = Today { now: Some(now), stale_days: config.stale_days() as i64, ..Today::default() };
     // Within the brief's budget: a bounded status (an untracked folder is one entry);
     // past the budget the brief goes without the reconciliation.
-    if let Ok(Some(repo)) = Repo::discover(&found.root) {
+    if let Ok(Some(repo)) = Repo::discover(&found.project) {
         if let Ok(look) = crate::gitx::quick::quick_paths(repo.root(), GIT_BUDGET) {
             today.branch = look.branch.clone();
             if let Some(now_paths) = look.paths {
                 let then = handoff.uncommitted_files();
                 // git names paths from the top of the work tree; the project may be a
                 // package below it.
-                let prefix = found.root.strip_prefix(repo.root()).unwrap_or(Path::new(""));
+                let prefix = found.project.strip_prefix(repo.root()).unwrap_or(Path::new(""));
                 let handoff_files = |p: &str| {
                     let p = Path::new(p);
                     p.strip_prefix(prefix).unwrap_or(p).starts_with(store::main_dir_of(&found.dir))
@@ -605,7 +651,11 @@ fn record_resumption_locked(
     let bytes = fsx::read_limited(&found.json_path, doc::READ_LIMIT)
         .map_err(|source| ResumeError::Read { path: found.json_path.clone(), source })?;
     let mut handoff = HandoffDoc::parse_in(&bytes, &found.root, Some(&found.dir))?;
-    if !handoff.baton().exists() || !handoff.writable() {
+    // Not rewritten where another user could reach it (a foreign one the user trusts).
+    if !handoff.baton().exists()
+        || !handoff.writable()
+        || fsx::write_exposure(&found.root, &[&found.dir]).is_some()
+    {
         return Ok(handoff);
     }
     let at = Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -646,7 +696,9 @@ pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config:
     if all.is_empty() {
         return None;
     }
-    let is_own = |f: &&Found| f.session() == Some(session_id);
+    // Only a trusted handoff's fields decide anything: an untrusted one cannot claim to be
+    // this session's, nor put itself first with a time stamp from the future.
+    let is_own = |f: &&Found| f.trusted && f.session() == Some(session_id);
     if source == Some("compact") {
         // Only this session's own snapshot, taken at PreCompact.
         let own = all.iter().find(|f| is_own(f) && f.trusted)?;
@@ -669,9 +721,11 @@ pub fn session_start(cwd: &Path, session_id: &str, source: Option<&str>, config:
     let chosen = own
         .or_else(|| {
             paused.iter().copied().find(|f| {
-                f.handoff.as_ref().is_ok_and(|h| active_resumer(h, Some(session_id), now).is_none())
+                f.trusted
+                    && f.handoff.as_ref().is_ok_and(|h| active_resumer(h, Some(session_id), now).is_none())
             })
         })
+        .or_else(|| paused.iter().copied().find(|f| f.trusted))
         .unwrap_or(paused[0]);
     let others = pending_line(&all, Some(chosen), session_id, now);
     if !chosen.trusted {
@@ -731,7 +785,7 @@ pub fn self_brief(found: &Found, handoff: &HandoffDoc, others: Option<String>, n
     };
     let mut lines = vec![first];
     lines.extend(others);
-    let md = found.markdown_rel.as_ref().map(|p| format!(" and {}", p.display())).unwrap_or_default();
+    let md = found.markdown_shown().map(|p| format!(" and {p}")).unwrap_or_default();
     lines.push(format!(
         "Its handoff: {}{md}. When the work is picked up, `baton resume --done` archives it (`--discard` if abandoned).",
         found.json_rel()
@@ -740,7 +794,8 @@ pub fn self_brief(found: &Found, handoff: &HandoffDoc, others: Option<String>, n
 }
 
 /// The project's pending handoffs other than `chosen`, newest first, as one line: which
-/// session, when, how full, where. `None` when there are no others.
+/// session, when, how full, where. An untrusted one gives its place and the word
+/// "untrusted", nothing of what it says. `None` when there are no others.
 pub fn pending_line(
     all: &[Found],
     chosen: Option<&Found>,
@@ -756,6 +811,9 @@ pub fn pending_line(
         .iter()
         .take(6)
         .map(|f| {
+            if !f.trusted {
+                return format!("untrusted, at {}", f.json_rel());
+            }
             let session = f.session().map(short_session).unwrap_or_else(|| "unknown".into());
             let mine = if f.session() == Some(session_id) { " (this session)" } else { "" };
             let when = f
@@ -767,8 +825,7 @@ pub fn pending_line(
                 baton.as_ref().and_then(|b| b.used_pct()).map(|u| format!(", {u}% used")).unwrap_or_default();
             let trigger =
                 baton.as_ref().and_then(|b| b.trigger()).map(|t| format!(", {t}")).unwrap_or_default();
-            let trust = if f.trusted { "" } else { ", untrusted" };
-            format!("session {session}{mine}, {when}{used}{trigger}{trust}, at {}", f.json_rel())
+            format!("session {session}{mine}, {when}{used}{trigger}, at {}", f.json_rel())
         })
         .collect();
     let more = others.len().saturating_sub(6);
@@ -802,7 +859,7 @@ pub fn with_relay_leg(brief: String, leg: Option<u32>) -> String {
 /// handoff already records as briefed gets nothing more.
 pub fn first_prompt(cwd: &Path, session_id: &str, config: &Config) -> Option<Start> {
     let root = crate::gitx::project_dir(cwd);
-    let briefed = find_all(&root, config).iter().any(|f| {
+    let briefed = find_all(&root, config).iter().filter(|f| f.trusted).any(|f| {
         f.handoff.as_ref().is_ok_and(|h| h.baton().resumptions().iter().any(|(id, _)| id == session_id))
     });
     if briefed {
@@ -816,7 +873,7 @@ pub fn first_prompt(cwd: &Path, session_id: &str, config: &Config) -> Option<Sta
 /// inside `.planning/`) is archived, and removed only when baton wrote it. A HANDOFF.json
 /// of a newer version is archived as it is, unchanged.
 pub fn close(found: &Found, how: &str) -> Result<Vec<PathBuf>, ResumeError> {
-    let _lock = store::project_lock(&found.root);
+    let _lock = store::project_lock(&found.project);
     let now = Utc::now();
     let mut raw = fsx::read_limited(&found.json_path, doc::READ_LIMIT)
         .map_err(|source| ResumeError::Read { path: found.json_path.clone(), source })?;
@@ -834,7 +891,17 @@ pub fn close(found: &Found, how: &str) -> Result<Vec<PathBuf>, ResumeError> {
         markdown: found.markdown.clone(),
         owned,
     };
-    let archived = store::archive(&found.root, &found.dir, &existing, now)?;
+    // Archived beside it, or in baton's private folder when another user could reach the
+    // project's archive folder.
+    let archive = store::archive_dir(&found.root, &found.dir);
+    let archive =
+        match fsx::write_exposure(&found.root, &[archive.strip_prefix(&found.root).unwrap_or(&archive)]) {
+            None => archive,
+            Some(_) => store::private_root(&found.project, "closed")?
+                .join(store::main_dir_of(&found.dir))
+                .join("handoffs"),
+        };
+    let archived = store::archive_in(&archive, &found.root, &existing, now)?;
     std::fs::remove_file(&found.json_path)
         .map_err(|source| ResumeError::Remove { path: found.json_path.clone(), source })?;
     Ok(archived)
@@ -842,7 +909,10 @@ pub fn close(found: &Found, how: &str) -> Result<Vec<PathBuf>, ResumeError> {
 
 /// Trusts the handoff from now on: registers its id (giving it one if it has none).
 pub fn accept(found: &Found) -> Result<String, ResumeError> {
-    let _lock = store::project_lock(&found.root);
+    let _lock = store::project_lock(&found.project);
+    if let Some(why) = fsx::write_exposure(&found.root, &[&found.dir]) {
+        return Err(ResumeError::Exposed(why));
+    }
     let mut handoff = found.handoff.clone().map_err(ResumeError::Unusable)?;
     let id = match handoff.baton().id() {
         Some(id) => id.to_string(),
@@ -904,6 +974,7 @@ mod tests {
     fn found(markdown: Option<&str>) -> Found {
         Found {
             root: PathBuf::from("/p"),
+            project: PathBuf::from("/p"),
             dir: PathBuf::from(".planning"),
             json_path: PathBuf::from("/p/.planning/HANDOFF.json"),
             handoff: Ok(doc_of(json!({}))),

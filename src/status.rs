@@ -17,8 +17,9 @@
 //! `source`: `statusline`|`bridge`|`transcript`, `taken_at`, `age_seconds`, `estimate`),
 //! `window` (null, or `tokens`, `source`, `assumed`), `headroom` (null, or `tokens`,
 //! `calls`, `at`, `end`), `thresholds` (`warn_remaining`, `critical_remaining`) and
-//! `handoffs` (each: `path`, `status`, `session_id`, `timestamp`, `next_action`,
-//! `this_session`). A relay's legs will be a `relay` field, present only for a session
+//! `handoffs` (each: `path`, `trusted`, `status`, `session_id`, `timestamp`,
+//! `next_action`, `this_session`; a handoff that is not trusted gives its path alone, the
+//! rest null or false: none of its fields is shown until the user accepts it). A relay's legs will be a `relay` field, present only for a session
 //! that is part of a relay (none is today).
 
 use std::collections::BTreeSet;
@@ -30,6 +31,7 @@ use crate::config::Config;
 use crate::handoff::doc::{self, HandoffDoc};
 use crate::metrics::{self, Level, Origin, WindowSource};
 use crate::monitor::{self, SessionRef};
+use crate::util::text::{outside, outside_path};
 use crate::{fsx, places, session_state};
 
 /// The `--json` format's version.
@@ -53,9 +55,12 @@ impl std::fmt::Display for StatusError {
 }
 
 /// A handoff waiting in the project.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PendingHandoff {
     pub path: PathBuf,
+    /// This machine wrote it (or the user accepted it, or trusts every handoff): only then
+    /// are its fields read. An untrusted one is known by its path alone.
+    pub trusted: bool,
     pub status: Option<String>,
     pub session_id: Option<String>,
     pub timestamp: Option<String>,
@@ -87,14 +92,16 @@ pub fn status(cwd: &Path, session: Option<&str>, config: &Config, now: i64) -> R
             let transcript = crate::host::claude::newest_transcript(&root, cwd).ok_or_else(|| {
                 StatusError::NotFound(format!(
                     "no Claude Code session found for {}: pass --session ID",
-                    cwd.display()
+                    outside_path(cwd)
                 ))
             })?;
             let id = transcript
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .filter(|s| fsx::valid_session_id(s))
-                .ok_or_else(|| StatusError::NotFound(format!("{} names no session", transcript.display())))?;
+                .ok_or_else(|| {
+                    StatusError::NotFound(format!("{} names no session", outside_path(&transcript)))
+                })?;
             (id, Some(transcript))
         }
     };
@@ -111,7 +118,7 @@ pub fn status(cwd: &Path, session: Option<&str>, config: &Config, now: i64) -> R
         let tokens_per_call = session_state::tokens_per_call(&session_id);
         metrics::assess(&found.figure, &basis, metrics::Want::Headroom { tokens_per_call })
     });
-    let handoffs = pending_handoffs(cwd, &config.handoff_dir());
+    let handoffs = pending_handoffs(cwd, &config.handoff_dir(), config.trust_foreign());
     Ok(Status { session_id, transcript, figure, assessment, thresholds: limits.thresholds, handoffs, now })
 }
 
@@ -166,8 +173,10 @@ pub fn resolve_session(asked: &str) -> Result<String, StatusError> {
         [one] => Ok((*one).clone()),
         [] => Err(StatusError::NotFound(format!(
             "unknown session {asked}: no transcript under {} and no bridge in {} has that id",
-            projects_dir().map(|d| d.join("*").display().to_string()).unwrap_or_else(|| "projects/".into()),
-            places::temp_dir().display()
+            projects_dir()
+                .map(|d| outside_path(&d.join("*")).to_string())
+                .unwrap_or_else(|| "projects/".into()),
+            outside_path(&places::temp_dir())
         ))),
         several => Err(StatusError::Usage(format!(
             "session prefix {asked} is ambiguous: {}; give more of the id",
@@ -177,7 +186,7 @@ pub fn resolve_session(asked: &str) -> Result<String, StatusError> {
 }
 
 /// The handoff files in the folder and at the top of its work tree.
-fn pending_handoffs(cwd: &Path, handoff_dir: &Path) -> Vec<PendingHandoff> {
+fn pending_handoffs(cwd: &Path, handoff_dir: &Path, trust_foreign: bool) -> Vec<PendingHandoff> {
     let mut roots = vec![cwd.to_path_buf()];
     let root = project_root(cwd);
     if !roots.contains(&root) {
@@ -189,7 +198,17 @@ fn pending_handoffs(cwd: &Path, handoff_dir: &Path) -> Vec<PendingHandoff> {
             let path = root.join(handoff_dir).join("HANDOFF.json");
             let bytes = fsx::read_limited(&path, doc::READ_LIMIT).ok()?;
             let parsed = HandoffDoc::parse(&bytes, root).ok()?;
+            // As the resume path trusts it: written here by baton (or accepted), in a folder no
+            // one else can change.
+            let trusted = trust_foreign
+                || (parsed.baton().id().is_some_and(|id| crate::handoff::store::is_registered(root, id))
+                    && fsx::write_exposure(root, &[handoff_dir]).is_none());
+            if !trusted {
+                let unknown = PendingHandoff { path, trusted, ..PendingHandoff::default() };
+                return Some(unknown);
+            }
             Some(PendingHandoff {
+                trusted,
                 status: parsed.status().map(str::to_string),
                 session_id: parsed.baton().session_id().map(str::to_string),
                 timestamp: parsed.timestamp().map(str::to_string),
@@ -270,11 +289,12 @@ impl Status {
             .map(|h| {
                 json!({
                     "path": h.path,
+                    "trusted": h.trusted,
                     "status": h.status,
                     "session_id": h.session_id,
                     "timestamp": h.timestamp,
                     "next_action": h.next_action,
-                    "this_session": h.session_id.as_deref() == Some(self.session_id.as_str()),
+                    "this_session": h.trusted && h.session_id.as_deref() == Some(self.session_id.as_str()),
                 })
             })
             .collect();
@@ -341,16 +361,23 @@ impl Status {
             out.push_str("Handoff: none pending\n");
         }
         for h in &self.handoffs {
+            if !h.trusted {
+                out.push_str(&format!(
+                    "Handoff: {} (untrusted: written elsewhere; `baton resume --accept` trusts it)\n",
+                    outside_path(&h.path)
+                ));
+                continue;
+            }
             let whose = match h.session_id.as_deref() {
                 Some(id) if id == self.session_id => "this session's".to_string(),
-                Some(id) => format!("session {}'s", id.chars().take(8).collect::<String>()),
+                Some(id) => format!("session {}'s", outside(&id.chars().take(8).collect::<String>())),
                 None => "not baton's".to_string(),
             };
             out.push_str(&format!(
                 "Handoff: {} ({}, {whose}{})\n",
-                h.path.display(),
-                h.status.as_deref().unwrap_or("no status"),
-                h.timestamp.as_deref().map(|t| format!(", {t}")).unwrap_or_default(),
+                outside_path(&h.path),
+                outside(h.status.as_deref().unwrap_or("no status")),
+                h.timestamp.as_deref().map(|t| format!(", {}", outside(t))).unwrap_or_default(),
             ));
         }
         out

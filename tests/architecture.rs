@@ -1,5 +1,6 @@
 //! The shape check (docs/ARCHITECTURE.md): every `crate::` path in `src/` points to the same
-//! layer or a lower one, and the top-level modules import each other without a cycle.
+//! layer or a lower one, and the top-level modules import each other without a cycle; and
+//! nothing but the command line's one way out (`cli/screen.rs`) prints to the terminal.
 //!
 //! The source is parsed with `syn`, so grouped imports (`use crate::{a, b::c}`), paths in
 //! expressions and macros' token streams are all seen, and code under `#[cfg(test)]` (test
@@ -171,22 +172,26 @@ impl Collector {
     }
 }
 
+fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
+    match item {
+        syn::Item::Mod(m) => &m.attrs,
+        syn::Item::Fn(f) => &f.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Use(u) => &u.attrs,
+        syn::Item::Struct(s) => &s.attrs,
+        syn::Item::Enum(e) => &e.attrs,
+        syn::Item::Const(c) => &c.attrs,
+        syn::Item::Static(s) => &s.attrs,
+        syn::Item::Trait(t) => &t.attrs,
+        syn::Item::Macro(m) => &m.attrs,
+        syn::Item::Type(t) => &t.attrs,
+        _ => &[],
+    }
+}
+
 impl<'ast> Visit<'ast> for Collector {
     fn visit_item(&mut self, item: &'ast syn::Item) {
-        let attrs: &[syn::Attribute] = match item {
-            syn::Item::Mod(m) => &m.attrs,
-            syn::Item::Fn(f) => &f.attrs,
-            syn::Item::Impl(i) => &i.attrs,
-            syn::Item::Use(u) => &u.attrs,
-            syn::Item::Struct(s) => &s.attrs,
-            syn::Item::Enum(e) => &e.attrs,
-            syn::Item::Const(c) => &c.attrs,
-            syn::Item::Static(s) => &s.attrs,
-            syn::Item::Trait(t) => &t.attrs,
-            syn::Item::Macro(m) => &m.attrs,
-            syn::Item::Type(t) => &t.attrs,
-            _ => &[],
-        };
+        let attrs = item_attrs(item);
         if has_cfg_test(attrs) {
             if let syn::Item::Mod(m) = item {
                 if m.content.is_none() {
@@ -230,6 +235,108 @@ impl<'ast> Visit<'ast> for Collector {
         self.tokens(mac.tokens.clone());
         syn::visit::visit_macro(self, mac);
     }
+}
+
+/// Where a file writes to stdout or stderr by itself: a `print!`-family macro, `io::stdout()`
+/// or `io::stderr()` (but to ask `.is_terminal()`), the raw descriptors. Test code is left
+/// out.
+struct Printers {
+    found: Vec<String>,
+}
+
+const PRINT_MACROS: &[&str] = &["print", "println", "eprint", "eprintln", "dbg"];
+const STREAMS: &[&str] = &["stdout", "stderr", "STDOUT_FILENO", "STDERR_FILENO"];
+/// What a stream is named under: `io::stdout`, `libc::STDOUT_FILENO`.
+const STREAM_OWNERS: &[&str] = &["io", "libc"];
+
+impl Printers {
+    fn note(&mut self, what: String, line: usize) {
+        self.found.push(format!("line {line}: {what}"));
+    }
+
+    /// A stream named inside a macro's tokens (`writeln!(std::io::stdout(), …)`).
+    fn tokens(&mut self, tokens: proc_macro2::TokenStream) {
+        let flat: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+        for (at, token) in flat.iter().enumerate() {
+            match token {
+                proc_macro2::TokenTree::Group(group) => self.tokens(group.stream()),
+                proc_macro2::TokenTree::Ident(ident) if STREAMS.iter().any(|s| ident == s) => {
+                    let owner = at.checked_sub(3).and_then(|o| match &flat[o] {
+                        proc_macro2::TokenTree::Ident(owner) => Some(owner.to_string()),
+                        _ => None,
+                    });
+                    if owner.is_some_and(|o| STREAM_OWNERS.contains(&o.as_str())) {
+                        self.note(ident.to_string(), ident.span().start().line)
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Printers {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        if !has_cfg_test(item_attrs(item)) {
+            syn::visit::visit_item(self, item);
+        }
+    }
+
+    fn visit_impl_item_fn(&mut self, item: &'ast syn::ImplItemFn) {
+        if !has_cfg_test(&item.attrs) {
+            syn::visit::visit_impl_item_fn(self, item);
+        }
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        if let Some(last) = mac.path.segments.last() {
+            if PRINT_MACROS.iter().any(|m| last.ident == m) {
+                self.note(format!("{}!", last.ident), last.ident.span().start().line);
+            }
+        }
+        self.tokens(mac.tokens.clone());
+    }
+
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        // Asking whether a stream is a terminal prints nothing.
+        if call.method == "is_terminal" {
+            for arg in &call.args {
+                self.visit_expr(arg);
+            }
+            return;
+        }
+        syn::visit::visit_expr_method_call(self, call);
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if let [.., owner, stream] = names.as_slice() {
+            if STREAM_OWNERS.contains(&owner.as_str()) && STREAMS.contains(&stream.as_str()) {
+                let line = path.segments.last().map(|s| s.ident.span().start().line).unwrap_or(0);
+                self.note(stream.clone(), line);
+            }
+        }
+        syn::visit::visit_path(self, path);
+    }
+}
+
+/// The files of `src/` that print by themselves, with where.
+fn printing_files(src: &Path) -> BTreeMap<PathBuf, Vec<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut out = BTreeMap::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("read source");
+        let syntax = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let mut printers = Printers { found: Vec::new() };
+        if !has_cfg_test(&syntax.attrs) {
+            printers.visit_file(&syntax);
+        }
+        if !printers.found.is_empty() {
+            out.insert(file.strip_prefix(src).expect("under src").to_path_buf(), printers.found);
+        }
+    }
+    out
 }
 
 /// The module path of a file under `src/` (`src/host/claude.rs` → `host::claude`).
@@ -457,4 +564,45 @@ fn the_scan_sees_grouped_imports_paths_and_macros_and_skips_tests() {
     assert_eq!(edges.len(), 5, "{edges:#?}"); // util → cli, host ×2, monitor, report
     let found = cycles(&refs);
     assert_eq!(found, vec![vec!["host".to_string(), "util".to_string()]]);
+}
+
+/// Issue 32: text a command prints goes out through `cli/screen.rs`, which shows the
+/// control characters of text baton did not write; a new command cannot forget it.
+#[test]
+fn only_the_one_way_out_prints() {
+    // The binary's entry flushes what a command left; the pty passes the host's own
+    // screen through, and the relay's line, whose text `status_bytes` escapes.
+    let allowed = ["cli/screen.rs", "main.rs", "util/pty.rs"];
+    let printing = printing_files(&src_dir());
+    let found: Vec<String> = printing
+        .iter()
+        .filter(|(file, _)| !allowed.iter().any(|a| Path::new(a) == file.as_path()))
+        .map(|(file, sites)| format!("{}: {}", file.display(), sites.join(", ")))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "print through cli/screen.rs (`out!`, `outln!`, `errln!`, `Screen`), not directly:\n  {}",
+        found.join("\n  ")
+    );
+    assert!(printing.contains_key(Path::new("cli/screen.rs")), "the scan sees the way out itself");
+}
+
+#[test]
+fn the_print_scan_sees_macros_streams_and_skips_tests_and_terminal_checks() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).expect("mkdir");
+    std::fs::write(
+        src.join("a.rs"),
+        "fn f() { println!(\"x\"); let _ = std::io::stdout().is_terminal(); }\n\
+         fn g() { writeln!(std::io::stderr(), \"y\").ok(); }\n\
+         fn h(out: &mut impl std::io::Write) { let _ = io::stdout(); let stdout = Screen::stdout(); }\n\
+         #[cfg(test)]\nmod tests { fn t() { eprintln!(\"z\"); } }\n",
+    )
+    .expect("write");
+    std::fs::write(src.join("b.rs"), "fn quiet() { let _ = std::io::stdout().is_terminal(); }\n")
+        .expect("write");
+    let printing = printing_files(&src);
+    assert_eq!(printing.keys().collect::<Vec<_>>(), vec![Path::new("a.rs")]);
+    assert_eq!(printing[Path::new("a.rs")], vec!["line 1: println!", "line 2: stderr", "line 3: stdout"]);
 }

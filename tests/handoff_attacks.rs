@@ -102,7 +102,12 @@ fn attack_1_the_problem_is_reported() {
         &json!({"version": "1.0", "status": "paused", "phase_dir": "/etc", "baton": {"continue_here": ".git/HEAD"}}),
     );
     let project = sandbox.project();
-    let output = sandbox.run(&["resume", "--json", "--cwd", project.to_str().unwrap()], b"");
+    // Only a trusted handoff's fields are shown (issue 32): the user trusts foreign ones.
+    let output = sandbox.run_with(
+        &["resume", "--json", "--cwd", project.to_str().unwrap()],
+        b"",
+        &[("BATON_RESUME_TRUST_FOREIGN", "1")],
+    );
     let value: Value = serde_json::from_slice(&output.stdout).unwrap();
     let problems = value["problems"].as_array().unwrap();
     assert!(problems.iter().any(|p| p.as_str().unwrap().contains(".git/HEAD")), "{value}");

@@ -402,7 +402,15 @@ fn status_lists_the_pending_handoff() {
         .to_string(),
     )
     .unwrap();
+    // Written by hand, not by baton here: its place alone (issue 32).
     let json = status_json(&sandbox, &[]);
+    let handoff = &json["handoffs"][0];
+    assert_eq!(handoff["trusted"], false, "{json}");
+    assert_eq!(handoff["status"], Value::Null, "{json}");
+    assert_eq!(handoff["next_action"], Value::Null, "{json}");
+    // Trusted (the user trusts every handoff here), its fields are read.
+    let output = sandbox.run_with(&["status", "--json"], b"", &[("BATON_RESUME_TRUST_FOREIGN", "1")]);
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
     let handoff = &json["handoffs"][0];
     assert_eq!(handoff["status"], "paused", "{json}");
     assert_eq!(handoff["this_session"], true, "{json}");

@@ -118,7 +118,8 @@ fn control_characters_in_the_payload_are_not_printed() {
     let mut payload = fixture_json("statusline.json");
     payload["model"]["display_name"] = json!("Opus\x1b[2J\x07 4.5");
     let line = render(&sandbox, payload.to_string().as_bytes(), &[("NO_COLOR", "1")]);
-    assert!(line.starts_with("Opus[2J 4.5 │"), "{line:?}");
+    // Shown, not acted on (issue 32): each control character in its visible form.
+    assert!(line.starts_with("Opus\\u001b[2J\\u0007 4.5 │"), "{line:?}");
 }
 
 /// A render of the figure the bridge already holds (the same second) leaves the file as

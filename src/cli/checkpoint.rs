@@ -8,6 +8,7 @@ use clap::Subcommand;
 use super::{ExitStatus, folder, print_json};
 use crate::checkpoint_github::{self as github, Fault, PullOptions, PushOptions};
 use crate::config::Config;
+use crate::util::text::outside;
 
 #[derive(Subcommand)]
 pub(super) enum CheckpointAction {
@@ -101,14 +102,14 @@ pub(super) fn run(action: CheckpointAction) -> ExitStatus {
     match action {
         CheckpointAction::List { cwd, json } => {
             let Some(cwd) = folder(cwd) else {
-                eprintln!("baton checkpoint list: no current folder; pass --cwd");
+                errln!("baton checkpoint list: no current folder; pass --cwd");
                 return ExitStatus::Usage;
             };
             list(&cwd, json)
         }
         CheckpointAction::Prune { older_than, cwd } => {
             let Some(cwd) = folder(cwd) else {
-                eprintln!("baton checkpoint prune: no current folder; pass --cwd");
+                errln!("baton checkpoint prune: no current folder; pass --cwd");
                 return ExitStatus::Usage;
             };
             prune(&cwd, older_than)
@@ -116,7 +117,7 @@ pub(super) fn run(action: CheckpointAction) -> ExitStatus {
         CheckpointAction::Push { issue, repo, kind, force, cwd, auto } => {
             let Some(cwd) = folder(cwd) else {
                 if !auto {
-                    eprintln!("baton checkpoint push: no current folder; pass --cwd");
+                    errln!("baton checkpoint push: no current folder; pass --cwd");
                 }
                 return ExitStatus::Usage;
             };
@@ -125,13 +126,13 @@ pub(super) fn run(action: CheckpointAction) -> ExitStatus {
             match github::push(&options, &config) {
                 Ok(pushed) => {
                     if !auto {
-                        print!("{}", github::push_receipt(&pushed));
+                        out!("{}", github::push_receipt(&pushed));
                     }
                     ExitStatus::Success
                 }
                 Err(failure) => {
                     if !auto {
-                        eprintln!("baton checkpoint push: {}", failure.message);
+                        errln!("baton checkpoint push: {}", failure.message);
                     }
                     status(failure.fault)
                 }
@@ -139,7 +140,7 @@ pub(super) fn run(action: CheckpointAction) -> ExitStatus {
         }
         CheckpointAction::Pull { issue, repo, write, cwd, json } => {
             let Some(cwd) = folder(cwd) else {
-                eprintln!("baton checkpoint pull: no current folder; pass --cwd");
+                errln!("baton checkpoint pull: no current folder; pass --cwd");
                 return ExitStatus::Usage;
             };
             let config = Config::load(Some(&cwd));
@@ -149,12 +150,12 @@ pub(super) fn run(action: CheckpointAction) -> ExitStatus {
                     if json {
                         print_json(&github::pull_json(&pulled));
                     } else {
-                        print!("{}", github::pull_receipt(&pulled));
+                        out!("{}", github::pull_receipt(&pulled));
                     }
                     ExitStatus::Success
                 }
                 Err(failure) => {
-                    eprintln!("baton checkpoint pull: {}", failure.message);
+                    errln!("baton checkpoint pull: {}", failure.message);
                     status(failure.fault)
                 }
             }
@@ -166,7 +167,7 @@ fn list(cwd: &std::path::Path, json: bool) -> ExitStatus {
     let refs = match crate::gitx::refs::list(cwd) {
         Ok(refs) => refs,
         Err(e) => {
-            eprintln!("baton checkpoint list: {e}");
+            errln!("baton checkpoint list: {e}");
             return ExitStatus::Failure;
         }
     };
@@ -181,16 +182,22 @@ fn list(cwd: &std::path::Path, json: bool) -> ExitStatus {
             .collect();
         print_json(&serde_json::json!({"version": 1, "refs": items}));
     } else if refs.is_empty() {
-        println!("no baton refs (refs/baton/…) in this repository");
+        outln!("no baton refs (refs/baton/…) in this repository");
     } else {
         for r in &refs {
             let when = chrono::DateTime::from_timestamp(r.time, 0)
                 .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
                 .unwrap_or_default();
-            println!("{}  {}  {when}  {}", r.name, &r.commit[..r.commit.len().min(7)], r.summary);
+            // The commit's subject is git's text: whatever the repository holds.
+            outln!(
+                "{}  {}  {when}  {}",
+                outside(&r.name),
+                &r.commit[..r.commit.len().min(7)],
+                outside(&r.summary)
+            );
         }
         let noun = if refs.len() == 1 { "ref" } else { "refs" };
-        println!("\n{} {noun}; `baton checkpoint prune --older-than 7d` removes old ones.", refs.len());
+        outln!("\n{} {noun}; `baton checkpoint prune --older-than 7d` removes old ones.", refs.len());
     }
     ExitStatus::Success
 }
@@ -206,18 +213,18 @@ fn prune(cwd: &std::path::Path, older_than: Option<std::time::Duration>) -> Exit
     match crate::gitx::refs::prune(cwd, older_than, &keep, crate::metrics::now_unix()) {
         Ok(pruned) => {
             for r in &pruned.removed {
-                println!("deleted {} (was {})", r.name, &r.commit[..r.commit.len().min(7)]);
+                outln!("deleted {} (was {})", outside(&r.name), &r.commit[..r.commit.len().min(7)]);
             }
             for r in &pruned.kept {
-                println!("kept {}: the pending handoff's checkpoint", r.name);
+                outln!("kept {}: the pending handoff's checkpoint", outside(&r.name));
             }
             if pruned.removed.is_empty() {
-                println!("nothing to prune");
+                outln!("nothing to prune");
             }
             ExitStatus::Success
         }
         Err(e) => {
-            eprintln!("baton checkpoint prune: {e}");
+            errln!("baton checkpoint prune: {e}");
             ExitStatus::Failure
         }
     }

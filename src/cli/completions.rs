@@ -1,7 +1,6 @@
 //! `baton completions SHELL` and `baton man [--dir DIR]`: generated from the command
 //! tree itself, so they never disagree with it.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory};
@@ -34,11 +33,11 @@ pub(super) fn man(args: &ManArgs) -> ExitStatus {
     };
     match std::fs::create_dir_all(dir).and_then(|()| clap_mangen::generate_to(man_command(), dir)) {
         Ok(()) => {
-            println!("man pages written to {}", dir.display());
+            outln!("man pages written to {}", dir.display());
             ExitStatus::Success
         }
         Err(e) => {
-            eprintln!("baton man: cannot write into {}: {e}", dir.display());
+            errln!("baton man: cannot write into {}: {e}", dir.display());
             ExitStatus::Failure
         }
     }
@@ -53,15 +52,11 @@ fn man_command() -> clap::Command {
 /// the person sees, not a panic.
 fn print_generated(write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) -> ExitStatus {
     let mut text = Vec::new();
-    let written = write(&mut text).and_then(|()| {
-        let mut out = std::io::stdout().lock();
-        out.write_all(&text)?;
-        out.flush()
-    });
+    let written = write(&mut text).and_then(|()| super::screen::own_bytes(&text));
     match written {
         Ok(()) => ExitStatus::Success,
         Err(e) => {
-            eprintln!("baton: cannot write the output: {e}");
+            errln!("baton: cannot write the output: {e}");
             ExitStatus::Failure
         }
     }

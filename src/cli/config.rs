@@ -8,6 +8,7 @@ use clap::Args;
 use super::{ExitStatus, folder, print_json};
 use crate::config::{self, Config};
 use crate::metrics::windows;
+use crate::util::text::outside_path;
 
 #[derive(Args)]
 pub(super) struct ConfigArgs {
@@ -33,15 +34,15 @@ pub(super) fn run(args: ConfigArgs) -> ExitStatus {
         value["unread"] = unread.iter().map(|p| p.display().to_string()).collect();
         print_json(&value);
     } else {
-        print!("{}", config::describe_config(&config));
+        out!("{}", config::describe_config(&config));
         for path in &unread {
-            println!(
+            outln!(
                 "\nnot read: {} (baton reads JSON only: {})",
-                path.display(),
-                path.with_extension("json").display()
+                outside_path(path),
+                outside_path(&path.with_extension("json"))
             );
         }
-        print!("\n{}", windows::describe_known(&known, default_window));
+        out!("\n{}", windows::describe_known(&known, default_window));
     }
     if config.errors.is_empty() { ExitStatus::Success } else { ExitStatus::Failure }
 }

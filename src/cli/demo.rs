@@ -3,10 +3,10 @@
 use super::ExitStatus;
 
 pub(super) fn run() -> ExitStatus {
-    match crate::demo::run(&mut std::io::stdout()) {
+    match crate::demo::run(&mut super::screen::Screen::stdout()) {
         Ok(()) => ExitStatus::Success,
         Err(e) => {
-            eprintln!("baton demo: {e}");
+            errln!("baton demo: {e}");
             ExitStatus::Failure
         }
     }

@@ -59,5 +59,9 @@ pub(super) fn run(args: &DoctorArgs) -> ExitStatus {
         })
         .collect();
     let options = doctor::Options { json: args.json, hosts };
-    if doctor::run(&options, &mut std::io::stdout()) { ExitStatus::Success } else { ExitStatus::Failure }
+    if doctor::run(&options, &mut super::screen::Screen::stdout()) {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Failure
+    }
 }

@@ -148,7 +148,12 @@ fn options(target: &TargetArgs) -> Options {
 }
 
 fn run(mode: Mode, options: &Options) -> ExitStatus {
-    match install::run(mode, options, &mut std::io::stdout(), &mut std::io::stderr()) {
+    match install::run(
+        mode,
+        options,
+        &mut super::screen::Screen::stdout(),
+        &mut super::screen::Screen::stderr(),
+    ) {
         Ended::Done => ExitStatus::Success,
         Ended::Failed => ExitStatus::Failure,
         Ended::Usage => ExitStatus::Usage,

@@ -3,7 +3,32 @@
 //! options, calls the service, prints what it returns and maps the outcome to an
 //! [`ExitStatus`]. The hook and the statusline always exit 0 (a non-zero exit makes the
 //! host show "hook error" or blank the line); the person-facing commands exit non-zero
-//! when something is wrong.
+//! when something is wrong. Every byte a command prints goes out through [`screen`], the
+//! one way out to the terminal: the macros below and [`screen::Screen`].
+
+/// `print!` through [`screen::out`]: escaped for the terminal.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::screen::out(&format!($($arg)*)) };
+}
+
+/// `println!` through [`screen::out`].
+macro_rules! outln {
+    () => { $crate::cli::screen::out("\n") };
+    ($($arg:tt)*) => {{
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        $crate::cli::screen::out(&line)
+    }};
+}
+
+/// `eprintln!` through [`screen::err`].
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        let mut line = format!($($arg)*);
+        line.push('\n');
+        $crate::cli::screen::err(&line)
+    }};
+}
 
 mod checkpoint;
 mod completions;
@@ -16,11 +41,11 @@ mod pause;
 mod report;
 mod resume;
 mod run;
+mod screen;
 mod status;
 mod statusline;
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::panic;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -242,22 +267,22 @@ fn stdin_is_a_terminal(mode: &str, expects: &str) -> bool {
     if !std::io::stdin().is_terminal() {
         return false;
     }
-    eprintln!(
+    errln!(
         "baton {mode} reads {expects} on stdin; the host runs it for you (`baton install` sets that up). To see what it does, run `baton demo`."
     );
     true
 }
 
-/// Prints `text` as it is; a closed stdout is not an error a host should see.
+/// Prints `text` in one piece, escaped for the terminal; a closed stdout is not an error
+/// a host should see.
 fn print_out(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    screen::out(text);
 }
 
-/// Pretty JSON on stdout, one object.
+/// Pretty JSON on stdout, one object (DEL and C1 characters in its strings in JSON's own
+/// escaped form, which reads back the same).
 fn print_json(value: &impl serde::Serialize) {
-    println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
+    outln!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
 }
 
 /// `--cwd`, else the current folder.

@@ -36,7 +36,7 @@ pub(super) struct PauseArgs {
 
 pub(super) fn run(args: PauseArgs) -> ExitStatus {
     let Some(cwd) = folder(args.cwd) else {
-        eprintln!("baton pause: no current folder; pass --cwd");
+        errln!("baton pause: no current folder; pass --cwd");
         return ExitStatus::Usage;
     };
     let config = Config::load(Some(&cwd));
@@ -67,12 +67,12 @@ pub(super) fn run(args: PauseArgs) -> ExitStatus {
             if args.json {
                 print_json(&pause::confirmation_json(&paused));
             } else {
-                print!("{}", pause::confirmation(&paused));
+                out!("{}", pause::confirmation(&paused));
             }
             ExitStatus::Success
         }
         Err(why) => {
-            eprintln!("baton pause: {why}");
+            errln!("baton pause: {why}");
             ExitStatus::Failure
         }
     }

@@ -36,7 +36,7 @@ pub(super) fn run(args: ReportArgs) -> ExitStatus {
         (None, Some(id), _) => Lookup::Session(id.clone()),
         (None, None, Some(dir)) => Lookup::Newest(dir.clone()),
         (None, None, None) => {
-            eprintln!("baton report: no current folder; pass --cwd, --session or --transcript");
+            errln!("baton report: no current folder; pass --cwd, --session or --transcript");
             return ExitStatus::Usage;
         }
     };
@@ -44,7 +44,7 @@ pub(super) fn run(args: ReportArgs) -> ExitStatus {
     let report = match report::generate(&request) {
         Ok(report) => report,
         Err(e) => {
-            eprintln!("baton report: {e}");
+            errln!("baton report: {e}");
             return match e {
                 ReportError::Usage(_) => ExitStatus::Usage,
                 ReportError::Failed(_) => ExitStatus::Failure,
@@ -56,9 +56,9 @@ pub(super) fn run(args: ReportArgs) -> ExitStatus {
     } else {
         let colour = std::io::stdout().is_terminal() && statusline::colour_wanted();
         let columns = statusline::columns_from_env().unwrap_or(80);
-        print!("{}", report::text::render(&report, colour, columns));
+        out!("{}", report::text::render(&report, colour, columns));
         if let Some(file) = &request.svg {
-            println!("\nChart written to {}", file.display());
+            outln!("\nChart written to {}", crate::util::text::outside_path(file));
         }
     }
     ExitStatus::Success

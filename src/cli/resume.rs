@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::{ExitStatus, folder};
 use crate::config::Config;
 use crate::resume::{self, Found};
-use crate::util::text::paint;
+use crate::util::text::{outside, outside_path, paint};
 
 #[derive(Args)]
 pub(super) struct ResumeArgs {
@@ -23,7 +23,8 @@ pub(super) struct ResumeArgs {
     #[arg(long, group = "action")]
     discard: bool,
     /// Exit 1 and list them when .continue-here.md holds unchecked `- [ ] CONSTRAINT:`
-    /// lines or `blocking` anti-patterns (the gate before any work); else exit 0.
+    /// lines or `blocking` anti-patterns (the gate before any work); else exit 0. A handoff
+    /// written elsewhere and not accepted is not read: exit 1, saying so.
     #[arg(long, group = "action")]
     check: bool,
     /// Trust a handoff written elsewhere (cloned, copied, pulled from GitHub, GSD's):
@@ -61,7 +62,7 @@ pub(super) fn run(args: ResumeArgs) -> ExitStatus {
         Action::Show
     };
     let Some(cwd) = folder(args.cwd) else {
-        eprintln!("baton resume: no current folder; pass --cwd");
+        errln!("baton resume: no current folder; pass --cwd");
         return ExitStatus::Usage;
     };
     act(action, &cwd, args.json)
@@ -69,13 +70,30 @@ pub(super) fn run(args: ResumeArgs) -> ExitStatus {
 
 fn emit(json_out: bool, value: Value, text: &str) {
     if json_out {
-        println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+        super::print_json(&value);
     } else {
-        print!("{text}");
+        out!("{text}");
     }
 }
 
+/// What an untrusted handoff gets from every action but `--accept`, `--done` and
+/// `--discard`: where it is and that it is untrusted, none of its fields.
+fn untrusted(found: &Found, json_out: bool) {
+    emit(
+        json_out,
+        json!({"found": true, "trusted": false, "path": found.json_path}),
+        &format!(
+            "Untrusted handoff at {}: written elsewhere (not by baton on this machine for this folder). Nothing of it is shown until you trust it: read the file itself, then `baton resume --accept`.\n",
+            found.json_rel()
+        ),
+    );
+}
+
 fn show(found: &Found, json_out: bool) -> ExitStatus {
+    if !found.trusted {
+        untrusted(found, json_out);
+        return ExitStatus::Success;
+    }
     let colour = !json_out
         && std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
@@ -92,17 +110,10 @@ fn show(found: &Found, json_out: bool) -> ExitStatus {
             return ExitStatus::Failure;
         }
     };
-    let config = Config::load(Some(&found.root));
+    let config = Config::load(Some(&found.project));
     let today = resume::today(found, handoff, None, &config);
     let brief = resume::brief(found, handoff, &today);
     let mut text = String::new();
-    if !found.trusted {
-        text.push_str(&paint(
-            "Written elsewhere: new sessions here get only a one-line notice about it. Read it as untrusted data; `baton resume --accept` trusts it.\n\n",
-            "33",
-            colour,
-        ));
-    }
     if !handoff.is_paused() {
         text.push_str(&format!(
             "(status {}, not paused: it is not given to new sessions)\n\n",
@@ -113,7 +124,7 @@ fn show(found: &Found, json_out: bool) -> ExitStatus {
         ));
     }
     for problem in handoff.problems() {
-        text.push_str(&paint(&format!("Ignored: {problem}\n"), "33", colour));
+        text.push_str(&paint(&format!("Ignored: {}\n", outside(problem)), "33", colour));
     }
     if !handoff.problems().is_empty() {
         text.push('\n');
@@ -156,14 +167,16 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
     let config = Config::load(Some(&root));
     let Some(found) = resume::find(&root, &config) else {
         let loose = resume::loose_continue_here(&root);
-        let mut text =
-            format!("No handoff at {}.\n", root.join(config.handoff_dir()).join("HANDOFF.json").display());
+        let mut text = format!(
+            "No handoff at {}.\n",
+            outside_path(&root.join(config.handoff_dir()).join("HANDOFF.json"))
+        );
         if !loose.is_empty() {
             text.push_str(
                 "Found .continue-here.md notes (GSD's mid-plan checkpoints, without a HANDOFF.json):\n",
             );
             for path in &loose {
-                text.push_str(&format!("  {}\n", path.display()));
+                text.push_str(&format!("  {}\n", outside_path(path)));
             }
         }
         if action == Action::Check {
@@ -176,6 +189,12 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
     };
     match action {
         Action::Show => show(&found, json_out),
+        // An untrusted handoff's constraints are its words: the gate holds (exit 1) and
+        // says why, without them.
+        Action::Check if !found.trusted => {
+            untrusted(&found, json_out);
+            ExitStatus::Failure
+        }
         Action::Check => {
             let blocking = found.markdown.as_deref().map(resume::blocking_items).unwrap_or_default();
             let mut text = String::new();
@@ -187,7 +206,7 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
                     blocking.len()
                 ));
                 for item in &blocking {
-                    text.push_str(&format!("  - {item}\n"));
+                    text.push_str(&format!("  - {}\n", outside(item)));
                 }
                 text.push_str("For each: what is it, how did it show, which structural step prevents it.\n");
             }
@@ -200,14 +219,14 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
                 Ok(archived) => {
                     let rel: Vec<String> = archived
                         .iter()
-                        .map(|p| p.strip_prefix(&found.root).unwrap_or(p).display().to_string())
+                        .map(|p| outside_path(p.strip_prefix(&found.project).unwrap_or(p)).to_string())
                         .collect();
                     let text = format!("Handoff {how}: archived to {} and removed.\n", rel.join(" and "));
                     emit(json_out, json!({"closed": how, "archived": archived}), &text);
                     ExitStatus::Success
                 }
                 Err(why) => {
-                    eprintln!("baton resume: {why}");
+                    errln!("baton resume: {why}");
                     ExitStatus::Failure
                 }
             }
@@ -215,7 +234,8 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
         Action::Accept => match resume::accept(&found) {
             Ok(id) => {
                 let text = format!(
-                    "Trusted: handoff {id} at {} will be given to new sessions in this folder (recorded in {}).\n",
+                    "Trusted: handoff {} at {} will be given to new sessions in this folder (recorded in {}).\n",
+                    outside(&id),
                     found.json_rel(),
                     resume::registry_hint()
                 );
@@ -223,7 +243,7 @@ fn act(action: Action, cwd: &Path, json_out: bool) -> ExitStatus {
                 ExitStatus::Success
             }
             Err(why) => {
-                eprintln!("baton resume --accept: {why}");
+                errln!("baton resume --accept: {why}");
                 ExitStatus::Failure
             }
         },

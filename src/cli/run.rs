@@ -34,7 +34,7 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let run_id = relay::new_run_id(now, std::process::id());
     let Some(cwd) = super::folder(None) else {
-        eprintln!("baton run: no current folder");
+        errln!("baton run: no current folder");
         return ExitStatus::Usage;
     };
     let handoffs = relay::Handoffs::for_dir(&cwd);
@@ -47,7 +47,7 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
     let command = match relay::headless(&args.command) {
         Ok(command) => command,
         Err(why) => {
-            eprintln!("baton run: {why}");
+            errln!("baton run: {why}");
             return ExitStatus::Usage;
         }
     };
@@ -57,21 +57,22 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
         let handoff =
             note.and_then(|n| n.handoff.as_deref()).map(|h| format!(", handoff {h}")).unwrap_or_default();
         if end.interrupted {
-            eprintln!(
+            errln!(
                 "baton run: leg {} went on after baton's stop ({} does not end its turn on a hook's stop); ended it with Ctrl-C's signal",
                 end.leg,
                 command.host.name()
             );
         }
         match end.next {
-            NextStep::Continue => eprintln!(
+            NextStep::Continue => errln!(
                 "baton run: leg {} paused{at}{handoff}; leg {} starts in a fresh context",
                 end.leg,
                 end.leg + 1
             ),
-            NextStep::MaxLegs => eprintln!(
+            NextStep::MaxLegs => errln!(
                 "baton run: leg {} paused{at}{handoff}; --max-legs {} reached, not continuing",
-                end.leg, args.max_legs
+                end.leg,
+                args.max_legs
             ),
             NextStep::Done => {}
         }
@@ -84,7 +85,7 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
 fn finish(outcome: Result<relay::RunOutcome, relay::RelayError>, command: &[String]) -> ExitStatus {
     match outcome {
         Ok(outcome) => {
-            eprintln!("{}", relay::summary(&outcome.record, outcome.legs, outcome.end));
+            errln!("{}", relay::summary(&outcome.record, outcome.legs, outcome.end));
             if outcome.end.left_paused() {
                 let handoff = outcome
                     .record
@@ -93,7 +94,7 @@ fn finish(outcome: Result<relay::RunOutcome, relay::RelayError>, command: &[Stri
                     .map(|h| format!(" ({h})"))
                     .unwrap_or_default();
                 let host = command.first().map(String::as_str).unwrap_or("the host");
-                eprintln!(
+                errln!(
                     "baton run: the task is not done: the last leg's handoff{handoff} is pending. To go on, run `baton run` again with `continue` as the prompt (`--max-legs` for more legs), or start `{host}` here and say \"continue\": the new session is briefed from it (`baton resume` shows it)."
                 );
                 return ExitStatus::Code(PAUSED_EXIT);
@@ -101,7 +102,7 @@ fn finish(outcome: Result<relay::RunOutcome, relay::RelayError>, command: &[Stri
             ExitStatus::Code(outcome.code.clamp(0, 255) as u8)
         }
         Err(why) => {
-            eprintln!("baton run: {why}");
+            errln!("baton run: {why}");
             ExitStatus::Failure
         }
     }

@@ -25,7 +25,7 @@ pub(super) struct StatusArgs {
 
 pub(super) fn run(args: StatusArgs) -> ExitStatus {
     let Some(cwd) = folder(args.cwd) else {
-        eprintln!("baton status: no current folder; pass --cwd");
+        errln!("baton status: no current folder; pass --cwd");
         return ExitStatus::Usage;
     };
     let config = Config::load(Some(&cwd));
@@ -35,11 +35,11 @@ pub(super) fn run(args: StatusArgs) -> ExitStatus {
             ExitStatus::Success
         }
         Ok(found) => {
-            print!("{}", found.to_text());
+            out!("{}", found.to_text());
             ExitStatus::Success
         }
         Err(e) => {
-            eprintln!("baton status: {e}");
+            errln!("baton status: {e}");
             if matches!(e, StatusError::Usage(_)) { ExitStatus::Usage } else { ExitStatus::Failure }
         }
     }

@@ -69,7 +69,10 @@ pub(super) fn run(args: StatuslineArgs) -> ExitStatus {
     let host = args.host.as_deref().and_then(HostKind::from_id).unwrap_or(HostKind::Claude);
     match args.wrap {
         None => return run_host_line(host),
-        Some(old) => run_guarded(move || print_out(&statusline::wrap::run(&old, host, metrics::now_unix()))),
+        Some(old) => run_guarded(move || match statusline::wrap::run(&old, host, metrics::now_unix()) {
+            statusline::wrap::Shown::Wrapped(text) => super::screen::users_program_output(&text),
+            statusline::wrap::Shown::Own(text) => print_out(&text),
+        }),
     }
     ExitStatus::Success
 }

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use super::keys::{KEYS, KeySpec, Kind, Settings, describe, spec};
+use crate::util::text::{outside, outside_path};
 
 /// Why a config file's bytes give no layer.
 #[derive(Debug, thiserror::Error)]
@@ -35,7 +36,7 @@ impl fmt::Display for Source {
         match self {
             Source::Default => write!(f, "default"),
             Source::UserFile(p) | Source::ProjectFile(p) | Source::GsdPlanning(p) => {
-                write!(f, "{}", p.display())
+                write!(f, "{}", outside_path(p))
             }
             Source::Env(var) => write!(f, "env {var}"),
         }
@@ -155,9 +156,11 @@ fn unknown_words(kind: Kind, raw: &RawValue) -> Vec<String> {
     }
 }
 
+/// A value as a file or the environment gave it, for a message: its control characters
+/// shown (JSON leaves DEL and C1 as they are).
 fn show_raw(raw: &RawValue) -> String {
     match raw {
-        RawValue::Json(v) => v.to_string(),
+        RawValue::Json(v) => outside(&v.to_string()).to_string(),
         RawValue::Text(t) => format!("{t:?}"),
     }
 }
@@ -204,7 +207,7 @@ pub fn resolve_all(layers: &[Layer]) -> Resolved {
     for layer in layers {
         for key in layer.values.keys() {
             if spec(key).is_none() && model_window_key(key).is_none() {
-                errors.push(format!("{}: unknown key `{key}`", layer.source));
+                errors.push(format!("{}: unknown key `{}`", layer.source, outside(key)));
             }
         }
     }
@@ -223,8 +226,11 @@ pub fn resolve_all(layers: &[Layer]) -> Resolved {
                 }
                 Some(value) => {
                     for word in unknown_words(spec.kind, raw) {
-                        errors
-                            .push(format!("{source}: `{}` has an unknown name `{word}`; skipped", spec.key));
+                        errors.push(format!(
+                            "{source}: `{}` has an unknown name `{}`; skipped",
+                            spec.key,
+                            outside(&word)
+                        ));
                     }
                     chosen = Some(Entry { value, source });
                     break;
@@ -332,14 +338,16 @@ pub fn parse_gsd_planning(text: &[u8]) -> Result<BTreeMap<String, RawValue>, Fil
 }
 
 /// A value as people write it: `35`, not `35.0`; `ref`, not `"ref"`.
+/// A value for people (`baton config`, the messages): a string as it reads, its control
+/// characters shown.
 pub(super) fn show_value(value: &Value) -> String {
     match value {
-        Value::String(s) => s.clone(),
+        Value::String(s) => outside(s).to_string(),
         Value::Number(n) => match n.as_f64() {
             Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
             _ => n.to_string(),
         },
-        other => other.to_string(),
+        other => outside(&other.to_string()).to_string(),
     }
 }
 

@@ -365,7 +365,7 @@ pub fn describe_config(config: &Config) -> String {
     out.push_str("\nfiles:\n");
     for (path, exists) in &config.files {
         let state = if *exists { "read" } else { "not present" };
-        out.push_str(&format!("  {}  ({state})\n", path.display()));
+        out.push_str(&format!("  {}  ({state})\n", crate::util::text::outside_path(path)));
     }
     if config.files.is_empty() {
         out.push_str("  (none)\n");

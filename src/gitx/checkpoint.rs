@@ -10,6 +10,10 @@
 //! - [`Mode::Off`] saves nothing.
 //!
 //! libgit2 runs no git hooks, so neither mode triggers the user's `pre-commit` and friends.
+//!
+//! git's own locks (`index.lock`, a ref's `.lock`) are taken the way [`super::locks`]
+//! describes: a process killed while holding one leaves a lock the next baton run clears
+//! (or finishes), never one that breaks the user's next `git commit` for good.
 
 use super::GitError;
 use std::fs::{self, OpenOptions};
@@ -234,7 +238,7 @@ pub(super) fn run(repo: &Repo, request: &CheckpointRequest<'_>) -> Result<Checkp
 }
 
 /// The identity from the repository's (and the user's) git config, else baton's own.
-fn signature(git: &Repository) -> Result<Signature<'static>, GitError> {
+pub(super) fn signature(git: &Repository) -> Result<Signature<'static>, GitError> {
     git.signature()
         .or_else(|_| Signature::now("baton", "baton@localhost"))
         .map_err(git_err("making the commit signature"))
@@ -362,10 +366,7 @@ fn ref_checkpoint(
         let id = git
             .commit(None, &signature, &signature, &text, &tree, &parents)
             .map_err(git_err("writing the checkpoint commit"))?;
-        let moved = match &previous {
-            Some(previous) => git.reference_matching(wip_ref, id, true, previous.id(), "baton: checkpoint"),
-            None => git.reference(wip_ref, id, false, "baton: checkpoint"),
-        };
+        let moved = move_ref(git, wip_ref, id, previous.as_ref().map(Commit::id), &signature);
         match moved {
             Ok(_) => {
                 result.set_commit(id, parent.map(Commit::id));
@@ -543,28 +544,49 @@ fn remove_entry(index: &mut Index, path: &[u8], result: &mut Checkpoint) {
     }
 }
 
-/// An `index.lock` baton created, removed when dropped (git's own locking protocol: the
-/// lock's existence is the lock).
-struct LockFile {
-    path: PathBuf,
+/// Moves `name` to `new` if it is still at `expected` (`None`: it must not exist), under
+/// its lock ([`super::locks::RefLock`]); where the file system has no hard links, through
+/// libgit2's own compare-and-swap. `Err` with code `Modified` when it moved meanwhile,
+/// `Locked` when another process holds it.
+fn move_ref(
+    git: &Repository,
+    name: &str,
+    new: Oid,
+    expected: Option<Oid>,
+    who: &Signature<'_>,
+) -> Result<(), git2::Error> {
+    let locked = |why: String| git2::Error::new(ErrorCode::Locked, git2::ErrorClass::Reference, why);
+    let lock = match super::locks::RefLock::take(git, name, new) {
+        Ok(lock) => lock,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            return Err(locked(format!("{name} is locked")));
+        }
+        Err(_) => {
+            return match expected {
+                Some(old) => git.reference_matching(name, new, true, old, "baton: checkpoint").map(|_| ()),
+                None => git.reference(name, new, false, "baton: checkpoint").map(|_| ()),
+            };
+        }
+    };
+    if lock.current(git)? != expected {
+        return Err(git2::Error::new(
+            ErrorCode::Modified,
+            git2::ErrorClass::Reference,
+            format!("{name} moved"),
+        ));
+    }
+    lock.commit(git, expected, who, "baton: checkpoint").map_err(|e| locked(e.to_string()))
 }
 
-impl LockFile {
-    fn create(path: &Path) -> io::Result<LockFile> {
-        OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o666)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)?;
-        Ok(LockFile { path: path.to_path_buf() })
+/// Test builds only: ends the process at once, as `kill -9` would, at the named step of a
+/// checkpoint (`BATON_DEBUG_KILL_AT`), so the tests can stop a pause exactly there.
+fn killed_at(step: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var("BATON_DEBUG_KILL_AT").is_ok_and(|at| at == step) {
+        // SAFETY: raising a signal has no memory preconditions; SIGKILL ends the process.
+        unsafe { libc::raise(libc::SIGKILL) };
     }
-}
-
-impl Drop for LockFile {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
-    }
+    let _ = step;
 }
 
 /// A scratch copy of the index, removed when dropped unless it was renamed into place.
@@ -584,10 +606,12 @@ impl Drop for Scratch {
 /// The WIP commit on the branch. `Err` is the reason it could not be made (nothing has
 /// changed then); the caller falls back to a Ref checkpoint.
 ///
-/// The index is read into a scratch copy and updated there; the real `index.lock` is
-/// held only for the final check and rename, and SIGINT/SIGTERM/SIGHUP are deferred
-/// until the lock and the scratch copy are gone, so an interrupted `baton pause` never
-/// leaves `.git/index.lock` behind.
+/// The index is read into a scratch copy and updated there, the commit written; only then
+/// are git's locks taken (the index's, the branch's: links to scratch files holding the
+/// new index and the new commit, see [`super::locks`]) for the final check and the two
+/// renames, the index first. SIGINT/SIGTERM/SIGHUP are deferred until the locks and the
+/// scratch copy are gone; a `kill -9` in between leaves locks the next baton run
+/// recognises and clears or finishes. The user's staged changes stay staged throughout.
 fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result<Checkpoint, GitError> {
     // Declared first, so dropped last: after the lock and the scratch index are removed.
     let _signals = super::signals::DeferSignals::new();
@@ -613,9 +637,8 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
     }
     let git_dir = git.path();
     let index_path = git_dir.join("index");
-    let lock_path = git_dir.join("index.lock");
     let locked = "the index is locked (index.lock exists): another git command is running, or one crashed";
-    if fs::symlink_metadata(&lock_path).is_ok() {
+    if fs::symlink_metadata(git_dir.join("index.lock")).is_ok() {
         return Err(locked.to_string().into());
     }
     let head_commit = git.find_commit(tip).map_err(git_err("reading HEAD's commit"))?;
@@ -638,8 +661,7 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
     };
     // libgit2 writes an index through `<path>.lock`, which is the lock baton holds, so the
     // new index is written as a scratch copy and renamed over the real one.
-    let scratch =
-        Scratch { path: git_dir.join(format!("baton-index.{}.{}", std::process::id(), fsx::random_hex(6))) };
+    let scratch = Scratch { path: super::locks::index_scratch(git_dir) };
     let bytes = fsx::read_limited(&index_path, 1 << 32).map_err(|e| format!("cannot read the index: {e}"))?;
     write_new(&scratch.path, &bytes, index_meta.permissions().mode() & 0o777)
         .map_err(|e| format!("cannot copy the index: {e}"))?;
@@ -669,29 +691,45 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
     }
     real.write().map_err(git_err("writing the index"))?;
 
-    // The real lock, only for the final step. A concurrent `git add` since the index was
+    // The real locks, only for the final step. A concurrent `git add` since the index was
     // read, or a checkout, would be lost or mismatched: then nothing is replaced.
-    let _lock = match LockFile::create(&lock_path) {
+    let index_lock = match super::locks::IndexLock::take(git_dir, &scratch.path) {
         Ok(lock) => lock,
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Err(locked.to_string().into()),
         Err(e) => return Err(format!("cannot lock the index: {e}").into()),
     };
+    killed_at("index-locked");
+    let branch_lock = match super::locks::RefLock::take(git, &branch_ref, commit_id) {
+        Ok(lock) => lock,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            return Err(format!("the branch {branch} is locked ({branch_ref}.lock exists)").into());
+        }
+        Err(e) => return Err(format!("cannot lock the branch {branch}: {e}").into()),
+    };
+    killed_at("branch-locked");
     let now = head_info(git)?;
-    if now.branch_ref.as_deref() != Some(branch_ref.as_str()) || now.commit != Some(tip) {
+    let branch_now = branch_lock.current(git).map_err(git_err("reading the branch"))?;
+    if now.branch_ref.as_deref() != Some(branch_ref.as_str()) || branch_now != Some(tip) {
         return Err("HEAD moved while the checkpoint was being prepared".to_string().into());
     }
     match fsx::read_limited(&index_path, 1 << 32) {
         Ok(again) if again == bytes => {}
         _ => return Err("the index changed while the checkpoint was being prepared".to_string().into()),
     }
+    // The index first: from here the commit is decided (a process killed before the branch
+    // moves leaves its lock holding the commit, and the next run moves it).
+    index_lock.commit().map_err(|e| format!("cannot replace the index: {e}"))?;
+    killed_at("index-replaced");
     let subject = text.lines().next().unwrap_or_default();
-    git.reference_matching(&branch_ref, commit_id, true, tip, &format!("commit: {subject}"))
-        .map_err(|e| format!("the branch {branch} could not be moved ({})", e.message()))?;
-    if let Err(e) = fs::rename(&scratch.path, &index_path) {
-        // Put the branch back so HEAD and the old index agree again.
-        let _ = git.reference_matching(&branch_ref, tip, true, commit_id, "baton: undo checkpoint");
-        return Err(format!("cannot replace the index: {e}").into());
+    if let Err(e) = branch_lock.commit(git, Some(tip), &signature, &format!("commit: {subject}")) {
+        // Put the old index back so HEAD and the index agree again.
+        let restored = Scratch { path: super::locks::index_scratch(git_dir) };
+        let _ = write_new(&restored.path, &bytes, index_meta.permissions().mode() & 0o777)
+            .and_then(|()| super::locks::IndexLock::take(git_dir, &restored.path))
+            .and_then(super::locks::IndexLock::commit);
+        return Err(format!("the branch {branch} could not be moved ({e})").into());
     }
+    killed_at("branch-moved");
 
     let mut result = Checkpoint::new(Mode::Branch, Mode::Branch);
     result.set_commit(commit_id, Some(tip));

@@ -29,6 +29,7 @@
 
 pub mod checkpoint;
 pub mod facts;
+mod locks;
 pub mod quick;
 pub mod refs;
 pub mod signals;
@@ -104,6 +105,12 @@ impl Repo {
     /// Saves a checkpoint; see [`checkpoint`](mod@checkpoint) for the modes.
     pub fn checkpoint(&self, request: &CheckpointRequest<'_>) -> Result<Checkpoint, GitError> {
         checkpoint::run(self, request)
+    }
+
+    /// Clears (or finishes) what a baton process killed while holding git's locks left
+    /// behind, and never a lock anyone else holds ([`locks`]). What was done, in words.
+    pub fn recover_locks(&self) -> Vec<String> {
+        locks::recover(&self.git)
     }
 }
 

@@ -5,6 +5,11 @@
 //! compaction (`pre-compact`), and by `baton pause` (`manual`, a `wip:` commit on the
 //! branch). Every source of facts is optional: what is missing is recorded in the
 //! handoff, never fatal.
+//!
+//! The files go where no one else can reach them: when another local user could read,
+//! swap or plant them in the project ([`crate::fsx::write_exposure`]: a world-writable or
+//! shared folder, or one of another user's), they go to baton's private folder instead
+//! ([`store::private_root`], per project and session) and the outcome says where and why.
 
 pub mod audit;
 pub mod doc;
@@ -46,7 +51,12 @@ pub struct Request {
 /// What was written.
 #[derive(Debug, Clone)]
 pub struct Outcome {
+    /// The project.
     pub root: PathBuf,
+    /// Where the files went: the project, or baton's private folder for it.
+    pub files_root: PathBuf,
+    /// Why the files are in baton's private folder rather than the project.
+    pub private: Option<String>,
     pub json_path: PathBuf,
     pub markdown_path: PathBuf,
     pub summary: Summary,
@@ -64,6 +74,8 @@ pub struct Outcome {
     /// This handoff went to the session's pending folder, since HANDOFF.json holds
     /// another session's pending one.
     pub pending: bool,
+    /// What a baton process killed while holding git's locks had left, cleared first.
+    pub recovered: Vec<String>,
 }
 
 fn since(facts: &Sourced<transcript::SessionFacts>) -> Option<DateTime<Utc>> {
@@ -101,9 +113,19 @@ pub enum WriteError {
     Files(#[from] store::StoreError),
 }
 
+/// Why the handoff cannot go into the project folder (another user could read, swap or
+/// plant it there), when it cannot: the folders it would be written in and created under.
+fn exposure(root: &Path, dir: &Path, session_id: &str, continue_here: &Path) -> Option<String> {
+    let pending = store::pending_dir(dir, session_id);
+    let markdown_folder = continue_here.parent().unwrap_or(dir);
+    crate::fsx::write_exposure(root, &[pending.as_path(), markdown_folder])
+}
+
 /// Gathers, writes and checkpoints a handoff.
 pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     let repo = Repo::discover(&request.cwd).unwrap_or(None);
+    // A killed pause's locks would hold this checkpoint (and the user's commits) up.
+    let recovered = repo.as_ref().map(Repo::recover_locks).unwrap_or_default();
     // The nearest GSD project between the event's folder and the top of the work tree.
     let root = repo
         .as_ref()
@@ -151,21 +173,31 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     if request.dir != Path::new(".planning") {
         planning.continue_here = request.dir.join(".continue-here.md");
     }
+    // Where the files go: the project, or this session's private folder standing in for
+    // it (the same layout below it) when another user could reach them there.
+    let private = exposure(&root, &request.dir, &request.session_id, &planning.continue_here);
+    let files_root = match &private {
+        None => root.clone(),
+        Some(_) => {
+            planning.continue_here = request.dir.join(doc::CONTINUE_HERE);
+            store::private_root(&root, &request.session_id)?
+        }
+    };
 
     // Where this session's handoff goes: GSD's HANDOFF.json, or this session's pending
     // folder while another session's pending handoff is there (never buried).
-    let main = store::read_existing(&root, &request.dir, &planning.continue_here);
+    let main = store::read_existing(&files_root, &request.dir, &planning.continue_here);
     let main_doc = main.doc.clone();
     let pending = store::pending_dir(&request.dir, &request.session_id);
     let pending_md = pending.join(doc::CONTINUE_HERE);
-    let own_pending = store::read_existing(&root, &pending, &pending_md);
+    let own_pending = store::read_existing(&files_root, &pending, &pending_md);
     let takes_main = request.trigger != Trigger::PreCompact;
     let mut displaced = None;
     let placement = store::placement(&main, &own_pending, &request.session_id, takes_main);
     let (dir, existing, disposition) = match placement {
         store::Placement::Main(disposition) => (request.dir.clone(), main, disposition),
         store::Placement::DisplaceThenMain => {
-            displaced = Some(store::displace(&root, &request.dir, &main)?);
+            displaced = Some(store::displace(&files_root, &request.dir, &main)?);
             (request.dir.clone(), store::Existing::default(), store::Disposition::Fresh)
         }
         store::Placement::OwnPending => {
@@ -179,10 +211,10 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     let mut archived = vec![];
     let previous = match disposition {
         store::Disposition::Refresh => Some(existing.clone()),
-        store::Disposition::Fresh => store::newest_archived(&root, &dir, &request.session_id),
+        store::Disposition::Fresh => store::newest_archived(&files_root, &dir, &request.session_id),
         store::Disposition::Archive => {
-            archived = store::archive(&root, &dir, &existing, request.now)?;
-            store::newest_archived(&root, &dir, &request.session_id)
+            archived = store::archive(&files_root, &dir, &existing, request.now)?;
+            store::newest_archived(&files_root, &dir, &request.session_id)
         }
     };
     let previous_doc = previous.as_ref().and_then(|p| p.doc.clone());
@@ -192,7 +224,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
             "the existing HANDOFF.json has a newer version: archived aside as it was{}",
             archived
                 .first()
-                .map(|p| format!(" ({})", relative_slash(p.strip_prefix(&root).unwrap_or(p))))
+                .map(|p| format!(" ({})", relative_slash(p.strip_prefix(&files_root).unwrap_or(p))))
                 .unwrap_or_default()
         ));
     }
@@ -204,7 +236,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     let id = previous_doc
         .as_ref()
         .and_then(|d| d.baton().id())
-        .filter(|id| crate::fsx::valid_session_id(id) && store::is_registered(&root, id))
+        .filter(|id| crate::fsx::valid_session_id(id) && store::is_registered(&files_root, id))
         .map(str::to_string)
         .unwrap_or_else(|| crate::fsx::random_hex(12));
 
@@ -222,9 +254,11 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         main_dir: request.dir.clone(),
         project_rel: project_rel.clone(),
     };
+    // A handoff kept out of the project is not put into its git either.
+    let checkpoint_mode = if private.is_some() { Mode::Off } else { request.checkpoint };
     let planned = repo
         .as_ref()
-        .filter(|_| request.checkpoint != Mode::Off)
+        .filter(|_| checkpoint_mode != Mode::Off)
         .map(|_| planned_checkpoint(request.checkpoint, &request.session_id));
     let mut handoff = model::build(&snapshot, previous_doc.as_ref(), &carried, planned.as_ref(), &root);
     // The GitHub issue the task is checkpointed to outlives any one handoff.
@@ -238,18 +272,21 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     if let (Some(prev), store::Disposition::Refresh) = (&previous, disposition) {
         if let Some(old) = prev.markdown_path.as_ref().filter(|_| prev.owned) {
             if old != &handoff.continue_here {
-                let _ = std::fs::remove_file(root.join(old));
+                let _ = std::fs::remove_file(files_root.join(old));
             }
         }
     }
     let (json_path, markdown_path) =
-        store::write_files(&root, &dir, &handoff.json, &handoff.continue_here, &handoff.markdown)?;
-    if let Some(repo) = &repo {
+        store::write_files(&files_root, &dir, &handoff.json, &handoff.continue_here, &handoff.markdown)?;
+    if let (Some(repo), None) = (&repo, &private) {
         quiet::exclude_untracked_planning(repo, &project_rel, &request.dir);
     }
-    let _ = store::register(&root, &id, &request.session_id, request.now);
+    let _ = store::register(&files_root, &id, &request.session_id, request.now);
 
-    let (checkpoint, checkpoint_note) = match (&repo, request.checkpoint) {
+    let (checkpoint, checkpoint_note) = match (&repo, checkpoint_mode) {
+        (Some(_), Mode::Off) if private.is_some() && request.checkpoint != Mode::Off => {
+            (None, Some("no checkpoint: the handoff is kept out of the project and its git".to_string()))
+        }
         (_, Mode::Off) => (None, None),
         (None, _) => (None, Some("not a git repository: only the files were written".to_string())),
         (Some(repo), mode) => {
@@ -291,6 +328,8 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     }
     Ok(Outcome {
         root,
+        files_root,
+        private,
         json_path,
         markdown_path,
         summary: handoff.summary,
@@ -300,6 +339,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         problems,
         displaced,
         pending: placement == store::Placement::OwnPending,
+        recovered,
     })
 }
 

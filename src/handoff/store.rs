@@ -140,7 +140,8 @@ pub fn read_existing(root: &Path, dir: &Path, detected_md: &Path) -> Existing {
     Existing { raw, doc, markdown_path, markdown, owned }
 }
 
-fn archive_dir(root: &Path, dir: &Path) -> PathBuf {
+/// The archive folder of the handoffs in `<root>/<dir>`: `<main dir>/handoffs`.
+pub fn archive_dir(root: &Path, dir: &Path) -> PathBuf {
     root.join(main_dir_of(dir)).join("handoffs")
 }
 
@@ -333,7 +334,17 @@ pub fn archive(
     existing: &Existing,
     now: DateTime<Utc>,
 ) -> Result<Vec<PathBuf>, StoreError> {
-    let folder = archive_dir(root, dir);
+    archive_in(&archive_dir(root, dir), root, existing, now)
+}
+
+/// [`archive`] into `folder` (the existing handoff's files are under `root`).
+pub fn archive_in(
+    folder: &Path,
+    root: &Path,
+    existing: &Existing,
+    now: DateTime<Utc>,
+) -> Result<Vec<PathBuf>, StoreError> {
+    let folder = folder.to_path_buf();
     create_dir(&folder, false)?;
     let session = existing
         .session()
@@ -427,6 +438,35 @@ pub fn write_files(
 /// Writes HANDOFF.json alone (also after a checkpoint, to record its commit).
 pub fn rewrite_json(path: &Path, json: &HandoffDoc) -> Result<(), StoreError> {
     Ok(doc::write(path, json)?)
+}
+
+/// baton's private folder for the handoffs of the project at `root` that could not be
+/// written in the project (another user could read, swap or plant them there):
+/// `<state dir>/handoffs/<hash of the project's real path>`. `None` without a home.
+pub fn private_dir(root: &Path) -> Option<PathBuf> {
+    let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let hash = crate::util::hash::fnv1a(real.as_os_str().as_encoded_bytes());
+    Some(places::state_dir()?.join("handoffs").join(format!("{hash:016x}")))
+}
+
+/// Session `session_id`'s folder in [`private_dir`]: it stands in for the project folder
+/// (its handoff at `<dir>/HANDOFF.json` below it), made private (0700) on the way.
+pub fn private_root(root: &Path, session_id: &str) -> Result<PathBuf, StoreError> {
+    let folder = private_dir(root).ok_or(StoreError::NoStateDir)?.join(safe_name(session_id));
+    create_dir(&folder, true)?;
+    Ok(folder)
+}
+
+/// The session folders of [`private_dir`] (each one stands in for the project folder).
+pub fn private_roots(root: &Path) -> Vec<PathBuf> {
+    let Some(dir) = private_dir(root) else { return vec![] };
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
 }
 
 /// The registry's format version (1: `projects` → list of `{id, session_id, written}`).

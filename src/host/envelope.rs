@@ -1,6 +1,19 @@
 //! The output envelope: exactly one JSON object, nothing else on stdout.
+//!
+//! Its text goes to the model and to the user's pane: the host shows `systemMessage`,
+//! a stop's reason and (in its transcript view) the context. So every text an envelope
+//! carries has its control characters but newlines in their visible form
+//! ([`escape_controls_but_newlines`]), whatever paths, branch names or quoted notes the
+//! sentences hold.
 
 use serde::Serialize;
+
+use crate::util::text::escape_controls_but_newlines;
+
+/// `text` as an envelope carries it.
+fn shown(text: &str) -> String {
+    escape_controls_but_newlines(text).into_owned()
+}
 
 /// The only shapes baton prints from a hook: `{"hookSpecificOutput": {"hookEventName": …,
 /// "additionalContext": …}}`, with at most a `systemMessage` (one line shown to the user;
@@ -82,12 +95,13 @@ pub const MAX_CONTEXT_CHARS: usize = 9_500;
 impl Envelope {
     /// An envelope for `event` (the name the host sent) carrying `context`.
     pub fn new(event: &str, context: &str) -> Envelope {
+        let context = shown(context);
         let additional_context = if context.chars().count() > MAX_CONTEXT_CHARS {
             let mut cut: String = context.chars().take(MAX_CONTEXT_CHARS - 1).collect();
             cut.push('…');
             cut
         } else {
-            context.to_string()
+            context
         };
         Envelope::Context {
             output: HookSpecificOutput { hook_event_name: event.to_string(), additional_context },
@@ -111,7 +125,7 @@ impl Envelope {
     /// shows its reason).
     pub fn with_system_message(mut self, text: String) -> Envelope {
         if let Envelope::Context { system_message, .. } = &mut self {
-            *system_message = Some(text);
+            *system_message = Some(shown(&text));
         }
         self
     }
@@ -127,13 +141,13 @@ impl Envelope {
 
     /// Holds what the event is about (Claude Code's PreCompact: the compaction), saying why.
     pub fn block(reason: &str) -> Envelope {
-        Envelope::Block { decision: "block", reason: reason.to_string() }
+        Envelope::Block { decision: "block", reason: shown(reason) }
     }
 
     /// The host's own stop (Claude Code, Codex and Gemini CLI all honour `continue:
     /// false`): the agent's turn ends; interactive hosts show `reason` to the user.
     pub fn stop(reason: &str) -> Envelope {
-        Envelope::Stop { continue_: false, stop_reason: reason.to_string(), baton: None }
+        Envelope::Stop { continue_: false, stop_reason: shown(reason), baton: None }
     }
 
     /// The envelope asking baton's OpenCode plugin for the session's messages
@@ -152,9 +166,9 @@ impl Envelope {
             output: RefuseOutput {
                 hook_event_name: "PreToolUse",
                 permission_decision: "deny",
-                permission_decision_reason: reason.to_string(),
+                permission_decision_reason: shown(reason),
             },
-            system_message: notice,
+            system_message: notice.as_deref().map(shown),
         }
     }
 
@@ -187,6 +201,22 @@ mod tests {
             value,
             serde_json::json!({"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": "CONTEXT WARNING: x"}})
         );
+    }
+
+    #[test]
+    fn every_text_shows_control_characters_but_newlines() {
+        let planted = "a\u{1b}]52;c;eA==\u{7}\nb\u{9b}2J";
+        let shown = "a\\u001b]52;c;eA==\\u0007\nb\\u009b2J";
+        let context = Envelope::new("PostToolUse", planted).with_system_message(planted.to_string());
+        let value: serde_json::Value = serde_json::from_str(&context.to_json()).unwrap();
+        assert_eq!(value["hookSpecificOutput"]["additionalContext"], shown);
+        assert_eq!(value["systemMessage"], shown);
+        assert_eq!(
+            Envelope::stop(planted),
+            Envelope::Stop { continue_: false, stop_reason: shown.into(), baton: None }
+        );
+        assert_eq!(Envelope::block(planted).context(), shown);
+        assert_eq!(Envelope::refuse(planted, None).context(), shown);
     }
 
     #[test]

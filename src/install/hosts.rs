@@ -8,9 +8,10 @@ pub use crate::host::{EventSpec, HostKind as Host, Places, Scope};
 
 /// `path` with `$HOME` shown as `~`, for messages.
 pub fn show_path(path: &Path, home: Option<&Path>) -> String {
+    use crate::util::text::outside_path;
     match home.and_then(|h| path.strip_prefix(h).ok()) {
-        Some(rest) if !rest.as_os_str().is_empty() => format!("~/{}", rest.display()),
-        _ => path.display().to_string(),
+        Some(rest) if !rest.as_os_str().is_empty() => format!("~/{}", outside_path(rest)),
+        _ => outside_path(path).to_string(),
     }
 }
 

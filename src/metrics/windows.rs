@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::places;
+use crate::util::text::outside;
 
 /// Where a window size came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -453,10 +454,12 @@ pub fn describe_known(known: &[KnownWindow], default: u64) -> String {
     let mut out = String::from(
         "model windows (status line > remembered > host record > models.<id>.window > table > default):\n",
     );
-    let width = known.iter().map(|k| k.model.len()).max().unwrap_or(0);
-    for k in known {
+    // Model ids come from transcripts and configuration files: shown, never raw.
+    let models: Vec<String> = known.iter().map(|k| outside(&k.model).to_string()).collect();
+    let width = models.iter().map(|m| m.len()).max().unwrap_or(0);
+    for (k, model) in known.iter().zip(&models) {
         let compacts = k.compacts_at.map(|p| format!(", compacts at {p}")).unwrap_or_default();
-        out.push_str(&format!("  {:<width$}  {:>9}  {}{compacts}\n", k.model, k.tokens, k.source.describe()));
+        out.push_str(&format!("  {model:<width$}  {:>9}  {}{compacts}\n", k.tokens, k.source.describe()));
     }
     let mut table: Vec<String> =
         CLAUDE_TABLE.iter().map(|r| format!("{} {}", r.id, super::short_tokens(r.window))).collect();

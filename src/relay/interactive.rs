@@ -315,8 +315,10 @@ fn handing_over_line(leg: u32) -> String {
 }
 
 /// The bytes that show `line` on the terminal's last row, the cursor left where the host
-/// had it (pure).
+/// had it (pure). Whatever the line holds, none of its characters moves the cursor or
+/// starts a sequence of its own (every control character is shown escaped).
 pub fn status_bytes(line: &str, rows: u16) -> Vec<u8> {
+    let line = crate::util::text::escape_controls(line);
     format!("\x1b7\x1b[{rows};1H\x1b[2K\x1b[7m{line}\x1b[0m\x1b8").into_bytes()
 }
 
@@ -550,5 +552,7 @@ mod tests {
     fn the_status_line_goes_to_the_last_row_and_back() {
         let bytes = String::from_utf8(status_bytes("baton: x", 40)).unwrap();
         assert!(bytes.starts_with("\x1b7\x1b[40;1H\x1b[2K") && bytes.ends_with("\x1b8"), "{bytes:?}");
+        let planted = String::from_utf8(status_bytes("a\x1b]52;c;eA==\x07\u{9b}2J\r\n", 40)).unwrap();
+        assert!(planted.contains("a\\u001b]52;c;eA==\\u0007\\u009b2J\\u000d\\u000a"), "{planted:?}");
     }
 }

@@ -158,12 +158,14 @@ pub enum ReportError {
 
 /// Writes the report beside the handoff and returns its path.
 pub fn write(outcome: &Outcome, transcript: Option<&Path>, dir: &Path) -> Result<PathBuf, ReportError> {
-    let handoff =
-        HandoffDoc::read(&outcome.root, dir).and_then(Result::ok).ok_or(ReportError::HandoffUnreadable)?;
+    // Beside the handoff: in the project, or in baton's private folder with it.
+    let handoff = HandoffDoc::read(&outcome.files_root, dir)
+        .and_then(Result::ok)
+        .ok_or(ReportError::HandoffUnreadable)?;
     let usage = transcript.and_then(|t| transcript::session_usage(t).ok());
     let now = chrono::Utc::now();
     let text = render(&handoff, usage.as_ref(), &now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-    let folder = outcome.root.join(dir).join("reports");
+    let folder = outcome.files_root.join(dir).join("reports");
     fsx::ensure_dir(&folder, false)
         .map_err(|source| ReportError::CreateDir { path: folder.clone(), source })?;
     let plain = folder.join("SESSION_REPORT.md");

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::{PointKind, Report, UsageRow, sparkline};
 use crate::util::text::thousands;
-use crate::util::text::{cut, width};
+use crate::util::text::{cut, outside, width};
 
 /// Widest sparkline drawn, in characters.
 pub const SPARKLINE_MAX: usize = 100;
@@ -77,18 +77,20 @@ fn usage_cells(name: String, row: &UsageRow) -> Vec<String> {
 pub fn render(report: &Report, colour: bool, columns: usize) -> String {
     let p = Painter { colour };
     let mut out = String::new();
-    let session = report.session_id.as_deref().unwrap_or("(unknown session)");
+    // Every name below comes from the transcript: shown with its control characters
+    // escaped, before any width is measured.
+    let session = outside(report.session_id.as_deref().unwrap_or("(unknown session)"));
     let _ = writeln!(out, "{}", p.heading(&format!("Session {session}")));
     let mut facts: Vec<(&str, String)> = vec![(
         "transcript",
         format!(
             "{} ({} lines, {} bytes)",
-            report.transcript,
+            outside(&report.transcript),
             thousands(report.read.lines),
             thousands(report.read.bytes)
         ),
     )];
-    facts.push(("model", report.model.clone().unwrap_or_else(|| "unknown".into())));
+    facts.push(("model", outside(report.model.as_deref().unwrap_or("unknown")).to_string()));
     let context = match &report.context {
         Some(c) => {
             let code = match c.level {
@@ -138,7 +140,7 @@ pub fn render(report: &Report, colour: bool, columns: usize) -> String {
                 .collect::<Vec<_>>(),
         ];
         for model in &tokens.models {
-            rows.push(usage_cells(model.model.clone(), &model.main));
+            rows.push(usage_cells(outside(&model.model).to_string(), &model.main));
             if model.sidechain.replies > 0 {
                 rows.push(usage_cells("  subagents".into(), &model.sidechain));
             }
@@ -168,7 +170,7 @@ pub fn render(report: &Report, colour: bool, columns: usize) -> String {
     let _ = writeln!(out, "\n{}", p.heading(&format!("Compactions: {}", report.compactions.len())));
     for (i, c) in report.compactions.iter().enumerate() {
         let size = |t: Option<u64>| t.map(thousands).unwrap_or_else(|| "?".into());
-        let at = c.at.as_deref().map(|t| format!(", {t}")).unwrap_or_default();
+        let at = c.at.as_deref().map(|t| format!(", {}", outside(t))).unwrap_or_default();
         let predicted = match (c.predicted_at, c.prediction_error_pct) {
             (Some(p), Some(e)) => format!("; predicted at {} ({e:+.1} % of the window)", thousands(p)),
             _ => String::new(),
@@ -177,17 +179,17 @@ pub fn render(report: &Report, colour: bool, columns: usize) -> String {
             out,
             "  {}. {} {} → {} tokens (after turn {}{at}){predicted}",
             i + 1,
-            c.trigger.as_deref().unwrap_or("?"),
+            outside(c.trigger.as_deref().unwrap_or("?")),
             size(c.pre_tokens),
             size(c.post_tokens),
             c.after_turn
         );
     }
     for audit in &report.compaction_audits {
-        let dropped: Vec<String> = audit.dropped.iter().map(|f| format!("“{}”", f.text)).collect();
+        let dropped: Vec<String> = audit.dropped.iter().map(|f| format!("“{}”", outside(&f.text))).collect();
         let dropped =
             if dropped.is_empty() { String::new() } else { format!("; dropped {}", dropped.join(", ")) };
-        let _ = writeln!(out, "  audit {}: {}{dropped}", audit.at, audit.words());
+        let _ = writeln!(out, "  audit {}: {}{dropped}", outside(&audit.at), audit.words());
     }
 
     let series = report.series();
@@ -230,14 +232,14 @@ pub fn render(report: &Report, colour: bool, columns: usize) -> String {
     } else {
         let mut rows = vec![vec!["tokens".to_string(), "tool".to_string(), "input".to_string()]];
         for result in &report.largest_tool_results {
-            let mut tool = result.tool.clone().unwrap_or_else(|| "?".into());
+            let mut tool = outside(result.tool.as_deref().unwrap_or("?")).to_string();
             if result.sidechain {
                 tool.push_str(" (subagent)");
             }
             rows.push(vec![
                 thousands(result.estimated_tokens),
                 tool,
-                cut(result.input.as_deref().unwrap_or(""), INPUT_MAX),
+                cut(&outside(result.input.as_deref().unwrap_or("")).to_string(), INPUT_MAX),
             ]);
         }
         // Tokens right-aligned, tool and input left-aligned.

@@ -4,13 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::model::clean;
+use super::model::shown;
 use super::{Context, Segment, Style};
 use crate::fsx;
 
 pub fn segment(ctx: &Context) -> Option<Segment> {
     let name = ctx.branch()?;
-    Some(Segment::new(clean(name), Style::Branch))
+    Some(Segment::new(shown(name), Style::Branch))
 }
 
 /// A work tree and its git data.

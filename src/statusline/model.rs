@@ -4,10 +4,12 @@ use super::{Context, Segment, Style};
 
 pub fn segment(ctx: &Context) -> Option<Segment> {
     let name = ctx.input.model_name()?;
-    Some(Segment::new(clean(name), Style::Dim))
+    Some(Segment::new(shown(name), Style::Dim))
 }
 
-/// Control characters out: a payload must not be able to move the cursor.
-pub fn clean(text: &str) -> String {
-    text.chars().filter(|c| !c.is_control()).collect()
+/// Text of the payload, the repository or the transcript as a segment shows it: its
+/// control characters in their visible form (a payload must not be able to move the
+/// cursor or start a sequence of its own).
+pub fn shown(text: &str) -> String {
+    crate::util::text::escape_controls(text).into_owned()
 }

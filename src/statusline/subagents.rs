@@ -35,12 +35,14 @@ pub fn rows(input: &SubagentRowsInput, config: &Config, now: i64, colour: bool) 
 }
 
 /// One row's text: the task's own words, then its meter; on a narrow row the words give
-/// way first, then the bar.
+/// way first, then the bar. The words are the model's (a subagent's description): their
+/// control characters are shown, never sent on to the panel.
 fn content(task: &SubagentTask, limits: Limits, columns: Option<usize>, now: i64, colour: bool) -> String {
-    let words: Vec<&str> =
+    let words: Vec<String> =
         [task.agent_type.as_deref(), task.label.as_deref().or(task.description.as_deref())]
             .into_iter()
             .flatten()
+            .map(super::model::shown)
             .collect();
     let words = words.join("  ");
     let (meter, short, style) = meter_of(task, limits, now);

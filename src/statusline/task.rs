@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::layout;
-use super::model::clean;
+use super::model::shown;
 use super::{Context, Segment, Style};
 use crate::planning::{self, StateFile};
 use crate::transcript;
@@ -14,7 +14,7 @@ pub const TASK_MAX_WIDTH: usize = 48;
 
 pub fn segment(ctx: &Context) -> Option<Segment> {
     let task = ctx.task()?;
-    Some(Segment::new(layout::cut(&clean(task), TASK_MAX_WIDTH), Style::Task))
+    Some(Segment::new(layout::cut(&shown(task), TASK_MAX_WIDTH), Style::Task))
 }
 
 /// The task for a session whose transcript is `transcript` in a project at `roots`.

@@ -75,26 +75,31 @@ pub fn run_command(command: &str, payload: &[u8], timeout: Duration) -> Result<S
     finish(spawn(command, payload.to_vec(), timeout)?)
 }
 
+/// What `--wrap` prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shown {
+    /// The wrapped command's output as it wrote it (the user's own program: its colours
+    /// and links are its own), with baton's meter after it when asked.
+    Wrapped(String),
+    /// baton's own line, when the wrapped command gave nothing usable.
+    Own(String),
+}
+
 /// What is printed: the wrapped output (the meter after its last line when `append`),
 /// or baton's own line when the wrapped command gave nothing usable.
-pub fn compose(
-    wrapped: Result<String, Failure>,
-    own_line: &str,
-    meter: Option<&str>,
-    append: bool,
-) -> String {
+pub fn compose(wrapped: Result<String, Failure>, own_line: &str, meter: Option<&str>, append: bool) -> Shown {
     match wrapped {
-        Ok(text) => match meter.filter(|_| append) {
+        Ok(text) => Shown::Wrapped(match meter.filter(|_| append) {
             Some(meter) => format!("{}{}{meter}\n", text.trim_end_matches(['\n', '\r']), super::SEPARATOR),
             None => text,
-        },
-        Err(_) => format!("{own_line}\n"),
+        }),
+        Err(_) => Shown::Own(format!("{own_line}\n")),
     }
 }
 
 /// The whole `--wrap` mode: read stdin, start the wrapped command, render baton's line
 /// and write the bridge while it runs, then choose what to print.
-pub fn run(command: &str, host: HostKind, now: i64) -> String {
+pub fn run(command: &str, host: HostKind, now: i64) -> Shown {
     let payload = stdin::read_bytes(stdin::timeout_from_env(), PAYLOAD_LIMIT).unwrap_or_default();
     let input = host.statusline_input(&payload);
     let project = input.as_ref().and_then(|i| i.project_dir()).map(PathBuf::from).filter(|p| p.is_absolute());
@@ -145,10 +150,11 @@ mod tests {
 
     #[test]
     fn composes_the_line() {
-        assert_eq!(compose(Ok("gsd │ 40%\n".into()), "own", Some("██ 20%"), false), "gsd │ 40%\n");
-        assert_eq!(compose(Ok("gsd\n".into()), "own", Some("██ 20%"), true), "gsd │ ██ 20%\n");
-        assert_eq!(compose(Ok("a\nb".into()), "own", Some("m"), true), "a\nb │ m\n");
-        assert_eq!(compose(Err(Failure::Timeout), "own", Some("m"), true), "own\n");
-        assert_eq!(compose(Ok("gsd\n".into()), "own", None, true), "gsd\n");
+        let wrapped = |text: &str| Shown::Wrapped(text.to_string());
+        assert_eq!(compose(Ok("gsd │ 40%\n".into()), "own", Some("██ 20%"), false), wrapped("gsd │ 40%\n"));
+        assert_eq!(compose(Ok("gsd\n".into()), "own", Some("██ 20%"), true), wrapped("gsd │ ██ 20%\n"));
+        assert_eq!(compose(Ok("a\nb".into()), "own", Some("m"), true), wrapped("a\nb │ m\n"));
+        assert_eq!(compose(Err(Failure::Timeout), "own", Some("m"), true), Shown::Own("own\n".into()));
+        assert_eq!(compose(Ok("gsd\n".into()), "own", None, true), wrapped("gsd\n"));
     }
 }

@@ -1,6 +1,19 @@
 //! Text rules shared by every printed surface: display width and cutting (the status
 //! line, the report's tables), token counts in short and in full form, ages, ANSI
-//! colour.
+//! colour, and the one escaping of text from outside baton for a terminal.
+//!
+//! Text baton did not write (repository files, configs, transcripts, paths, host payload
+//! fields, git output) may hold control characters: an OSC 52 that writes the clipboard,
+//! an OSC 8 link that opens another address than it shows, `ESC [ 2J`, U+009B (C1 CSI).
+//! Wrapped in [`Outside`] (or [`outside_path`]) such text displays with every control
+//! character shown as `\u` and four hex digits, the way JSON writes it (`\u001b`,
+//! `\u009b`). [`for_terminal`] is the last pass before stdout or stderr: it keeps the
+//! newlines of the layout and baton's own colours and shows every other control
+//! character the same way, whatever forgot to wrap it.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::path::Path;
 
 use unicode_width::UnicodeWidthChar;
 
@@ -96,6 +109,146 @@ pub fn paint(text: &str, code: &str, colour: bool) -> String {
     if colour { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
 }
 
+/// Whether `c` is a control character a terminal may act on: C0 (ESC, BEL, newline …),
+/// DEL and C1 (U+0080–U+009F, U+009B among them).
+fn is_control(c: char) -> bool {
+    matches!(c, '\0'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+}
+
+/// Whether `bytes` (UTF-8) holds a control character other than those `keep` allows,
+/// byte by byte: C1 characters are the two-byte sequences `C2 80`..`C2 9F`.
+fn needs_escaping(bytes: &[u8], keep: impl Fn(u8) -> bool) -> bool {
+    bytes.iter().enumerate().any(|(i, &b)| {
+        (b < 0x20 && !keep(b))
+            || b == 0x7f
+            || (b == 0xc2 && bytes.get(i + 1).is_some_and(|n| (0x80..=0x9f).contains(n)))
+    })
+}
+
+/// The visible form of control character `c`: `\u` and four hex digits.
+fn push_escaped(out: &mut String, c: char) {
+    use std::fmt::Write;
+    let _ = write!(out, "\\u{:04x}", c as u32);
+}
+
+/// `text` with every control character (newlines and tabs included) in its visible form.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    escape_controls_but(text, |_| false)
+}
+
+/// `text` with every control character but newlines in its visible form: text of several
+/// lines (a hook's context, a notice) whose lines are its layout.
+pub fn escape_controls_but_newlines(text: &str) -> Cow<'_, str> {
+    escape_controls_but(text, |c| c == '\n')
+}
+
+fn escape_controls_but(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !needs_escaping(text.as_bytes(), |b| keep(b as char)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_control(c) && !keep(c) {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The longest parameter list of a colour sequence [`for_terminal`] lets through (baton's
+/// own are at most `1;31`).
+const SGR_PARAMS_MAX: usize = 16;
+
+/// The length of the colour sequence (SGR: `ESC [` digits and `;` then `m`) `text`
+/// starts with, if it starts with one.
+fn sgr_len(text: &str) -> Option<usize> {
+    let rest = text.strip_prefix("\x1b[")?;
+    let params = rest.bytes().take_while(|b| b.is_ascii_digit() || *b == b';').count();
+    (params <= SGR_PARAMS_MAX && rest.as_bytes().get(params) == Some(&b'm')).then_some(2 + params + 1)
+}
+
+/// The last pass of everything baton prints on stdout or stderr: the newlines and colours
+/// (SGR sequences) stay, every other control character is shown in its visible form. Safe
+/// on JSON too: JSON holds no raw control character but DEL and C1 inside strings, whose
+/// visible form is JSON's own escape of them.
+pub fn for_terminal(text: &str) -> Cow<'_, str> {
+    // One pass over the bytes, colours skipped whole: most lines hold nothing to show.
+    let Some(first) = first_to_show(text) else { return Cow::Borrowed(text) };
+    let mut out = String::with_capacity(text.len() + 16);
+    out.push_str(&text[..first]);
+    let mut rest = &text[first..];
+    while let Some(c) = rest.chars().next() {
+        if c == '\x1b' {
+            if let Some(n) = sgr_len(rest) {
+                out.push_str(&rest[..n]);
+                rest = &rest[n..];
+                continue;
+            }
+        }
+        if is_control(c) && c != '\n' {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
+}
+
+/// Where the first character [`for_terminal`] must show is: a control character other
+/// than a newline or the ESC of a colour.
+fn first_to_show(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            0x1b => match sgr_len(&text[at..]) {
+                Some(n) => at += n,
+                None => return Some(at),
+            },
+            b'\n' => at += 1,
+            b if b < 0x20 || b == 0x7f => return Some(at),
+            0xc2 if bytes.get(at + 1).is_some_and(|n| (0x80..=0x9f).contains(n)) => return Some(at),
+            _ => at += 1,
+        }
+    }
+    None
+}
+
+/// Text from outside baton, for display: its only `Display` is the escaped one
+/// ([`escape_controls`]), so it cannot carry a terminal sequence or break a line of the
+/// layout wherever it is formatted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outside<'a>(&'a str);
+
+/// `text`, which baton did not write, for display.
+pub fn outside(text: &str) -> Outside<'_> {
+    Outside(text)
+}
+
+impl fmt::Display for Outside<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&escape_controls(self.0))
+    }
+}
+
+/// A path from outside baton (a project folder, a file a repository names), for display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutsidePath<'a>(&'a Path);
+
+/// `path` for display, escaped like [`Outside`].
+pub fn outside_path(path: &Path) -> OutsidePath<'_> {
+    OutsidePath(path)
+}
+
+impl fmt::Display for OutsidePath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&escape_controls(&self.0.to_string_lossy()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +302,46 @@ mod tests {
     fn painting() {
         assert_eq!(paint("x", "1;31", true), "\x1b[1;31mx\x1b[0m");
         assert_eq!(paint("x", "1;31", false), "x");
+    }
+
+    /// The sequences of issue 32: OSC 52, OSC 8, ESC [ 2J, OSC 0, U+009B.
+    const PLANTED: &str = "a\u{1b}]52;c;ZXZpbA==\u{7}b\u{1b}]8;;http://evil.invalid\u{1b}\\c\u{1b}[2Jd\u{1b}]0;title\u{7}e\u{9b}31mf\u{7f}";
+
+    #[test]
+    fn outside_text_shows_every_control_character() {
+        let shown = outside(PLANTED).to_string();
+        assert_eq!(
+            shown,
+            "a\\u001b]52;c;ZXZpbA==\\u0007b\\u001b]8;;http://evil.invalid\\u001b\\c\\u001b[2Jd\\u001b]0;title\\u0007e\\u009b31mf\\u007f"
+        );
+        assert!(!shown.chars().any(is_control));
+        assert_eq!(outside("two\nlines\tand a tab").to_string(), "two\\u000alines\\u0009and a tab");
+        assert_eq!(outside("日本 é").to_string(), "日本 é");
+        assert_eq!(format!("{:<6}|", outside("ab")), "ab    |");
+        assert_eq!(outside_path(Path::new("/tmp/x\u{1b}[2J")).to_string(), "/tmp/x\\u001b[2J");
+        assert!(matches!(escape_controls("plain"), Cow::Borrowed(_)));
+        assert_eq!(escape_controls_but_newlines("a\nb\u{1b}"), "a\nb\\u001b");
+    }
+
+    #[test]
+    fn the_last_pass_keeps_newlines_and_colours_only() {
+        let ours = format!("{}\n{}", paint("72%", "1;31", true), paint("ok", "2", true));
+        assert!(matches!(for_terminal(&ours), Cow::Borrowed(_)));
+        assert!(matches!(for_terminal("plain\ntext\n"), Cow::Borrowed(_)));
+        let mixed = format!("{}{PLANTED}\n", paint("x", "33", true));
+        let shown = for_terminal(&mixed);
+        assert!(shown.starts_with("\u{1b}[33mx\u{1b}[0ma\\u001b]52;"), "{shown}");
+        assert_eq!(shown.matches('\u{1b}').count(), 2, "only the colour's two ESCs: {shown}");
+        assert!(!shown.contains('\u{9b}') && !shown.contains('\u{7}') && !shown.contains('\u{7f}'));
+        assert!(shown.ends_with('\n'));
+        // A colour sequence too long to be baton's, and one cut short, are shown.
+        assert_eq!(for_terminal("\u{1b}[1;2;3;4;5;6;7;8;9m"), "\\u001b[1;2;3;4;5;6;7;8;9m");
+        assert_eq!(for_terminal("\u{1b}[31"), "\\u001b[31");
+        assert_eq!(for_terminal("tab\there"), "tab\\u0009here");
+        // JSON stays JSON, and means the same.
+        let json = serde_json::json!({"k": "a\u{9b}b\u{7f}\u{1b}"}).to_string();
+        let shown = for_terminal(&json);
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&shown).unwrap()["k"], "a\u{9b}b\u{7f}\u{1b}");
+        assert!(!shown.contains('\u{9b}'));
     }
 }
