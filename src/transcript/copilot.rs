@@ -173,7 +173,7 @@ mod tests {
     use crate::transcript::Format;
 
     /// Captured from the real CLI against the stand-in server by the facts session in
-    /// tests/real_hosts/facts23.rs (see tests/fixtures/real/README.md), cut where the
+    /// tests/real_hosts/handoff_facts.rs (see tests/fixtures/real/README.md), cut where the
     /// CRITICAL hook ran.
     const AT_CRITICAL: &[u8] = include_bytes!("../../tests/fixtures/real/copilot/events-at-critical.jsonl");
 

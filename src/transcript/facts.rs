@@ -283,7 +283,7 @@ fn facts_of_file(format: Format, bytes: &[u8], gib_before: bool) -> SessionFacts
     facts
 }
 
-/// The checks every host's facts session at CRITICAL shares (tests/real_hosts/facts23.rs
+/// The checks every host's facts session at CRITICAL shares (tests/real_hosts/handoff_facts.rs
 /// captured them, tests/fixtures/real/README.md says what they hold): the request, the
 /// model, the folder, the agent's stated progress, the file written, the failing command
 /// and the one that succeeded, read as `format` from the file alone and after a sparse
