@@ -13,16 +13,11 @@
 //! [`plan_wait`] decides whether the wait is worth it, [`read_since`] is the bounded read,
 //! and [`project_tokens`] is the estimate when the wait runs out.
 
-use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use std::path::PathBuf;
-
 use super::{EventSpec, HookInput, Places, Scope};
-use crate::transcript::{
-    self, COMPACTION_LOOKBACK, CONTEXT_BUDGET, ContextReading, ContextScanner, TailReader, open_transcript,
-};
+use crate::transcript::claude::figure::{TranscriptTail, read_since, read_subagent, transcript_len};
 
 pub const NAME: &str = "Claude Code";
 pub const ID: &str = "claude";
@@ -221,108 +216,6 @@ pub const WAIT_STEP: Duration = Duration::from_millis(25);
 /// Only a figure this close (in points of used %) below a threshold is worth a wait.
 pub const WAIT_NEAR_POINTS: f64 = 10.0;
 
-/// What the end of the transcript says, read from a known point on.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TranscriptTail {
-    /// The newest main-chain figure in the part read (None: nothing newer there).
-    pub reading: Option<ContextReading>,
-    /// The tool call's `tool_use_id` appears in the part read, at or after the figure.
-    pub tool_use_seen: bool,
-    /// Bytes of tool results written after the figure's line: what the next reply reads.
-    pub bytes_after_figure: u64,
-    /// The file's size when it was read.
-    pub len: u64,
-}
-
-/// Reads the transcript backwards from its end down to byte `from` at most (and never
-/// more than the context budget): the newest figure, whether `tool_use_id` is written,
-/// and how much came after the figure.
-pub fn read_since(path: &Path, from: u64, tool_use_id: Option<&str>) -> io::Result<TranscriptTail> {
-    read_with(path, from, tool_use_id, COMPACTION_LOOKBACK)
-}
-
-/// [`read_since`], looking `lookback` bytes past the figure for earlier compactions (to
-/// learn where the host compacts); 0 when only the figure matters.
-pub fn read_with(
-    path: &Path,
-    from: u64,
-    tool_use_id: Option<&str>,
-    lookback: u64,
-) -> io::Result<TranscriptTail> {
-    read_scanning(path, from, tool_use_id, ContextScanner::new(lookback))
-}
-
-fn read_scanning(
-    path: &Path,
-    from: u64,
-    tool_use_id: Option<&str>,
-    mut scanner: ContextScanner,
-) -> io::Result<TranscriptTail> {
-    let file = open_transcript(path)?;
-    let len = file.metadata()?.len();
-    // One byte more than what came after `from`: the newline before it, which tells the
-    // reader that the first line after `from` is whole.
-    let budget = (len.saturating_sub(from) + u64::from(from > 0 && from <= len)).min(CONTEXT_BUDGET);
-    let mut tail = TailReader::new(&file, budget)?;
-    let needle = tool_use_id.filter(|id| !id.is_empty()).map(str::as_bytes);
-    let mut tool_use_seen = false;
-    let mut bytes_after_figure = 0u64;
-    while let Some(line) = tail.next_line()? {
-        let before = scanner.settled();
-        if !before && needle.is_some_and(|n| memchr::memmem::find(&line, n).is_some()) {
-            tool_use_seen = true;
-        }
-        if !scanner.feed(&line) {
-            break;
-        }
-        if !before && !scanner.settled() {
-            bytes_after_figure += tool_result_bytes(&line);
-        }
-    }
-    Ok(TranscriptTail { reading: scanner.finish(tail.stats()), tool_use_seen, bytes_after_figure, len })
-}
-
-/// The bytes of the tool results a transcript line carries (text and image data as sent).
-fn tool_result_bytes(line: &[u8]) -> u64 {
-    if memchr::memmem::find(line, b"tool_result").is_none() {
-        return 0;
-    }
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(line.trim_ascii()) else { return 0 };
-    let Some(blocks) = value.pointer("/message/content").and_then(|c| c.as_array()) else { return 0 };
-    let text_len = |v: &serde_json::Value| v.as_str().map_or(0, str::len) as u64;
-    blocks
-        .iter()
-        .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("tool_result"))
-        .map(|b| match b.get("content") {
-            Some(serde_json::Value::Array(parts)) => parts
-                .iter()
-                .map(|p| {
-                    text_len(p.get("text").unwrap_or(&serde_json::Value::Null))
-                        + p.pointer("/source/data").map_or(0, text_len)
-                })
-                .sum(),
-            Some(other) => text_len(other),
-            None => 0,
-        })
-        .sum()
-}
-
-/// The whole-tail reading (no bridge to start from).
-pub fn read(path: &Path, tool_use_id: Option<&str>) -> io::Result<TranscriptTail> {
-    read_since(path, 0, tool_use_id)
-}
-
-/// The transcript's size now.
-pub fn transcript_len(path: &Path) -> Option<u64> {
-    open_transcript(path).and_then(|f| f.metadata()).map(|m| m.len()).ok()
-}
-
-/// When the transcript was last written (Unix seconds).
-pub fn modified_at(path: &Path) -> Option<i64> {
-    let modified = open_transcript(path).and_then(|f| f.metadata()).and_then(|m| m.modified()).ok()?;
-    modified.duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_secs() as i64)
-}
-
 /// What to do when the tool call's own reply may not be in the transcript yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaitPlan {
@@ -362,45 +255,6 @@ pub fn large_enough_to_wait(transcript_len: u64, thresholds_used: &[f64]) -> boo
     let smallest = WINDOWS.iter().copied().min().unwrap_or(200_000) as f64;
     let tokens = (transcript_len / 4) as f64;
     thresholds_used.iter().any(|t| tokens * 100.0 / smallest >= t - WAIT_NEAR_POINTS)
-}
-
-/// Where Claude Code writes a subagent's own transcript: beside the parent's, in
-/// `<session>/subagents/agent-<agent_id>.jsonl`. `None` for ids that could leave it.
-pub fn subagent_transcript(parent: &Path, session_id: &str, agent_id: &str) -> Option<PathBuf> {
-    let ok = |id: &str| crate::fsx::valid_session_id(id);
-    if !ok(session_id) || !ok(agent_id) {
-        return None;
-    }
-    let dir = parent.parent()?;
-    Some(dir.join(session_id).join("subagents").join(format!("agent-{agent_id}.jsonl")))
-}
-
-/// The newest figure of a subagent's own transcript (its sidechain replies).
-pub fn read_subagent(path: &Path, tool_use_id: Option<&str>) -> io::Result<TranscriptTail> {
-    read_scanning(path, 0, tool_use_id, ContextScanner::for_subagent(0))
-}
-
-/// How far back before a bridge's offset [`seen_before`] looks for the tool call.
-const SEEN_BEFORE_BUDGET: u64 = 1024 * 1024;
-
-/// Whether `tool_use_id` is written in the last stretch of the transcript before byte
-/// `offset` (at most [`SEEN_BEFORE_BUDGET`] bytes): the statusline rendered after the
-/// reply that issued the tool call, so the bridge already counts it.
-pub fn seen_before(path: &Path, offset: u64, tool_use_id: &str) -> bool {
-    use std::io::{Read, Seek, SeekFrom};
-    if tool_use_id.is_empty() || offset == 0 {
-        return false;
-    }
-    let start = offset.saturating_sub(SEEN_BEFORE_BUDGET);
-    let Ok(mut file) = open_transcript(path) else { return false };
-    if file.seek(SeekFrom::Start(start)).is_err() {
-        return false;
-    }
-    let mut bytes = Vec::new();
-    if file.take(offset - start).read_to_end(&mut bytes).is_err() {
-        return false;
-    }
-    memchr::memmem::rfind(&bytes, tool_use_id.as_bytes()).is_some()
 }
 
 /// The tokens a missing reply will hold, projected (pure): the last figure plus what was
@@ -443,11 +297,6 @@ fn wait_reading(
         }
     }
     None
-}
-
-/// Reads a reading's time as Unix seconds.
-pub fn written_at(reading: &ContextReading) -> Option<i64> {
-    reading.timestamp.as_deref().and_then(transcript::unix_seconds)
 }
 
 #[cfg(test)]
@@ -504,55 +353,8 @@ mod tests {
     }
 
     #[test]
-    fn the_subagent_transcript_sits_beside_the_parent() {
-        let parent = Path::new("/c/projects/-p/s1.jsonl");
-        assert_eq!(
-            subagent_transcript(parent, "s1", "a9").unwrap(),
-            PathBuf::from("/c/projects/-p/s1/subagents/agent-a9.jsonl")
-        );
-        assert_eq!(subagent_transcript(parent, "s1", "../x"), None);
-    }
-
-    #[test]
     fn projection_adds_what_was_written_since() {
         assert_eq!(project_tokens(120_000, 40_000), 130_000);
         assert_eq!(project_tokens(u64::MAX, 8), u64::MAX);
-    }
-
-    fn line(id: &str, tokens: u64, tool: Option<&str>) -> String {
-        let content = match tool {
-            Some(t) => serde_json::json!([{"type": "tool_use", "id": t, "name": "Bash", "input": {}}]),
-            None => serde_json::json!([{"type": "text", "text": "ok"}]),
-        };
-        serde_json::json!({"type": "assistant", "timestamp": "2026-11-30T10:00:00.000Z",
-            "message": {"id": id, "model": "claude-sonnet-4-5-20250929", "content": content,
-                "usage": {"input_tokens": tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 1}}})
-        .to_string()
-    }
-
-    #[test]
-    fn reads_only_what_came_after_the_offset() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.jsonl");
-        let first = format!("{}\n", line("m1", 100_000, Some("toolu_1")));
-        let result = "{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\",\"content\":\"xxxxxxxx\"}]}}\n";
-        std::fs::write(&path, format!("{first}{result}")).unwrap();
-        let offset = first.len() as u64;
-        let after = read_since(&path, offset, Some("toolu_2")).unwrap();
-        assert!(after.reading.is_none(), "nothing newer than the offset");
-        let whole = read(&path, Some("toolu_2")).unwrap();
-        assert_eq!(whole.reading.as_ref().unwrap().tokens, 100_000);
-        assert!(!whole.tool_use_seen);
-        assert_eq!(whole.bytes_after_figure, 8, "the tool result's text");
-        let seen = read(&path, Some("toolu_1")).unwrap();
-        assert!(seen.tool_use_seen);
-        std::fs::write(&path, format!("{first}{result}{}\n", line("m2", 140_000, Some("toolu_2")))).unwrap();
-        let newer = read_since(&path, offset, Some("toolu_2")).unwrap();
-        assert_eq!(newer.reading.unwrap().tokens, 140_000);
-        assert!(newer.tool_use_seen);
-        // A reply right at the offset is whole, and is read.
-        let at = (first.len() + result.len()) as u64;
-        let right_after = read_since(&path, at, None).unwrap();
-        assert_eq!(right_after.reading.unwrap().tokens, 140_000);
     }
 }

@@ -6,14 +6,12 @@
 //! the window. It fires `PreCompress` before every model call, compressing or not: only a
 //! PreCompress at or past that point is a compaction.
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::{EventSpec, HookInput, PauseStop, Places, Scope};
 use crate::fsx;
-use crate::transcript::{TailReader, open_transcript, unix_seconds};
 
 pub const NAME: &str = "Gemini CLI";
 pub const ID: &str = "gemini";
@@ -74,43 +72,7 @@ pub fn settings_file(_scope: Scope) -> &'static str {
 pub const WINDOWS: &[u64] = &[256_000, 1_048_576];
 /// Gemini CLI compresses at this fraction of the window unless its settings say otherwise.
 pub const DEFAULT_COMPRESSION_THRESHOLD: f64 = 0.5;
-/// Most bytes read from the end of a chat recording.
-pub const RECORDING_BUDGET: u64 = 8 * 1024 * 1024;
 const SETTINGS_LIMIT: u64 = 1024 * 1024;
-
-/// What the chat recording says about the context.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordingReading {
-    pub tokens: u64,
-    pub model: Option<String>,
-    pub written_at: Option<i64>,
-}
-
-/// The newest reply's figure from one recording line, if it has one (pure).
-pub fn reading_from_line(line: &[u8]) -> Option<RecordingReading> {
-    // Most lines are not replies: skip the parse where the word is not.
-    memchr::memmem::find(line, b"\"gemini\"")?;
-    let value = serde_json::from_slice::<Value>(line.trim_ascii()).ok()?;
-    if value.get("type").and_then(Value::as_str) != Some("gemini") {
-        return None;
-    }
-    let tokens = value.pointer("/tokens/input").and_then(Value::as_u64).filter(|t| *t > 0)?;
-    let model = value.get("model").and_then(Value::as_str).map(|m| crate::transcript::clip(m, 200));
-    let written_at = value.get("timestamp").and_then(Value::as_str).and_then(unix_seconds);
-    Some(RecordingReading { tokens, model, written_at })
-}
-
-/// Reads the chat recording at `path` from its end, within [`RECORDING_BUDGET`].
-pub fn read(path: &Path) -> io::Result<Option<RecordingReading>> {
-    let file = open_transcript(path)?;
-    let mut tail = TailReader::new(&file, RECORDING_BUDGET)?;
-    while let Some(line) = tail.next_line()? {
-        if let Some(reading) = reading_from_line(&line) {
-            return Ok(Some(reading));
-        }
-    }
-    Ok(None)
-}
 
 /// `model.compressionThreshold` from a settings file's text, when valid (pure).
 pub fn threshold_from_settings(bytes: &[u8]) -> Option<f64> {
@@ -209,19 +171,6 @@ mod tests {
         assert_eq!(folder_trusted(&rules, Path::new("/home/u/repos/other")), Some(true), "the parent's");
         assert_eq!(folder_trusted(&rules, Path::new("/home/u")), None);
         assert_eq!(folder_trusted(&rules, Path::new("/workbench")), None, "a path, not a prefix");
-    }
-
-    const RECORDING: &[u8] = include_bytes!("../../tests/fixtures/real/gemini/chat-at-AfterTool-1.jsonl");
-
-    #[test]
-    fn the_newest_reply_gives_the_figure() {
-        let reading = RECORDING.split(|b| *b == b'\n').rev().find_map(reading_from_line).unwrap();
-        assert_eq!(reading.tokens, 100_000);
-        assert_eq!(reading.model.as_deref(), Some("gemini-2.5-flash"));
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("chat.jsonl");
-        std::fs::write(&path, RECORDING).unwrap();
-        assert_eq!(read(&path).unwrap(), Some(reading));
     }
 
     #[test]

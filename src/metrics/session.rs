@@ -20,6 +20,7 @@ use super::{
     Bridge, CompactionAt, Figure, HeadroomEnd, Origin, figure_from_tokens, is_fresh, read_any_bridge,
 };
 use crate::host::{HostKind, claude, codex, copilot, droid, gemini, opencode, qwen};
+use crate::transcript::claude::figure as tail;
 
 /// What the caller knows about the session.
 #[derive(Debug, Clone)]
@@ -156,8 +157,8 @@ fn facts<'a>(query: &'a FigureQuery, model: Option<&'a str>) -> WindowFacts<'a> 
 /// so the reply that issued the call is waited for on that file. Found on Claude Code
 /// 2.1.332: the subagent's reply is often not flushed yet when its PostToolUse runs.
 fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
-    let path = claude::subagent_transcript(query.transcript?, query.session_id, agent)?;
-    let mut tail = claude::read_subagent(&path, query.tool_use_id).ok()?;
+    let path = tail::subagent_transcript(query.transcript?, query.session_id, agent)?;
+    let mut tail = tail::read_subagent(&path, query.tool_use_id).ok()?;
     let id = query.tool_use_id.filter(|id| !id.is_empty());
     if tail.reading.is_none() {
         // A first call with no figure yet: waited for only where the transcript alone
@@ -189,8 +190,8 @@ fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
 /// (`waited`: `None` when there was no wait): the newer tail's when the reply came, else
 /// the last figure plus what was written after it, marked as an estimate taken now.
 fn figure_after_wait(
-    tail: claude::TranscriptTail,
-    waited: Option<Option<claude::TranscriptTail>>,
+    tail: tail::TranscriptTail,
+    waited: Option<Option<tail::TranscriptTail>>,
     window: impl Fn(u64) -> (u64, WindowSource),
     now: i64,
 ) -> Option<Figure> {
@@ -205,7 +206,7 @@ fn figure_after_wait(
         let tokens = claude::project_tokens(reading.tokens, tail.bytes_after_figure);
         return Some(Figure { estimate: true, ..figure_from_tokens(tokens, window(tokens), now) });
     }
-    let taken_at = claude::written_at(reading).unwrap_or(now);
+    let taken_at = tail::written_at(reading).unwrap_or(now);
     Some(figure_from_tokens(reading.tokens, window(reading.tokens), taken_at))
 }
 
@@ -222,10 +223,10 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
     let (from, tail) = match fresh {
         Some(b) => match b.transcript_offset {
             Some(offset) => {
-                let len = claude::transcript_len(transcript);
+                let len = tail::transcript_len(transcript);
                 let tail = len
                     .filter(|len| *len > offset)
-                    .and_then(|_| claude::read_since(transcript, offset, query.tool_use_id).ok());
+                    .and_then(|_| tail::read_since(transcript, offset, query.tool_use_id).ok());
                 if tail.as_ref().is_some_and(|t| t.reading.is_some()) {
                     (offset, tail)
                 } else {
@@ -242,12 +243,12 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
             }
             // A bridge without an offset (GSD's statusline): the transcript is read only
             // when it was written after the bridge, and only up to its newest figure.
-            None if claude::modified_at(transcript).is_none_or(|at| at < b.timestamp) => {
+            None if tail::modified_at(transcript).is_none_or(|at| at < b.timestamp) => {
                 return Some(from_bridge(b));
             }
-            None => (0, claude::read_with(transcript, 0, query.tool_use_id, 0).ok()),
+            None => (0, tail::read_with(transcript, 0, query.tool_use_id, 0).ok()),
         },
-        None => (0, claude::read(transcript, query.tool_use_id).ok()),
+        None => (0, tail::read(transcript, query.tool_use_id).ok()),
     };
     let Some(mut tail) = tail else { return fresh.map(from_bridge) };
     if tail.reading.is_none() && fresh.is_none() {
@@ -264,7 +265,7 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
     if let (Some(model), Some(compaction)) = (reading.model.as_deref(), reading.last_compaction.as_ref()) {
         super::learned::record(model, compaction);
     }
-    let written_at = claude::written_at(reading);
+    let written_at = tail::written_at(reading);
     // Without an offset (GSD's bridge) the two are compared by when each was written.
     if let Some(b) = fresh.filter(|b| b.transcript_offset.is_none()) {
         if written_at.is_none_or(|at| at <= b.timestamp) {
@@ -318,7 +319,7 @@ enum Behind {
     /// Not behind, or nothing hangs on it: the bridge's figure stands.
     No,
     /// The reply came within the wait: this tail holds it.
-    Caught(Box<claude::TranscriptTail>),
+    Caught(Box<tail::TranscriptTail>),
     /// It did not come in time: the figure is to be projected.
     Missing,
 }
@@ -341,7 +342,7 @@ fn reply_behind_bridge(
     let figure = bridge.figure();
     let used_pct = 100.0 - figure.remaining_pct;
     let window = figure.window_tokens.unwrap_or(query.default_window);
-    if !worth_the_wait(query, used_pct, window, 0) || claude::seen_before(transcript, offset, id) {
+    if !worth_the_wait(query, used_pct, window, 0) || tail::seen_before(transcript, offset, id) {
         return Behind::No;
     }
     match claude::wait_for_tool_use(transcript, offset, id, len).filter(|tail| tail.reading.is_some()) {
@@ -354,7 +355,7 @@ fn reply_behind_bridge(
 /// missing reply reads), marked as an estimate.
 fn projected_from_bridge(bridge: &Bridge, transcript: &Path, offset: u64, now: i64) -> SessionFigure {
     let mut figure = bridge.figure();
-    let appended = claude::read_since(transcript, offset, None).map_or(0, |t| t.bytes_after_figure);
+    let appended = tail::read_since(transcript, offset, None).map_or(0, |t| t.bytes_after_figure);
     if let (Some(tokens), Some(window)) = (figure.used_tokens, figure.window_tokens) {
         let projected = claude::project_tokens(tokens, appended);
         figure = Figure {
@@ -368,24 +369,29 @@ fn projected_from_bridge(bridge: &Bridge, transcript: &Path, offset: u64, now: i
 }
 
 fn codex_figure(query: &FigureQuery) -> Option<SessionFigure> {
-    let recorded = query.transcript.and_then(|path| codex::read(path).ok().flatten()).map(|reading| {
-        let mut facts = facts(query, query.model);
-        facts.host = reading.window.or_else(|| codex::settings().context_window);
-        let window = choose_window(&facts, Some(reading.tokens));
-        let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
-        SessionFigure { figure, model: query.model.map(str::to_string) }
-    });
+    let recorded = query.transcript.and_then(|path| crate::transcript::codex::read(path).ok().flatten()).map(
+        |reading| {
+            let mut facts = facts(query, query.model);
+            facts.host = reading.window.or_else(|| codex::settings().context_window);
+            let window = choose_window(&facts, Some(reading.tokens));
+            let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
+            SessionFigure { figure, model: query.model.map(str::to_string) }
+        },
+    );
     newest(recorded, query)
 }
 
 fn gemini_figure(query: &FigureQuery) -> Option<SessionFigure> {
-    let recorded = query.transcript.and_then(|path| gemini::read(path).ok().flatten()).map(|reading| {
-        let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
-        let facts = facts(query, model.as_deref());
-        let window = choose_window(&facts, Some(reading.tokens));
-        let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
-        SessionFigure { figure, model }
-    });
+    let recorded = query
+        .transcript
+        .and_then(|path| crate::transcript::gemini::read(path).ok().flatten())
+        .map(|reading| {
+            let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
+            let facts = facts(query, model.as_deref());
+            let window = choose_window(&facts, Some(reading.tokens));
+            let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
+            SessionFigure { figure, model }
+        });
     newest(recorded, query)
 }
 

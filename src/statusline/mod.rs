@@ -365,7 +365,7 @@ pub fn run_parts(input: &StatuslineInput, config: &Config, now: i64) -> (String,
             .as_deref()
             .map(Path::new)
             .filter(|p| claude && p.is_absolute())
-            .and_then(crate::host::claude::transcript_len);
+            .and_then(crate::transcript::claude::figure::transcript_len);
         // A statusline never fails because the bridge could not be written.
         let _ = metrics::write_bridge(&bridge);
     }

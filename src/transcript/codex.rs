@@ -14,11 +14,17 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
+use std::io;
+use std::path::Path;
+
 use super::facts::{
-    ASSISTANT_TEXT_MAX, COMMAND_MAX, CommandRun, FILES_MAX, FailedCommand, Format, PATH_MAX,
-    REQUEST_TEXT_MAX, SessionFacts, first_error_line, push_command,
+    ASSISTANT_TEXT_MAX, COMMAND_MAX, CommandRun, FILES_MAX, FailedCommand, PATH_MAX, REQUEST_TEXT_MAX,
+    SessionFacts, first_error_line, push_command,
 };
-use super::line::{SHORT_TEXT_MAX, clip, parse_line, text};
+use super::file::open_transcript;
+use super::format::Format;
+use super::line::{SHORT_TEXT_MAX, clip, parse_line, text, unix_seconds};
+use super::tail::TailReader;
 use super::todos::{self, TodoItem, TodoSource, TodoStatus};
 
 /// The facts from a rollout's lines (no I/O): `head` is the start of the file, oldest
@@ -554,9 +560,130 @@ fn user_request(value: &Value) -> Option<String> {
     }
 }
 
+// The figure: the newest usage record and window, read from the rollout's end.
+
+/// Most bytes read from the end of a rollout.
+pub const ROLLOUT_BUDGET: u64 = 8 * 1024 * 1024;
+/// Once the figure is found, how much further back the window may be looked for.
+pub const WINDOW_LOOKBACK: u64 = 1024 * 1024;
+
+/// What the rollout says about the context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RolloutReading {
+    /// The newest response's prompt tokens.
+    pub tokens: u64,
+    /// The newest `model_context_window` seen.
+    pub window: Option<u64>,
+    /// When the figure was written (Unix seconds).
+    pub written_at: Option<i64>,
+}
+
+/// The pure part of [`read`]: fed rollout lines newest first, it keeps the newest usage
+/// record and the newest window.
+#[derive(Debug, Default)]
+pub struct RolloutScan {
+    found: Option<RolloutReading>,
+    window: Option<u64>,
+    since_found: u64,
+}
+
+impl RolloutScan {
+    /// Takes the next line towards the start. Returns false once nothing earlier matters.
+    pub fn feed(&mut self, line: &[u8]) -> bool {
+        if self.found.is_some() {
+            self.since_found += line.len() as u64 + 1;
+            if self.window.is_some() || self.since_found > WINDOW_LOOKBACK {
+                return false;
+            }
+        }
+        // Most lines are messages and tool output: skip the parse where no figure can be.
+        let usage_line = self.found.is_none() && memchr::memmem::find(line, b"token_usage_record").is_some();
+        let count_line =
+            self.window.is_none() && memchr::memmem::find(line, b"model_context_window").is_some();
+        if !usage_line && !count_line {
+            return true;
+        }
+        let Ok(value) = serde_json::from_slice::<Value>(line.trim_ascii()) else { return true };
+        match value.get("type").and_then(Value::as_str) {
+            Some("token_usage_record") if self.found.is_none() => {
+                let tokens = value.pointer("/payload/usage/input_tokens").and_then(Value::as_u64);
+                if let Some(tokens) = tokens.filter(|t| *t > 0) {
+                    let written_at = value.get("timestamp").and_then(Value::as_str).and_then(unix_seconds);
+                    self.found = Some(RolloutReading { tokens, window: None, written_at });
+                }
+            }
+            Some("event_msg")
+                if self.window.is_none()
+                    && value.pointer("/payload/type").and_then(Value::as_str) == Some("token_count") =>
+            {
+                self.window = value
+                    .pointer("/payload/info/model_context_window")
+                    .and_then(Value::as_u64)
+                    .filter(|w| *w > 0);
+            }
+            _ => {}
+        }
+        !(self.found.is_some() && self.window.is_some())
+    }
+
+    pub fn finish(self) -> Option<RolloutReading> {
+        let window = self.window;
+        self.found.map(|reading| RolloutReading { window, ..reading })
+    }
+}
+
+/// Reads the newest figure from rollout lines given newest first (pure).
+#[cfg(test)]
+pub fn reading_from_lines<'a>(
+    lines_newest_first: impl IntoIterator<Item = &'a [u8]>,
+) -> Option<RolloutReading> {
+    let mut scan = RolloutScan::default();
+    for line in lines_newest_first {
+        if !scan.feed(line) {
+            break;
+        }
+    }
+    scan.finish()
+}
+
+/// Reads the rollout at `path` from its end, within [`ROLLOUT_BUDGET`].
+pub fn read(path: &Path) -> io::Result<Option<RolloutReading>> {
+    let file = open_transcript(path)?;
+    let mut tail = TailReader::new(&file, ROLLOUT_BUDGET)?;
+    let mut scan = RolloutScan::default();
+    while let Some(line) = tail.next_line()? {
+        if !scan.feed(&line) {
+            break;
+        }
+    }
+    Ok(scan.finish())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const ROLLOUT: &[u8] = include_bytes!("../../tests/fixtures/real/codex/rollout-at-PostToolUse-3.jsonl");
+
+    #[test]
+    fn the_newest_usage_record_and_window() {
+        let lines: Vec<&[u8]> = ROLLOUT.split(|b| *b == b'\n').filter(|l| !l.is_empty()).rev().collect();
+        let reading = reading_from_lines(lines).unwrap();
+        assert_eq!(reading.tokens, 135_000);
+        assert_eq!(reading.window, Some(190_000));
+        assert!(reading.written_at.is_some());
+    }
+
+    #[test]
+    fn from_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rollout.jsonl");
+        std::fs::write(&path, ROLLOUT).unwrap();
+        let reading = read(&path).unwrap().unwrap();
+        assert_eq!((reading.tokens, reading.window), (135_000, Some(190_000)));
+        std::fs::write(&path, b"{\"type\":\"session_meta\"}\n").unwrap();
+        assert_eq!(read(&path).unwrap(), None);
+    }
     use crate::transcript::{FactsBudget, TodoSource, gather_facts_as};
     use serde_json::json;
     use std::path::Path;

@@ -22,7 +22,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::{TailReader, clip, open_transcript, unix_seconds};
+use super::file::open_transcript;
+use super::line::{clip, unix_seconds};
+use super::tail::TailReader;
 
 /// An event in Claude Code's line shape (pure), or `None` for an event the facts do not
 /// use.
@@ -179,7 +181,7 @@ mod tests {
 
     #[test]
     fn facts_at_critical() {
-        for facts in crate::transcript::facts::check_facts_session_at_critical(
+        for facts in crate::transcript::testing::check_facts_session_at_critical(
             Format::CopilotEvents,
             AT_CRITICAL,
             "claude-sonnet-4.5",

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::clip;
+use super::line::clip;
 
 const SIDECAR_LIMIT: u64 = 1024 * 1024;
 
@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn facts_at_critical() {
-        for facts in crate::transcript::facts::check_facts_session_at_critical(
+        for facts in crate::transcript::testing::check_facts_session_at_critical(
             Format::DroidSession,
             AT_CRITICAL,
             "custom:Standin-0",

@@ -13,11 +13,17 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
+use std::io;
+use std::path::Path;
+
 use super::facts::{
-    ASSISTANT_TEXT_MAX, COMMAND_MAX, CommandRun, FILES_MAX, FailedCommand, Format, PATH_MAX,
-    REQUEST_TEXT_MAX, SessionFacts, first_error_line, push_command,
+    ASSISTANT_TEXT_MAX, COMMAND_MAX, CommandRun, FILES_MAX, FailedCommand, PATH_MAX, REQUEST_TEXT_MAX,
+    SessionFacts, first_error_line, push_command,
 };
-use super::line::{SHORT_TEXT_MAX, clip, parse_line, text};
+use super::file::open_transcript;
+use super::format::Format;
+use super::line::{SHORT_TEXT_MAX, clip, parse_line, text, unix_seconds};
+use super::tail::TailReader;
 use super::todos::{self, TodoItem, TodoSource, TodoStatus};
 
 /// How many tool calls are remembered for replacement by a later version of their line.
@@ -353,9 +359,60 @@ impl Recording {
     }
 }
 
+// The figure: the newest reply's prompt, read from the recording's end.
+
+/// Most bytes read from the end of a chat recording.
+pub const RECORDING_BUDGET: u64 = 8 * 1024 * 1024;
+/// What the chat recording says about the context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordingReading {
+    pub tokens: u64,
+    pub model: Option<String>,
+    pub written_at: Option<i64>,
+}
+
+/// The newest reply's figure from one recording line, if it has one (pure).
+pub fn reading_from_line(line: &[u8]) -> Option<RecordingReading> {
+    // Most lines are not replies: skip the parse where the word is not.
+    memchr::memmem::find(line, b"\"gemini\"")?;
+    let value = serde_json::from_slice::<Value>(line.trim_ascii()).ok()?;
+    if value.get("type").and_then(Value::as_str) != Some("gemini") {
+        return None;
+    }
+    let tokens = value.pointer("/tokens/input").and_then(Value::as_u64).filter(|t| *t > 0)?;
+    let model = value.get("model").and_then(Value::as_str).map(|m| clip(m, 200));
+    let written_at = value.get("timestamp").and_then(Value::as_str).and_then(unix_seconds);
+    Some(RecordingReading { tokens, model, written_at })
+}
+
+/// Reads the chat recording at `path` from its end, within [`RECORDING_BUDGET`].
+pub fn read(path: &Path) -> io::Result<Option<RecordingReading>> {
+    let file = open_transcript(path)?;
+    let mut tail = TailReader::new(&file, RECORDING_BUDGET)?;
+    while let Some(line) = tail.next_line()? {
+        if let Some(reading) = reading_from_line(&line) {
+            return Ok(Some(reading));
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const RECORDING: &[u8] = include_bytes!("../../tests/fixtures/real/gemini/chat-at-AfterTool-1.jsonl");
+
+    #[test]
+    fn the_newest_reply_gives_the_figure() {
+        let reading = RECORDING.split(|b| *b == b'\n').rev().find_map(reading_from_line).unwrap();
+        assert_eq!(reading.tokens, 100_000);
+        assert_eq!(reading.model.as_deref(), Some("gemini-2.5-flash"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chat.jsonl");
+        std::fs::write(&path, RECORDING).unwrap();
+        assert_eq!(read(&path).unwrap(), Some(reading));
+    }
     use crate::transcript::{FactsBudget, gather_facts_as};
     use serde_json::json;
     use std::path::Path;

@@ -1,70 +1,102 @@
-//! The transcript reader: what Claude Code's JSONL transcript says about a session.
+//! The readers of the hosts' transcripts, one file per format: Claude Code's JSONL
+//! ([`claude`], a folder: its figure, its facts, its exact usage, its pace and its todo
+//! list), Codex's rollout ([`codex`]), Gemini CLI's chat recording ([`gemini`]) and Qwen
+//! Code's ([`qwen`], through Gemini CLI's reader), Factory Droid's session and its sidecar
+//! ([`droid`]), Copilot CLI's event log ([`copilot`]), and OpenCode's and Kilo CLI's
+//! messages, sent by baton's plugin ([`opencode`]). Each reads its host's figure and the
+//! facts a handoff is built from.
 //!
-//! Three readers share the line format (`line`) and two ways of reading a file:
+//! Below them: the facts model ([`facts`], [`todos`]), which imports no format; the line
+//! reader (`line`), the reader from the end (`tail`), the forward one (`forward`) and the
+//! bounded read of a file (`file`). This file is the dispatch by format, in one place
+//! ([`gather_facts_as`]).
 //!
-//! - [`current_context`]: the context size now, from the end of the file (`tail`), for
-//!   the monitor when no statusline bridge is there. Bounded: its cost does not grow
-//!   with the file.
-//! - [`gather_facts`]: todos, files touched, background processes, the last failure,
-//!   the first and last requests … for the automatic handoff. Reads a bounded head and
-//!   a bounded tail. [`gather_facts_as`] reads the same facts from the host's own format:
-//!   Codex's rollout (`codex`), Gemini CLI's chat recording (`gemini`) and Qwen Code's
-//!   (`qwen`, through Gemini CLI's reader), Factory Droid's transcript (`droid`) and
-//!   Copilot CLI's event log (`copilot`), both put in Claude Code's line shape; OpenCode's
-//!   and Kilo CLI's messages, sent by baton's plugin (`opencode`), the same way.
-//! - [`session_usage`]: exact token use of the whole session, for `baton report`.
-//!   Streams the whole file (`forward`).
-//! - [`current_todos`]: the todo list as of now, for the status line: a small tail
-//!   read that stops at the latest `TodoWrite`.
-//!
-//! Each has a pure counterpart over bytes or lines for tests and other sources. Nothing
-//! here panics on input: a line that does not parse, or a field of the wrong type, is
-//! skipped or read as absent.
+//! Every read is bounded, and nothing here panics on input: a line that does not parse,
+//! or a field of the wrong type, is skipped or read as absent.
 
+pub mod claude;
 pub mod codex;
-mod context;
 pub mod copilot;
 pub mod droid;
-mod facts;
+pub mod facts;
+mod file;
+mod format;
 mod forward;
 pub mod gemini;
 mod line;
 pub mod opencode;
-mod pace;
 pub mod qwen;
 mod tail;
-mod todo_tail;
+#[cfg(test)]
+mod testing;
 mod todos;
-mod usage;
 
-use std::fs::File;
 use std::io;
 use std::path::Path;
 
-pub use context::{COMPACTION_LOOKBACK, CONTEXT_BUDGET, ContextReading, ContextScanner};
-pub use facts::{FactsBudget, Format, SessionFacts, gather_facts_as, relative_path};
-pub use line::{Compaction, Usage, clip, unix_seconds};
-pub use pace::tokens_per_tool_call;
-pub use tail::TailReader;
-pub use todo_tail::{TODO_TAIL_BUDGET, current_todos};
+use serde_json::Value;
+
+pub use claude::pace::tokens_per_tool_call;
+pub use claude::todo_tail::{TODO_TAIL_BUDGET, current_todos};
+#[cfg(test)]
+pub use claude::usage::usage_from_bytes;
+pub use claude::usage::{SessionUsage, ToolResultSize, session_usage};
+pub use facts::{FactsBudget, SessionFacts, relative_path};
+use file::BoundedRead;
+pub use format::Format;
+use line::parse_line;
+pub use line::{Compaction, Usage};
 pub use todos::TodoItem;
 #[cfg(test)]
 pub use todos::TodoSource;
-#[cfg(test)]
-pub use usage::usage_from_bytes;
-pub use usage::{SessionUsage, ToolResultSize, session_usage};
 
-/// Opens a transcript for reading. A symlink at the path itself is refused (like every
-/// file baton reads), and so is anything but a regular file: opening a FIFO must not
-/// hang a hook.
-pub fn open_transcript(path: &Path) -> io::Result<File> {
-    crate::fsx::open_regular(path)
+/// The facts of the transcript at `path`, read as `format` (the host that wrote it).
+/// Every reader reads the same bounded head and tail.
+pub fn gather_facts_as(format: Format, path: &Path, budget: FactsBudget) -> io::Result<SessionFacts> {
+    let read = BoundedRead::of(path, budget)?;
+    let format = match format {
+        // A Claude Code session may be handed a path by hand: trust the file's own shape.
+        Format::ClaudeCode => Format::sniff(read.first_line()),
+        known => known,
+    };
+    let mut facts = match format {
+        // The plugin's digest is sent on stdin, never named by a path: a file is read as
+        // Claude Code's.
+        Format::ClaudeCode | Format::OpenCodeMessages => {
+            claude::facts::facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start())
+        }
+        Format::CodexRollout => {
+            codex::facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start())
+        }
+        Format::GeminiChat => {
+            gemini::facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start())
+        }
+        Format::QwenChat => {
+            qwen::facts_from_lines(read.head_lines(), read.tail_lines(), read.reached_start())
+        }
+        Format::DroidSession => claude_shaped_facts(&read, droid::claude_shaped),
+        Format::CopilotEvents => claude_shaped_facts(&read, copilot::claude_shaped),
+    };
+    facts.format = format;
+    facts.bytes_read = read.bytes_read();
+    Ok(facts)
+}
+
+/// The facts of a host's transcript whose lines `shape` puts in Claude Code's shape
+/// (a line it returns `None` for is skipped).
+fn claude_shaped_facts(read: &BoundedRead, shape: fn(&Value) -> Option<Value>) -> SessionFacts {
+    let as_claude = |line: &[u8]| parse_line(line).and_then(|value| shape(&value));
+    claude::facts::facts_from_values(
+        read.head_lines().filter_map(as_claude),
+        read.tail_lines().filter_map(as_claude),
+        read.reached_start(),
+    )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::context::current_context;
-    use super::*;
+    use super::claude::context::current_context;
+    use super::file::open_transcript;
 
     #[test]
     fn only_regular_files_are_opened() {

@@ -20,8 +20,10 @@ use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 
-use super::clip;
-use super::facts::{CommandRun, Format, SessionFacts, facts_from_values};
+use super::claude::facts::facts_from_values;
+use super::facts::{CommandRun, SessionFacts};
+use super::format::Format;
+use super::line::clip;
 
 /// At most this many messages are kept: the first, and the latest ones.
 pub const MESSAGES_MAX: usize = 64;

@@ -18,9 +18,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::file::open_transcript;
 use super::gemini::{self, Recording, ToolCall};
 use super::line::{SHORT_TEXT_MAX, text};
-use super::{TailReader, clip, open_transcript, unix_seconds};
+use super::line::{clip, unix_seconds};
+use super::tail::TailReader;
 
 /// Most bytes read from the end of a recording.
 pub const RECORDING_BUDGET: u64 = 8 * 1024 * 1024;
@@ -80,7 +82,7 @@ pub fn facts_from_lines<'a, 'b>(
     head: impl IntoIterator<Item = &'a [u8]>,
     tail: impl IntoIterator<Item = &'b [u8]>,
     tail_reached_start: bool,
-) -> super::SessionFacts {
+) -> super::facts::SessionFacts {
     let mut recording = Recording::default();
     for line in head {
         if let Some(value) = super::line::parse_line(line) {
@@ -95,7 +97,7 @@ pub fn facts_from_lines<'a, 'b>(
             fact_line(&mut recording, &value);
         }
     }
-    recording.finish(tail_reached_start, super::Format::QwenChat)
+    recording.finish(tail_reached_start, super::format::Format::QwenChat)
 }
 
 /// The parts of a line's message that are objects.
@@ -171,7 +173,7 @@ mod tests {
 
     #[test]
     fn facts_at_critical() {
-        for facts in crate::transcript::facts::check_facts_session_at_critical(
+        for facts in crate::transcript::testing::check_facts_session_at_critical(
             Format::QwenChat,
             AT_CRITICAL,
             "qwen3-coder-plus",

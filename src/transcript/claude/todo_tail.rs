@@ -10,10 +10,10 @@ use std::path::Path;
 use memchr::memmem;
 
 use super::facts::facts_from_lines;
-use super::line::{Entry, block_type, parse_line, text};
-use super::open_transcript;
-use super::tail::{TailReader, TailStats};
-use super::todos::TodoList;
+use crate::transcript::file::open_transcript;
+use crate::transcript::line::{Entry, block_type, parse_line, text};
+use crate::transcript::tail::{TailReader, TailStats};
+use crate::transcript::todos::TodoList;
 
 /// How much of the end of the transcript [`current_todos`] reads at most.
 pub const TODO_TAIL_BUDGET: u64 = 1024 * 1024;
@@ -95,7 +95,7 @@ mod tests {
     use serde_json::json;
     use std::io::Write;
 
-    const FIXTURE: &[u8] = include_bytes!("../../tests/fixtures/transcript.jsonl");
+    const FIXTURE: &[u8] = include_bytes!("../../../tests/fixtures/transcript.jsonl");
 
     fn write(bytes: &[u8]) -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();

@@ -10,11 +10,13 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::forward::ForwardLines;
+use crate::transcript::file::open_transcript;
+use crate::transcript::forward::ForwardLines;
 #[cfg(test)]
-use super::forward::complete_lines;
-use super::line::{Compaction, Entry, SHORT_TEXT_MAX, Usage, block_type, clean_line, clip, parse_line, text};
-use super::open_transcript;
+use crate::transcript::forward::complete_lines;
+use crate::transcript::line::{
+    Compaction, Entry, SHORT_TEXT_MAX, Usage, block_type, clean_line, clip, parse_line, text,
+};
 
 /// Lines longer than this are passed over (counted in `oversized_lines`).
 pub const LINE_MAX: usize = 64 * 1024 * 1024;
@@ -331,7 +333,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const FIXTURE: &[u8] = include_bytes!("../../tests/fixtures/transcript.jsonl");
+    const FIXTURE: &[u8] = include_bytes!("../../../tests/fixtures/transcript.jsonl");
 
     #[test]
     fn fixture_usage() {

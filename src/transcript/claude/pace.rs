@@ -8,9 +8,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::line::{Entry, block_type, parse_line};
-use super::open_transcript;
-use super::tail::TailReader;
+use crate::transcript::file::open_transcript;
+use crate::transcript::line::{Entry, block_type, parse_line};
+use crate::transcript::tail::TailReader;
 
 /// Bytes read from the end to measure the pace.
 pub const PACE_BUDGET: u64 = 4 * 1024 * 1024;
@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn the_sample_transcript_has_too_little_after_its_compaction() {
-        let bytes = include_bytes!("../../tests/fixtures/transcript.jsonl");
+        let bytes = include_bytes!("../../../tests/fixtures/transcript.jsonl");
         let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
         lines.reverse();
         assert_eq!(pace_from_lines(lines), None);

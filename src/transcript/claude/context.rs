@@ -5,13 +5,13 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::line::{self, Entry, SHORT_TEXT_MAX, clip, parse_line};
-use super::tail::TailStats;
+use crate::transcript::line::{self, Entry, SHORT_TEXT_MAX, clip, parse_line};
+use crate::transcript::tail::TailStats;
 // The whole-file readers below are the tests' way in; the hook and the statusline feed
 // a `ContextScanner` from their own tail read.
 #[cfg(test)]
 use {
-    super::{open_transcript, tail::TailReader},
+    crate::transcript::{file::open_transcript, tail::TailReader},
     std::{io, path::Path},
 };
 
@@ -235,7 +235,7 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    const FIXTURE: &[u8] = include_bytes!("../../tests/fixtures/transcript.jsonl");
+    const FIXTURE: &[u8] = include_bytes!("../../../tests/fixtures/transcript.jsonl");
 
     fn newest_first(bytes: &[u8]) -> Vec<&[u8]> {
         let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
@@ -423,7 +423,7 @@ mod tests {
         assert_eq!(reading.stats.source_len, written + older_reply.len() as u64 + FIXTURE.len() as u64);
         assert!(
             reading.stats.bytes_read
-                <= FIXTURE.len() as u64 + COMPACTION_LOOKBACK + 2 * super::super::tail::CHUNK_SIZE,
+                <= FIXTURE.len() as u64 + COMPACTION_LOOKBACK + 2 * crate::transcript::tail::CHUNK_SIZE,
             "read {} bytes",
             reading.stats.bytes_read
         );
@@ -506,7 +506,7 @@ mod tests {
         assert_eq!(tokens, 80_010);
         // The figure is in the last line; what is read is that line's chunk and the
         // lookback for an earlier compaction, whatever the size of the file.
-        assert!(small <= COMPACTION_LOOKBACK + 2 * super::super::tail::CHUNK_SIZE, "read {small} bytes");
+        assert!(small <= COMPACTION_LOOKBACK + 2 * crate::transcript::tail::CHUNK_SIZE, "read {small} bytes");
         for len in [1 << 30, 1 << 40, u64::MAX / 2] {
             let (tokens, read, seeks) = read_synthetic(len);
             assert_eq!(tokens, 80_010);
