@@ -4,7 +4,7 @@
 //!
 //! Only the hosts baton is installed for are checked, or those `--host` names
 //! ([`hosts_to_check`]). What their settings files say is analysed by pure functions
-//! ([`analyse_settings`], and [`codex_trust_check`] against Codex's config.toml);
+//! ([`analyse_settings`]; each host's own trust rules, `crate::host::Host::trust_findings`);
 //! the rest looks at the machine: the newest bridge, baton's config files, the state
 //! and temp dirs, and two self-tests that run this binary's hook the way a host does
 //! (in a private throwaway folder, so nothing of the user's is read or written).
@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::Config;
-use crate::install::codex_trust::{self, HookState, Trust};
+use crate::host::{FigureSource, HostChoice, Install, SettingsSeen, TrustFacts};
 use crate::install::commands::{self, BatonCommand};
 use crate::install::hosts::{Host, Places, Scope, show_path};
 use crate::util::proc;
@@ -86,7 +86,7 @@ pub struct Facts<'a> {
 
 fn flags(host: Host, scope: Scope) -> String {
     let mut out = String::new();
-    if host != Host::Claude {
+    if host != Host::DEFAULT {
         out.push_str(&format!(" --host {}", host.id()));
     }
     if scope != Scope::User {
@@ -114,21 +114,6 @@ fn plugin_enabled(settings: &Value) -> bool {
     })
 }
 
-/// A host as `baton doctor --host` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostChoice {
-    Claude,
-    Codex,
-    Gemini,
-    Qwen,
-    Droid,
-    Copilot,
-    OpenCode,
-    Kilo,
-    /// Every host, installed or not.
-    All,
-}
-
 /// What to check and how to print it.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -147,7 +132,7 @@ fn has_baton(host: Host, settings: &Value) -> bool {
             .pointer(&format!("{}/command", host.statusline_pointer()))
             .and_then(Value::as_str)
             .is_some_and(|c| commands::recognise(c).is_some());
-    hook || line || (host == Host::Claude && plugin_enabled(settings))
+    hook || line || (host.spec().enabled_plugins && plugin_enabled(settings))
 }
 
 /// The hosts to check: those asked for, else those baton is installed for (a settings
@@ -160,19 +145,14 @@ pub fn hosts_to_check(asked: &[HostChoice], files: &[SettingsFile], recorded: &[
         asked
             .iter()
             .map(|choice| match choice {
-                HostChoice::Codex => Host::Codex,
-                HostChoice::Gemini => Host::Gemini,
-                HostChoice::Qwen => Host::Qwen,
-                HostChoice::Droid => Host::Droid,
-                HostChoice::Copilot => Host::Copilot,
-                HostChoice::OpenCode => Host::OpenCode,
-                HostChoice::Kilo => Host::Kilo,
-                HostChoice::Claude | HostChoice::All => Host::Claude,
+                HostChoice::One(host) => *host,
+                HostChoice::All => Host::DEFAULT,
             })
             .collect()
     } else {
         Host::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|host| {
                 recorded.contains(host)
                     || files.iter().any(|f| {
@@ -182,7 +162,7 @@ pub fn hosts_to_check(asked: &[HostChoice], files: &[SettingsFile], recorded: &[
             .collect()
     };
     if hosts.is_empty() {
-        hosts.push(Host::Claude);
+        hosts.push(Host::DEFAULT);
     }
     hosts.sort();
     hosts.dedup();
@@ -193,7 +173,8 @@ pub fn hosts_to_check(asked: &[HostChoice], files: &[SettingsFile], recorded: &[
 pub fn analyse_settings(files: &[SettingsFile], hosts: &[Host], facts: &Facts) -> Vec<Check> {
     let mut checks = Vec::new();
     let files: Vec<&SettingsFile> = files.iter().filter(|f| hosts.contains(&f.host)).collect();
-    // OpenCode and Kilo CLI have a plugin file, not settings: [`opencode_checks`].
+    // A host of baton's plugin (OpenCode, Kilo CLI) has a plugin file, not settings:
+    // [`plugin_checks`].
     let hosts: Vec<Host> =
         hosts.iter().copied().filter(|h| !install::opencode_plugin::takes_plugin(*h)).collect();
     let hosts = hosts.as_slice();
@@ -235,7 +216,7 @@ pub fn analyse_settings(files: &[SettingsFile], hosts: &[Host], facts: &Facts) -
                 }
             }
         }
-        let plugin = host == Host::Claude && mine.iter().any(|(_, v)| plugin_enabled(v));
+        let plugin = host.spec().enabled_plugins && mine.iter().any(|(_, v)| plugin_enabled(v));
         let scope = hooks.first().map(|h| h.0).unwrap_or(Scope::User);
         let name = format!("hooks ({})", host.name());
         if hooks.is_empty() && !plugin {
@@ -393,133 +374,55 @@ pub fn analyse_settings(files: &[SettingsFile], hosts: &[Host], facts: &Facts) -
 
     for host in hosts.iter().copied().filter(|h| h.has_statusline()) {
         checks.push(statusline_check(host, &parsed, facts));
-        if host == Host::Claude {
-            checks.extend(subagent_statusline_check(&parsed, facts));
+        if host.has_subagent_statusline() {
+            checks.extend(subagent_statusline_check(host, &parsed, facts));
         }
     }
 
     for (file, settings) in &parsed {
-        if file.host == Host::Claude && settings.get("disableAllHooks") == Some(&Value::Bool(true)) {
+        let Some(key) = file.host.spec().disable_all_hooks else { continue };
+        if settings.get(key) == Some(&Value::Bool(true)) {
             checks.push(Check::new(
                 Status::Fail,
                 "hooks enabled",
-                format!("{} sets disableAllHooks: no hook runs, baton's included", file.shown),
-                Some(format!("remove \"disableAllHooks\": true from {}", file.shown)),
+                format!("{} sets {key}: no hook runs, baton's included", file.shown),
+                Some(format!("remove \"{key}\": true from {}", file.shown)),
             ));
         }
     }
     checks
 }
 
-/// Whether Codex runs baton's hooks: each hook in the Codex settings files against the
-/// trust Codex keeps in its config.toml (`states`, read from the file shown as `config`).
-/// `key_path` names a hooks file as Codex does in its trust keys. None when no Codex file
-/// registers baton (the hooks check says so).
-pub fn codex_trust_check(
-    files: &[SettingsFile],
-    states: &Result<BTreeMap<String, HookState>, codex_trust::ConfigError>,
-    config: &str,
-    key_path: &dyn Fn(&Path) -> String,
-) -> Option<Check> {
-    let name = "hook trust (Codex)";
-    let mut verdicts: Vec<(Trust, String, &str)> = Vec::new();
-    for file in files.iter().filter(|f| f.host == Host::Codex) {
-        let FileState::Parsed(settings) = &file.state else { continue };
-        for hook in codex_trust::baton_hooks(settings, &key_path(&file.path)) {
-            let trust = match states {
-                Ok(states) => codex_trust::trust(&hook, states),
-                Err(_) => Trust::Untrusted,
-            };
-            verdicts.push((trust, hook.event, file.shown.as_str()));
-        }
-    }
-    if verdicts.is_empty() {
-        return None;
-    }
-    let mut shown: Vec<&str> = verdicts.iter().map(|v| v.2).collect();
-    shown.dedup();
-    let shown = shown.join(", ");
-    if let Err(e) = states {
-        return Some(Check::new(
-            Status::Warn,
-            name,
-            format!("cannot tell whether Codex trusts baton's hooks ({shown}): {config} {e}"),
-            Some(format!("fix {config} (Codex cannot read it either)")),
-        ));
-    }
-    let events = |wanted: Trust| -> Vec<&str> {
-        verdicts.iter().filter(|v| v.0 == wanted).map(|v| v.1.as_str()).collect()
-    };
-    let (untrusted, outdated, disabled) =
-        (events(Trust::Untrusted), events(Trust::Outdated), events(Trust::Disabled));
-    if untrusted.is_empty() && outdated.is_empty() && disabled.is_empty() {
-        return Some(Check::new(
-            Status::Ok,
-            name,
-            format!("Codex trusts {} for its current command ({shown})", events(Trust::Trusted).join(", ")),
-            None,
-        ));
-    }
-    let mut problems = Vec::new();
-    if !untrusted.is_empty() {
-        problems.push(format!("{} not trusted yet", untrusted.join(", ")));
-    }
-    if !outdated.is_empty() {
-        problems.push(format!("{} trusted for an older command (re-trust)", outdated.join(", ")));
-    }
-    if !disabled.is_empty() {
-        problems.push(format!("{} turned off in Codex", disabled.join(", ")));
-    }
-    let fix = if untrusted.is_empty() && outdated.is_empty() {
-        "turn baton's hooks on again in `/hooks` in a Codex session".to_string()
-    } else {
-        codex_trust::TRUST_STEP.to_string()
-    };
-    Some(Check::new(
-        Status::Warn,
-        name,
-        format!("{}: Codex skips these until you trust them ({shown})", problems.join("; ")),
-        Some(fix),
-    ))
-}
-
-/// The host's effective statusline: the most specific settings file that has one
-/// (Claude Code's check is named `statusLine`, another host's `statusLine (<host>)`).
+/// The host's effective statusline: the most specific settings file that has one (the
+/// default host's check is named `statusLine`, another host's `statusLine (<host>)`).
 fn statusline_check(host: Host, parsed: &[(&SettingsFile, &Value)], facts: &Facts) -> Check {
     let name = match host {
-        Host::Claude => "statusLine".to_string(),
+        Host::DEFAULT => "statusLine".to_string(),
         other => format!("statusLine ({})", other.name()),
     };
     let pointer = host.statusline_pointer();
     let mut files: Vec<&(&SettingsFile, &Value)> = parsed.iter().filter(|(f, _)| f.host == host).collect();
     files.sort_by_key(|(f, _)| std::cmp::Reverse(f.scope));
-    let fix_flags = |scope: Scope| match host {
-        Host::Claude => flags(host, scope),
-        other => {
-            format!(" --host {}{}", other.id(), if scope == Scope::User { "" } else { " --scope project" })
-        }
-    };
     let Some((file, settings)) = files.iter().find(|(_, v)| v.pointer(pointer).is_some()) else {
-        // Claude Code's hooks need the line's figure; the others' read their host's record.
-        let (status, what, fix) = match host {
-            Host::Claude => (
+        // A host whose figure the statusline gives needs it; the others' hooks read the
+        // host's record.
+        let (status, what) = match host.figure_source() {
+            FigureSource::Statusline => (
                 Status::Fail,
-                "no statusLine in Claude Code's settings: the monitor has no fresh context figure"
-                    .to_string(),
-                format!("{} install --statusline-only", facts.me),
+                format!("no statusLine in {host}'s settings: the monitor has no fresh context figure"),
             ),
-            other => (
+            FigureSource::Record => (
                 Status::Warn,
                 format!(
-                    "no statusline in {other}'s settings: its line shows no context meter and GSD's monitor gets no bridge file"
+                    "no statusline in {host}'s settings: its line shows no context meter and GSD's monitor gets no bridge file"
                 ),
-                format!("{} install --statusline-only --host {}", facts.me, other.id()),
             ),
         };
+        let fix = format!("{} install --statusline-only{}", facts.me, flags(host, Scope::User));
         return Check::new(status, &name, what, Some(fix));
     };
     let command = settings.pointer(&format!("{pointer}/command")).and_then(Value::as_str).unwrap_or_default();
-    let wanted = (host != Host::Claude).then(|| host.id());
+    let wanted = (host != Host::DEFAULT).then(|| host.id());
     match commands::recognise(command) {
         Some(BatonCommand::Statusline { host: named, .. }) if named.as_deref() != wanted => Check::new(
             Status::Fail,
@@ -527,9 +430,9 @@ fn statusline_check(host: Host, parsed: &[(&SettingsFile, &Value)], facts: &Fact
             format!(
                 "`{command}` ({}) reads {}'s payload, not {host}'s: its figure would be wrong",
                 file.shown,
-                named.as_deref().and_then(Host::from_id).unwrap_or(Host::Claude)
+                named.as_deref().and_then(Host::from_id).unwrap_or(Host::DEFAULT)
             ),
-            Some(format!("{} install --statusline-only{}", facts.me, fix_flags(file.scope))),
+            Some(format!("{} install --statusline-only{}", facts.me, flags(host, file.scope))),
         ),
         Some(BatonCommand::Statusline { wrap: None, .. }) => {
             Check::new(Status::Ok, &name, format!("baton statusline ({})", file.shown), None)
@@ -548,32 +451,32 @@ fn statusline_check(host: Host, parsed: &[(&SettingsFile, &Value)], facts: &Fact
             Some(format!(
                 "{} install --statusline-only{} (wraps it: its output stays as it is)",
                 facts.me,
-                fix_flags(file.scope)
+                flags(host, file.scope)
             )),
         ),
     }
 }
 
-/// Claude Code's effective `subagentStatusLine` (the agent panel's row per subagent), once
-/// baton's statusLine is registered: baton's, another tool's (left alone), or none.
-fn subagent_statusline_check(parsed: &[(&SettingsFile, &Value)], facts: &Facts) -> Option<Check> {
+/// The host's effective `subagentStatusLine` (Claude Code's agent panel's row per
+/// subagent), once baton's statusLine is registered: baton's, another tool's (left
+/// alone), or none.
+fn subagent_statusline_check(host: Host, parsed: &[(&SettingsFile, &Value)], facts: &Facts) -> Option<Check> {
     const NAME: &str = "subagentStatusLine";
-    let mut claude: Vec<&(&SettingsFile, &Value)> =
-        parsed.iter().filter(|(f, _)| f.host == Host::Claude).collect();
-    claude.sort_by_key(|(f, _)| std::cmp::Reverse(f.scope));
-    let line = claude.iter().find(|(_, v)| v.get("statusLine").is_some())?;
+    let mut mine: Vec<&(&SettingsFile, &Value)> = parsed.iter().filter(|(f, _)| f.host == host).collect();
+    mine.sort_by_key(|(f, _)| std::cmp::Reverse(f.scope));
+    let line = mine.iter().find(|(_, v)| v.get("statusLine").is_some())?;
     let ours = |pointer: &str, v: &Value| v.pointer(pointer).and_then(Value::as_str).map(commands::recognise);
     if !matches!(ours("/statusLine/command", line.1), Some(Some(BatonCommand::Statusline { .. }))) {
         return None;
     }
-    let Some((file, settings)) = claude.iter().find(|(_, v)| v.get(NAME).is_some()) else {
+    let Some((file, settings)) = mine.iter().find(|(_, v)| v.get(NAME).is_some()) else {
         return Some(Check::new(
             Status::Ok,
             NAME,
             format!(
                 "not set (opt-in, since Claude Code calls it deprecated): `{} install --statusline-only --subagent-rows{}` adds a context meter per subagent to the agent panel",
                 facts.me,
-                flags(Host::Claude, line.0.scope)
+                flags(host, line.0.scope)
             ),
             None,
         ));
@@ -613,7 +516,7 @@ fn file_state(path: &Path) -> FileState {
 fn read_settings(places: &Places) -> Vec<SettingsFile> {
     let mut seen = Vec::new();
     let mut files = Vec::new();
-    for host in Host::ALL.into_iter().filter(|h| !install::opencode_plugin::takes_plugin(*h)) {
+    for host in Host::ALL.iter().copied().filter(|h| !install::opencode_plugin::takes_plugin(*h)) {
         for scope in host.scopes() {
             let Ok(path) = places.settings_path(host, *scope) else { continue };
             let key = install::state::key(&path);
@@ -631,11 +534,14 @@ fn read_settings(places: &Places) -> Vec<SettingsFile> {
             });
         }
     }
-    // GitHub Copilot CLI's statusline is in its user settings.json, apart from the hooks.
-    if let Some(path) = places.home_of(Host::Copilot).map(|h| h.join(crate::host::copilot::STATUSLINE_FILE)) {
-        let state = file_state(&path);
-        let shown = show_path(&path, places.home.as_deref());
-        files.push(SettingsFile { host: Host::Copilot, scope: Scope::User, shown, path, state });
+    // A statusline in a file of its own (GitHub Copilot CLI's user settings.json, apart
+    // from the hooks).
+    for host in Host::ALL.iter().copied() {
+        if let Some(path) = places.statusline_file(host, Scope::User) {
+            let state = file_state(&path);
+            let shown = show_path(&path, places.home.as_deref());
+            files.push(SettingsFile { host, scope: Scope::User, shown, path, state });
+        }
     }
     files
 }
@@ -1139,96 +1045,37 @@ fn recorded_hosts() -> Vec<Host> {
     installs.installs.values().filter_map(|entry| Host::from_id(&entry.host)).collect()
 }
 
-/// Whether baton's Codex hooks are trusted, per `$CODEX_HOME/config.toml`.
-fn codex_trust(files: &[SettingsFile], places: &Places) -> Option<Check> {
-    let home = places.host_dir(Host::Codex, Scope::User).ok()?;
-    let config = codex_trust::config_path(&home);
-    let states = codex_trust::load_states(&config);
-    codex_trust_check(files, &states, &show_path(&config, places.home.as_deref()), &codex_trust::key_path)
-}
-
-/// Gemini CLI's folder trust, when baton's hooks are in this project's
-/// `.gemini/settings.json`: they run only in a folder Gemini CLI trusts.
-fn gemini_trust(files: &[SettingsFile], places: &Places) -> Option<Check> {
-    let in_project = files.iter().any(|f| {
-        f.host == Host::Gemini
-            && f.scope == Scope::Project
-            && matches!(&f.state, FileState::Parsed(v) if hook_entries(v).any(|(_, c)| matches!(commands::recognise(c), Some(BatonCommand::Hook { .. }))))
-    });
-    let project = places.project.as_deref().filter(|_| in_project)?;
-    Some(match crate::host::gemini::untrusted_project_note(project, places) {
-        Some(note) => Check::new(
-            Status::Warn,
-            "folder trust (Gemini CLI)",
-            note,
-            Some("trust the folder in Gemini CLI (it asks at start; /permissions later)".into()),
-        ),
-        None => Check::new(
-            Status::Ok,
-            "folder trust (Gemini CLI)",
-            "Gemini CLI runs this project's hooks (a trusted folder, or folder trust off)",
-            None,
-        ),
-    })
-}
-
-/// Qwen Code's approval step: none by default; with `security.folderTrust.enabled` in the
-/// user's settings, project hooks run only in a trusted folder (pure over what was read).
-pub fn qwen_trust_check(files: &[SettingsFile]) -> Check {
-    let parsed = |scope: Scope| {
-        files.iter().find(|f| f.host == Host::Qwen && f.scope == scope).and_then(|f| match &f.state {
-            FileState::Parsed(v) => Some(v),
+/// What the host's own trust rules say ([`crate::host::Host::trust_findings`]), over its
+/// settings files that parse.
+fn trust_checks(host: Host, files: &[SettingsFile], places: &Places) -> Vec<Check> {
+    let seen: Vec<SettingsSeen> = files
+        .iter()
+        .filter(|f| f.host == host)
+        .filter_map(|f| match &f.state {
+            FileState::Parsed(settings) => Some(SettingsSeen {
+                scope: f.scope,
+                path: &f.path,
+                shown: &f.shown,
+                settings,
+                registers_baton: has_baton(host, settings),
+            }),
             _ => None,
         })
-    };
-    let trust_on = parsed(Scope::User)
-        .and_then(|v| v.pointer("/security/folderTrust/enabled"))
-        .is_some_and(|on| on == &Value::Bool(true));
-    let project_hooks = parsed(Scope::Project).is_some_and(|v| has_baton(Host::Qwen, v));
-    if trust_on && project_hooks {
-        return Check::new(
-            Status::Warn,
-            "trust (Qwen Code)",
-            "security.folderTrust is on: the project's hooks (.qwen/settings.json) run only once this folder is trusted",
-            Some("start `qwen` here once and trust the folder, or install with --scope user".to_string()),
-        );
-    }
-    Check::new(
-        Status::Ok,
-        "trust (Qwen Code)",
-        format!("{}; nothing to do", crate::host::qwen::TRUST_NOTE),
-        None,
-    )
+        .collect();
+    let is_baton_hook =
+        |command: &str| matches!(commands::recognise(command), Some(BatonCommand::Hook { .. }));
+    let facts = TrustFacts { places, files: &seen, is_baton_hook: &is_baton_hook };
+    host.host()
+        .trust_findings(&facts)
+        .into_iter()
+        .map(|f| Check::new(if f.warn { Status::Warn } else { Status::Ok }, &f.check, f.message, f.fix))
+        .collect()
 }
 
-/// GitHub Copilot CLI's approval step: user hooks run everywhere; project hooks
-/// (`.github/hooks`) only in a folder the user trusted (pure over what was read).
-pub fn copilot_trust_check(files: &[SettingsFile]) -> Check {
-    let project_hooks = files.iter().any(|f| {
-        f.host == Host::Copilot
-            && f.scope == Scope::Project
-            && matches!(&f.state, FileState::Parsed(v) if has_baton(Host::Copilot, v))
-    });
-    if project_hooks {
-        return Check::new(
-            Status::Warn,
-            "trust (GitHub Copilot CLI)",
-            "the project's hooks (.github/hooks/baton.json) run only once this folder is trusted",
-            Some("start `copilot` here once and trust the folder, or install with --scope user".to_string()),
-        );
-    }
-    Check::new(
-        Status::Ok,
-        "trust (GitHub Copilot CLI)",
-        format!("{}; nothing to do", crate::host::copilot::TRUST_NOTE),
-        None,
-    )
-}
-
-/// OpenCode (or Kilo CLI): baton's plugin file in one scope (both: every event runs baton
-/// twice), naming a binary that exists, preferably this one, in this build's text; and its
-/// approval step (pure over what was read).
-pub fn opencode_checks(
+/// A host of baton's plugin (OpenCode, Kilo CLI): baton's plugin file in one scope (both:
+/// every event runs baton twice), naming a binary that exists, preferably this one, in
+/// this build's text (pure over what was read).
+pub fn plugin_checks(
     host: Host,
     plugins: &[install::opencode_plugin::PluginFile],
     facts: &Facts,
@@ -1264,14 +1111,13 @@ pub fn opencode_checks(
         status = Status::Warn;
         problems
             .push("installed in both scopes: OpenCode loads both, so every event runs baton twice".into());
-        fix = Some(format!("{} uninstall{}", facts.me, flags(Host::OpenCode, Scope::Project)));
+        fix = Some(format!("{} uninstall{}", facts.me, flags(host, Scope::Project)));
     }
     for plugin in &mine {
         if matches!(plugin.state, PluginState::Baton { current: false, .. }) {
             status = Status::Warn;
             problems.push(format!("{} was written by another baton version", plugin.shown));
-            fix =
-                fix.or_else(|| Some(format!("{} install{}", facts.me, flags(Host::OpenCode, plugin.scope))));
+            fix = fix.or_else(|| Some(format!("{} install{}", facts.me, flags(host, plugin.scope))));
         }
     }
     let events: Vec<&str> = host.events().iter().map(|s| s.name).collect();
@@ -1307,12 +1153,6 @@ pub fn opencode_checks(
             format!("{} install{} (writes the plugin for this binary)", facts.me, flags(host, first.scope));
         Check::new(status, name, problems.join("; "), Some(fix))
     });
-    checks.push(Check::new(
-        Status::Ok,
-        &format!("trust ({})", host.name()),
-        format!("{}; nothing to do", crate::host::opencode::TRUST_NOTE),
-        None,
-    ));
     checks
 }
 
@@ -1348,8 +1188,10 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
     };
     let facts = Facts { this: &this, me: &me, home: home.as_deref(), resolve: &resolve };
     let files = read_settings(&places);
-    let plugins: Vec<(Host, Vec<install::opencode_plugin::PluginFile>)> = [Host::OpenCode, Host::Kilo]
-        .into_iter()
+    let plugins: Vec<(Host, Vec<install::opencode_plugin::PluginFile>)> = Host::ALL
+        .iter()
+        .copied()
+        .filter(|host| host.install() == Install::Plugin)
         .map(|host| (host, install::opencode_plugin::plugin_files(&places, host)))
         .collect();
     let mut recorded = recorded_hosts();
@@ -1363,24 +1205,16 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
     let why = if asked.is_empty() { "where baton is installed; --host picks others" } else { "--host" };
     checks.push(Check::new(Status::Ok, "hosts", format!("{} ({why})", names.join(", ")), None));
     checks.extend(analyse_settings(&files, &hosts, &facts));
-    if hosts.contains(&Host::Codex) {
-        checks.extend(codex_trust(&files, &places));
-    }
-    if hosts.contains(&Host::Qwen) {
-        checks.push(qwen_trust_check(&files));
-    }
-    if hosts.contains(&Host::Gemini) {
-        checks.extend(gemini_trust(&files, &places));
-    }
-    if hosts.contains(&Host::Copilot) {
-        checks.push(copilot_trust_check(&files));
-    }
-    for (host, files) in plugins.iter().filter(|(host, _)| hosts.contains(host)) {
-        checks.extend(opencode_checks(*host, files, &facts));
+    // Each host's plugin, then its own approval step, in the hosts' order.
+    for host in hosts.iter().copied() {
+        if let Some((_, files)) = plugins.iter().find(|(h, _)| *h == host) {
+            checks.extend(plugin_checks(host, files, &facts));
+        }
+        checks.extend(trust_checks(host, &files, &places));
     }
     let project = places.project.clone();
     let config = Config::load(project.as_deref());
-    if hosts.contains(&Host::Claude) {
+    if hosts.iter().any(|h| h.figure_source() == FigureSource::Statusline) {
         checks.push(bridge_check(config.stale_seconds()));
     }
     checks.push(config_check(project.as_deref()));
@@ -1634,7 +1468,7 @@ mod tests {
         // Nothing installed anywhere: Claude Code, to say how to start.
         assert_eq!(hosts_to_check(&[], &files[..1], &[]), [Host::Claude]);
         // Asked for: checked whether installed or not.
-        assert_eq!(hosts_to_check(&[HostChoice::Gemini], &files, &[]), [Host::Gemini]);
+        assert_eq!(hosts_to_check(&[HostChoice::One(Host::Gemini)], &files, &[]), [Host::Gemini]);
         assert_eq!(hosts_to_check(&[HostChoice::All], &[], &[]), Host::ALL);
         let checks = analyse_for(&files, &[Host::Gemini]);
         let gemini = status_of(&checks, "hooks (Gemini CLI)");
@@ -1643,60 +1477,6 @@ mod tests {
         // The plugin or a statusline alone counts as installed for Claude Code.
         let plugin = file(Host::Claude, Scope::User, json!({"enabledPlugins": {"baton@baton": true}}));
         assert_eq!(hosts_to_check(&[], &[plugin], &[]), [Host::Claude]);
-    }
-
-    fn codex_check(settings: Value, config: &str) -> Check {
-        let files = [file(Host::Codex, Scope::User, settings)];
-        let states = codex_trust::parse_states(config);
-        codex_trust_check(&files, &states, "~/.codex/config.toml", &|p: &Path| p.display().to_string())
-            .expect("a check")
-    }
-
-    #[test]
-    fn codex_trust_is_reported_with_its_fix() {
-        let settings = installed(Host::Codex, json!({}), THIS);
-        let hooks = codex_trust::baton_hooks(&settings, "/codex-user");
-        assert_eq!(hooks.len(), 8);
-        let trusted: String = hooks
-            .iter()
-            .map(|h| format!("[hooks.state.\"{}\"]\ntrusted_hash = \"{}\"\n", h.key, h.hash))
-            .collect();
-        let check = codex_check(settings.clone(), &trusted);
-        assert_eq!(check.status, Status::Ok, "{check:?}");
-        assert!(
-            check.message.contains(
-                "PostToolUse, PreToolUse, UserPromptSubmit, Stop, SessionStart, PreCompact, SessionEnd, PostCompact"
-            ),
-            "{check:?}"
-        );
-
-        let check = codex_check(settings.clone(), "");
-        assert_eq!(check.status, Status::Warn);
-        assert!(check.message.contains("not trusted yet"), "{check:?}");
-        assert!(check.fix.as_deref().unwrap().contains("Hooks need review"));
-
-        // baton moved: the stored hash is for the old command.
-        let moved = installed(Host::Codex, json!({}), "/old/baton");
-        let check = codex_check(moved, &trusted);
-        assert_eq!(check.status, Status::Warn);
-        assert!(check.message.contains("trusted for an older command (re-trust)"), "{check:?}");
-
-        let off = trusted.replacen("trusted_hash", "enabled = false\ntrusted_hash", 1);
-        let check = codex_check(settings.clone(), &off);
-        assert!(check.message.contains("PostToolUse turned off in Codex"), "{check:?}");
-        assert!(check.fix.as_deref().unwrap().contains("/hooks"));
-
-        let states = codex_trust::parse_states("[oops");
-        let files = [file(Host::Codex, Scope::User, settings)];
-        let check =
-            codex_trust_check(&files, &states, "~/.codex/config.toml", &|p: &Path| p.display().to_string());
-        assert!(check.unwrap().message.contains("cannot tell"));
-        // No baton hook in Codex: nothing to say here (the hooks check fails instead).
-        let none = [file(Host::Codex, Scope::User, json!({}))];
-        assert!(
-            codex_trust_check(&none, &Ok(BTreeMap::new()), "c", &|p: &Path| p.display().to_string())
-                .is_none()
-        );
     }
 
     #[test]

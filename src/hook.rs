@@ -35,7 +35,7 @@ use crate::config::OnCritical;
 use crate::gitx::Mode;
 use crate::handoff::audit::{self, Point, SnapshotState};
 use crate::handoff::{self, Trigger};
-use crate::host::{Envelope, Event, HookInput, HostKind, PauseStop, gemini, qwen};
+use crate::host::{CompactionBrief, Envelope, Event, HookInput, HostKind, PauseStop};
 use crate::monitor::{Cadence, CheckpointWords, HandoffWords, Moment, SavedHandoff, SessionRef, Step};
 use crate::{critical_pause, metrics, monitor, relay, resume, session_state};
 
@@ -140,7 +140,7 @@ impl<'a> Call<'a> {
 
     fn envelope(&self, text: &str) -> Envelope {
         let envelope = Envelope::new(&self.input.envelope_event_name(self.env.gemini_key_set), text);
-        if self.host == HostKind::Copilot { envelope.with_top_level_context() } else { envelope }
+        if self.host.spec().context_at_top_level { envelope.with_top_level_context() } else { envelope }
     }
 }
 
@@ -185,9 +185,9 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         }
         Event::PreToolUse => refuse_after_pause(&call),
         Event::TurnStart => {
-            // Qwen Code fires UserPromptSubmit with an empty prompt on every tool-result
-            // continuation: the same turn, whose refusals stay.
-            if call.host != HostKind::Qwen || qwen::is_real_prompt(input.prompt.as_deref()) {
+            // A host may fire it again within the turn (Qwen Code, on every tool-result
+            // continuation): the same turn, whose refusals stay.
+            if call.host.host().starts_turn(input) {
                 lift_refusals(&call);
             }
             let note = audit_note(&call, Point::UserPrompt);
@@ -198,8 +198,9 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
             let text = with_note(said.text.take(), note)?;
             Some(said.envelope(&call, text))
         }
-        // Codex's Stop accepts no context (only `decision: "block"`): never answered there.
-        Event::Stop if call.host == HostKind::Claude => {
+        // A Stop that takes context (Claude Code's) is answered; Codex's accepts none (only
+        // `decision: "block"`): never answered there.
+        Event::Stop if call.host.spec().answers_stop => {
             let mut said = monitor_step(&call, Cadence::Stop);
             // Under `baton run`: idle at the prompt, the interactive relay's cue.
             if let Some((run_id, leg)) = &env.run {
@@ -236,10 +237,10 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
             }
             let start = resume::session_start(cwd, session, input.source.as_deref(), &call.config)?;
             if input.source.as_deref() == Some("compact") {
-                match call.host {
+                match call.host.spec().compaction_brief {
                     // The audit at PostCompact says what the summary dropped; the brief
                     // waits in case it never comes.
-                    HostKind::Claude => {
+                    CompactionBrief::AfterTheAudit => {
                         audit::leave_brief(session, &start.text);
                         return None;
                     }
@@ -247,13 +248,8 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
                     // the turn that compacted (seen in `codex exec`: PreCompact, PostCompact,
                     // SessionStart, then that request), so the copy PostCompact left for
                     // the turn's next PostToolUse would be a second one.
-                    HostKind::Codex => audit::brief_given_in_turn(session),
-                    HostKind::Gemini
-                    | HostKind::Qwen
-                    | HostKind::Droid
-                    | HostKind::Copilot
-                    | HostKind::OpenCode
-                    | HostKind::Kilo => {}
+                    CompactionBrief::WithTheTurn => audit::brief_given_in_turn(session),
+                    CompactionBrief::AtSessionStart => {}
                 }
             }
             let text = resume::with_relay_leg(start.text, env.run.as_ref().map(|(_, leg)| *leg));
@@ -401,7 +397,7 @@ fn audit_note(call: &Call, point: Point) -> Option<String> {
 /// turn an automatic compaction fired in, so the compact brief rides that turn.
 fn post_compact(call: &Call) {
     let Some(session) = call.session() else { return };
-    if call.host == HostKind::Codex {
+    if call.host.spec().compaction_brief == CompactionBrief::WithTheTurn {
         if let (Some("auto"), Some(turn)) = (call.input.trigger.as_deref(), call.input.turn_id.as_deref()) {
             audit::note_compacted_in_turn(session, turn);
             if let Some(brief) = call
@@ -710,26 +706,23 @@ fn handoff_facts(call: &Call) {
     rewrite_critical_handoff(call, session, figure, Some(facts));
 }
 
-/// Whether the event carries the resume brief in place of SessionStart (pure): Qwen
-/// Code drops SessionStart's context, so its first real prompt carries it.
+/// Whether the event carries the resume brief in place of SessionStart (pure): a host
+/// that drops SessionStart's context (Qwen Code) has its first real prompt carry it.
 fn is_first_prompt_brief(input: &HookInput, env: &HookEnv, event: &Event) -> bool {
-    env.host.is_some_and(HostKind::brief_on_first_prompt)
+    env.host.is_some_and(|host| host.brief_on_first_prompt() && host.host().starts_turn(input))
         && matches!(event, Event::TurnStart)
-        && qwen::is_real_prompt(input.prompt.as_deref())
 }
 
-/// Whether a PreCompact is a real compaction (pure over what was read). Gemini CLI fires
-/// PreCompress before every model call: only a manual one, or one with the prompt at or
-/// past the compression point, is. Every other host fires it only when it compacts.
+/// Whether a PreCompact is a real compaction ([`crate::host::Host::is_real_compaction`]):
+/// Gemini CLI fires PreCompress before every model call, the other hosts only when they
+/// compact.
 fn is_real_compaction(call: &Call, figure: Option<&metrics::Figure>) -> bool {
-    if call.host != HostKind::Gemini {
-        return true;
-    }
-    let point = figure
-        .and_then(|f| f.window_tokens)
-        .map(|w| gemini::compression_point(w, gemini::compression_threshold(call.project.as_deref())))
-        .unwrap_or(u64::MAX);
-    gemini::is_real_compression(call.input.trigger.as_deref(), figure.and_then(|f| f.used_tokens), point)
+    call.host.host().is_real_compaction(
+        call.input.trigger.as_deref(),
+        figure.and_then(|f| f.used_tokens),
+        figure.and_then(|f| f.window_tokens),
+        call.project.as_deref(),
+    )
 }
 
 /// Before a compaction: refresh the handoff (the summary loses detail), then restart
@@ -788,7 +781,10 @@ fn pre_compact(call: &Call) -> Option<Envelope> {
         return Some(Envelope::block(&reason));
     }
     let turn = call.input.turn_id.as_deref().filter(|_| call.input.trigger.as_deref() == Some("auto"));
-    audit::note_let_go(session, turn.filter(|_| call.host == HostKind::Codex));
+    audit::note_let_go(
+        session,
+        turn.filter(|_| call.host.spec().compaction_brief == CompactionBrief::WithTheTurn),
+    );
     session_state::note_compaction(session, metrics::now_unix());
     None
 }

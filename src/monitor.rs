@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::gitx::Mode;
-use crate::host::HostKind;
+use crate::host::{FigureSource, HostKind, PluginReport};
 use crate::metrics::{self, Basis, Figure, FigureQuery, Headroom, Level, Origin, Stakes, StakesLookup, Want};
 use crate::session_state::{self, Kept, WarnState};
 use crate::{fsx, transcript};
@@ -140,7 +140,7 @@ pub struct FigureNotes {
 
 impl Default for FigureNotes {
     fn default() -> Self {
-        FigureNotes { host: HostKind::Claude, newer_than_bridge: false }
+        FigureNotes { host: HostKind::DEFAULT, newer_than_bridge: false }
     }
 }
 
@@ -211,10 +211,10 @@ pub fn message(
         ),
         _ => String::new(),
     };
-    // GSD's contract: the levels are of the full window. Claude Code's own footer is not.
-    let full = match (notes.host, figure.window_tokens) {
-        (HostKind::Claude, Some(w)) => format!(
-            " (baton's percentages are of the full {}-token window; Claude Code's own footer counts against the window less its output reserve, so it reads higher.)",
+    // GSD's contract: the levels are of the full window. The host's own meter may not be.
+    let full = match (notes.host.spec().own_meter, figure.window_tokens) {
+        (Some(own_meter), Some(w)) => format!(
+            " (baton's percentages are of the full {}-token window; {own_meter}.)",
             metrics::short_tokens(w)
         ),
         _ => String::new(),
@@ -227,32 +227,14 @@ pub fn message(
         );
     }
     if figure.origin == Origin::Transcript {
-        source.push_str(match (notes.host, notes.newer_than_bridge) {
-            (HostKind::Claude, true) => {
+        source.push_str(match (notes.host.figure_source(), notes.newer_than_bridge) {
+            (FigureSource::Statusline, true) => {
                 " (This figure was read from the session's transcript: it is newer than the status line's.)"
             }
-            (HostKind::Claude, false) => {
+            (FigureSource::Statusline, false) => {
                 " (This figure was read from the session's transcript: no status line figure was available.)"
             }
-            (HostKind::Codex, _) => " (This figure was read from the session's transcript: Codex's rollout.)",
-            (HostKind::Gemini, _) => {
-                " (This figure was read from the session's transcript: Gemini CLI's chat recording.)"
-            }
-            (HostKind::Qwen, _) => {
-                " (This figure was read from the session's transcript: Qwen Code's chat recording.)"
-            }
-            (HostKind::Droid, _) => {
-                " (This figure was read from Factory Droid's session record: its last model call.)"
-            }
-            (HostKind::Copilot, _) => {
-                " (This figure was read from GitHub Copilot CLI's session events: its last model call.)"
-            }
-            (HostKind::OpenCode, _) => {
-                " (This figure was reported by OpenCode to baton's plugin: its last model reply.)"
-            }
-            (HostKind::Kilo, _) => {
-                " (This figure was reported by Kilo CLI to baton's plugin: its last model reply.)"
-            }
+            (FigureSource::Record, _) => notes.host.spec().figure_words,
         });
     }
     if let Some(why) = &context.unkept_state {
@@ -455,7 +437,7 @@ pub struct SessionRef<'a> {
     /// The project folder (resolved once by the caller).
     pub project: Option<&'a Path>,
     /// The figure the event itself reports (OpenCode's plugin).
-    pub reported: Option<&'a crate::host::opencode::Report>,
+    pub reported: Option<&'a PluginReport>,
     /// The event, for the debounce across events.
     pub moment: Moment<'a>,
     /// What the answer hangs on ([`stakes`]): [`check`] looks it up in the context's state.
@@ -463,11 +445,12 @@ pub struct SessionRef<'a> {
 }
 
 impl<'a> SessionRef<'a> {
-    /// A Claude Code session known by id and transcript only (`baton pause`).
-    pub fn claude(id: &'a str, transcript: Option<&'a Path>) -> SessionRef<'a> {
+    /// A session of `host` known by id and transcript only (`baton pause`, `baton
+    /// status`).
+    pub fn known(host: HostKind, id: &'a str, transcript: Option<&'a Path>) -> SessionRef<'a> {
         SessionRef {
             id,
-            host: HostKind::Claude,
+            host,
             transcript,
             model: None,
             tool_use_id: None,
@@ -509,7 +492,7 @@ pub fn current_figure(
         now,
     };
     let found = metrics::session_figure(&query)?;
-    let newer_than_bridge = session.host == HostKind::Claude
+    let newer_than_bridge = session.host.figure_source() == FigureSource::Statusline
         && found.figure.origin == Origin::Transcript
         && metrics::read_bridge(session.id, now, stale_seconds).is_some();
     Some((found, FigureNotes { host: session.host, newer_than_bridge }))
@@ -544,7 +527,8 @@ pub fn check(session: &SessionRef, config: &Config, now: i64) -> Option<Warning>
         return None;
     }
     let moment = Moment { tokens: figure.used_tokens, ..session.moment };
-    let measure_pace = session.agent.is_none() && session.host == HostKind::Claude;
+    // The pace is measured in the statusline host's transcript (Claude Code's format).
+    let measure_pace = session.agent.is_none() && session.host.figure_source() == FigureSource::Statusline;
     let kept = session_state::update_kept(&context_id, |previous| {
         // A figure from before the session's last compaction is history.
         if previous.as_ref().and_then(|p| p.compacted_at).is_some_and(|at| figure.taken_at <= at) {

@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::fsx;
 use crate::gitx::Mode;
 use crate::handoff::{self, Outcome, Trigger};
-use crate::host::claude::newest_transcript;
+use crate::host::HostKind;
 use crate::metrics::{self, Figure};
 use crate::report::markdown as session_report;
 use crate::util::text::{outside, outside_path};
@@ -56,7 +56,7 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, PauseError> {
     let root = crate::gitx::project_dir(&cwd);
     let transcript = match &options.transcript {
         Some(path) => Some(path.clone()),
-        None => newest_transcript(&root, &cwd),
+        None => HostKind::DEFAULT.host().newest_transcript(&root, &cwd),
     };
     let session_id = options
         .session
@@ -73,7 +73,7 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, PauseError> {
         return Err(PauseError::SessionId(session_id));
     }
     // A bridge from the last ten minutes, else the transcript: the monitor's own rule.
-    let session = crate::monitor::SessionRef::claude(&session_id, transcript.as_deref());
+    let session = crate::monitor::SessionRef::known(HostKind::DEFAULT, &session_id, transcript.as_deref());
     let figure = crate::monitor::current_figure(&session, config, 600, metrics::now_unix())
         .map(|(found, _)| found.figure);
     let request = handoff::Request {

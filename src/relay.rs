@@ -9,7 +9,8 @@
 //! summary.
 //!
 //! The headless grammar of each host (where the prompt is, how it is replaced by the
-//! continue prompt) is [`HeadlessCommand`]. The interactive host (`claude` on a terminal)
+//! continue prompt) is the host's own ([`crate::host::Grammar`]), read into a
+//! [`HeadlessCommand`]. The interactive host (`claude` on a terminal)
 //! runs on a pty baton owns, all its contexts in one process ([`interactive`]): its hooks
 //! get [`LIVE_LEG`] and read the current leg from the record.
 
@@ -22,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::Config;
-use crate::host::HostKind;
+use crate::host::{Grammar, HostKind};
 use crate::places;
 use crate::state::{Edit, Guard, VersionedFile};
 use crate::util::proc::RunError;
@@ -318,281 +319,16 @@ pub struct HeadlessCommand {
     pub prompt_rest: Vec<usize>,
 }
 
-/// The headless commands, as the messages and `--help` name them.
-pub const HEADLESS_FORMS: &str = "`claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`, `droid exec …`, `copilot -p …`, `opencode run …`, `kilo run …`";
-
-/// How a host's headless command line reads (from each pinned CLI's `--help`).
-struct Grammar {
-    /// The first word that makes the command headless (`codex exec`, `droid exec`,
-    /// `opencode run`), when the host has one.
-    subcommands: &'static [&'static str],
-    /// Switches that make the command headless (Claude's `-p`).
-    switches: &'static [&'static str],
-    /// Options whose value is the prompt (Gemini's, Qwen's and Copilot's `-p`).
-    prompt_options: &'static [&'static str],
-    /// A positional prompt also makes the command headless (Qwen's one-shot query),
-    /// unless one of these options is given (`-i`: interactive after the prompt).
-    positional_headless_unless: Option<&'static [&'static str]>,
-    /// Every positional word is the prompt (yargs' `[message..]`), not only the last.
-    positional_joined: bool,
-    /// Options that take one value.
-    values: &'static [&'static str],
-    /// Options that take every following word up to the next option (yargs' arrays).
-    arrays: &'static [&'static str],
+/// The headless commands, as the messages name them (`claude -p …`, `codex exec …` …):
+/// each host's from its grammar.
+pub fn headless_forms() -> String {
+    let forms: Vec<String> = HostKind::ALL.iter().map(|host| host.spec().headless.form(host.id())).collect();
+    forms.join(", ")
 }
 
-fn grammar(host: HostKind) -> Grammar {
-    let none: &[&str] = &[];
-    match host {
-        HostKind::Claude => Grammar {
-            subcommands: none,
-            switches: &["-p", "--print"],
-            prompt_options: none,
-            positional_headless_unless: None,
-            positional_joined: false,
-            values: &[
-                "--model",
-                "-m",
-                "--output-format",
-                "--append-system-prompt",
-                "--system-prompt",
-                "--allowedTools",
-                "--allowed-tools",
-                "--disallowedTools",
-                "--disallowed-tools",
-                "--permission-mode",
-                "--max-turns",
-                "--settings",
-                "--add-dir",
-                "--mcp-config",
-                "--input-format",
-                "--fallback-model",
-                "--session-id",
-                "--agents",
-            ],
-            arrays: none,
-        },
-        HostKind::Codex => Grammar {
-            subcommands: &["exec", "e"],
-            switches: none,
-            prompt_options: none,
-            positional_headless_unless: None,
-            positional_joined: false,
-            values: &[
-                "--model",
-                "-m",
-                "-s",
-                "--sandbox",
-                "-c",
-                "--config",
-                "-C",
-                "--cd",
-                "-p",
-                "--profile",
-                "-i",
-                "--image",
-                "-a",
-                "--ask-for-approval",
-                "-o",
-                "--output-last-message",
-                "--output-schema",
-                "--color",
-            ],
-            arrays: none,
-        },
-        HostKind::Gemini => Grammar {
-            subcommands: none,
-            switches: none,
-            prompt_options: &["-p", "--prompt"],
-            positional_headless_unless: None,
-            positional_joined: false,
-            values: &[
-                "--model",
-                "-m",
-                "--output-format",
-                "-o",
-                "--approval-mode",
-                "--allowed-tools",
-                "--include-directories",
-                "-e",
-                "--extensions",
-                "--allowed-mcp-server-names",
-            ],
-            arrays: none,
-        },
-        // Qwen Code 0.15.10 (`qwen --help`): yargs; `[array]` options are greedy.
-        HostKind::Qwen => Grammar {
-            subcommands: none,
-            switches: none,
-            prompt_options: &["-p", "--prompt"],
-            positional_headless_unless: Some(&["-i", "--prompt-interactive", "--acp"]),
-            positional_joined: true,
-            values: &[
-                "--telemetry-target",
-                "--telemetry-otlp-endpoint",
-                "--telemetry-otlp-protocol",
-                "--telemetry-outfile",
-                "--proxy",
-                "-m",
-                "--model",
-                "-i",
-                "--prompt-interactive",
-                "--system-prompt",
-                "--append-system-prompt",
-                "--sandbox-image",
-                "--approval-mode",
-                "--channel",
-                "--mcp-config",
-                "--openai-logging-dir",
-                "--openai-api-key",
-                "--openai-base-url",
-                "--input-format",
-                "-o",
-                "--output-format",
-                "--json-fd",
-                "--json-file",
-                "--json-schema",
-                "--input-file",
-                "-r",
-                "--resume",
-                "--session-id",
-                "--max-session-turns",
-                "--auth-type",
-            ],
-            arrays: &[
-                "--allowed-mcp-server-names",
-                "--allowed-tools",
-                "-e",
-                "--extensions",
-                "--include-directories",
-                "--add-dir",
-                "--core-tools",
-                "--exclude-tools",
-                "--disabled-slash-commands",
-            ],
-        },
-        // OpenCode 1.18.33 and Kilo CLI 7.7.7 (`run --help`): yargs, `run [message..]`.
-        HostKind::OpenCode | HostKind::Kilo => Grammar {
-            subcommands: &["run"],
-            switches: none,
-            prompt_options: none,
-            positional_headless_unless: None,
-            positional_joined: true,
-            values: &[
-                "--log-level",
-                "--command",
-                "-s",
-                "--session",
-                "-m",
-                "--model",
-                "--agent",
-                "--format",
-                "--title",
-                "--attach",
-                "-p",
-                "--password",
-                "-u",
-                "--username",
-                "--dir",
-                "--port",
-                "--variant",
-            ],
-            arrays: &["-f", "--file"],
-        },
-        // Factory Droid 0.225.2 (`droid exec --help`): commander, `exec [prompt]`.
-        HostKind::Droid => Grammar {
-            subcommands: &["exec"],
-            switches: none,
-            prompt_options: none,
-            positional_headless_unless: None,
-            positional_joined: false,
-            values: &[
-                "-o",
-                "--output-format",
-                "--input-format",
-                "-f",
-                "--file",
-                "--auto",
-                "-s",
-                "--session-id",
-                "--fork",
-                "-m",
-                "--model",
-                "-r",
-                "--reasoning-effort",
-                "--spec-model",
-                "--spec-reasoning-effort",
-                "--only-tools",
-                "--add-tools",
-                "--remove-tools",
-                "--cwd",
-                "--settings",
-                "-w",
-                "--worktree",
-                "--worktree-dir",
-                "--tag",
-                "--log-group-id",
-                "--worker-model",
-                "--worker-reasoning-effort",
-                "--validator-model",
-                "--validator-reasoning-effort",
-                "--append-system-prompt",
-                "--append-system-prompt-file",
-            ],
-            arrays: none,
-        },
-        // GitHub Copilot CLI 1.0.102 (`copilot --help`): the prompt is `-p`'s value.
-        HostKind::Copilot => Grammar {
-            subcommands: none,
-            switches: none,
-            prompt_options: &["-p", "--prompt"],
-            positional_headless_unless: None,
-            positional_joined: false,
-            values: &[
-                "-i",
-                "--interactive",
-                "--model",
-                "--reasoning-effort",
-                "--context",
-                "--auto-tier",
-                "--agent",
-                "-n",
-                "--name",
-                "--session-id",
-                "-C",
-                "--log-dir",
-                "--extension-sdk-path",
-                "--log-level",
-                "--stream",
-                "--output-format",
-                "--add-dir",
-                "--attachment",
-                "--disable-mcp-server",
-                "--add-github-mcp-toolset",
-                "--add-github-mcp-tool",
-                "--plugin-dir",
-                "--additional-mcp-config",
-                "--mcp-github-auth",
-                "--max-autopilot-continues",
-                "--mode",
-                "--environment-host",
-                "--environment-compute-id",
-                "--dynamic-retrieval",
-                "--enable-mcp-server",
-                "--max-ai-credits",
-                "--usage-output-file",
-            ],
-            arrays: &[
-                "--allow-tool",
-                "--deny-tool",
-                "--available-tools",
-                "--excluded-tools",
-                "--secret-env-vars",
-                "--allow-url",
-                "--deny-url",
-            ],
-        },
-    }
+/// The hosts a command may start with, as the messages name them.
+fn host_ids() -> String {
+    HostKind::ALL.iter().map(|host| host.id()).collect::<Vec<_>>().join(", ")
 }
 
 /// Why a command cannot be relayed.
@@ -600,10 +336,11 @@ fn grammar(host: HostKind) -> Grammar {
 pub enum CommandError {
     #[error("no host command given")]
     Empty,
-    #[error("`{0}` is not a host baton knows (claude, codex, gemini, qwen, droid, copilot, opencode, kilo)")]
+    #[error("`{0}` is not a host baton knows ({ids})", ids = host_ids())]
     UnknownHost(String),
     #[error(
-        "`{0}` is not headless here: use {HEADLESS_FORMS}, or run `claude` from a terminal (the interactive relay is Claude Code's only, for now)"
+        "`{0}` is not headless here: use {forms}, or run `claude` from a terminal (the interactive relay is Claude Code's only, for now)",
+        forms = headless_forms()
     )]
     NotHeadless(String),
     #[error("no prompt found in the host command (give it as the last word)")]
@@ -705,8 +442,8 @@ impl Reading {
 }
 
 fn is_headless(host: HostKind, rest: &[String]) -> bool {
-    let grammar = grammar(host);
-    read(&grammar, rest).is_headless(&grammar)
+    let grammar = &host.spec().headless;
+    read(grammar, rest).is_headless(grammar)
 }
 
 /// An interactive host command, as `baton run` was given it: run as is, on a pty.
@@ -721,13 +458,13 @@ pub struct InteractiveCommand {
 /// [`headless`]) or a host whose interactive relay is not built (every other host).
 pub fn interactive(args: &[String]) -> Result<InteractiveCommand, CommandError> {
     let (program, name, host, rest) = host_command(args)?;
-    if is_headless(host, rest) || host != HostKind::Claude {
+    if is_headless(host, rest) || !host.spec().interactive_relay {
         return Err(CommandError::NotHeadless(name.to_string()));
     }
     Ok(InteractiveCommand { host, program: program.clone(), args: rest.to_vec() })
 }
 
-/// Reads a headless command ([`HEADLESS_FORMS`]). The prompt is the value of the host's
+/// Reads a headless command ([`headless_forms`]). The prompt is the value of the host's
 /// prompt option (`-p`/`--prompt` of Gemini CLI, Qwen Code, Copilot CLI) when it has one,
 /// else the positional words: the last one, or all of them on a host that joins them
 /// (OpenCode's and Kilo's `run [message..]`, Qwen Code's `[query..]`). Words that are an
@@ -743,9 +480,9 @@ fn read_headless(
     name: &str,
     rest: &[String],
 ) -> Result<HeadlessCommand, CommandError> {
-    let grammar = grammar(host);
-    let reading = read(&grammar, rest);
-    if !reading.is_headless(&grammar) {
+    let grammar = &host.spec().headless;
+    let reading = read(grammar, rest);
+    if !reading.is_headless(grammar) {
         return Err(CommandError::NotHeadless(name.to_string()));
     }
     let (prompt_at, prompt_prefix, prompt_rest) = match reading.prompt_option {

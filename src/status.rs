@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 
 use crate::config::Config;
 use crate::handoff::doc::{self, HandoffDoc};
+use crate::host::HostKind;
 use crate::metrics::{self, Level, Origin, WindowSource};
 use crate::monitor::{self, SessionRef};
 use crate::util::text::{outside, outside_path};
@@ -84,14 +85,15 @@ pub fn status(cwd: &Path, session: Option<&str>, config: &Config, now: i64) -> R
     let (session_id, transcript) = match session {
         Some(asked) => {
             let id = resolve_session(asked)?;
-            let transcript = crate::host::claude::transcript_of(&id);
+            let transcript = HOST.host().transcript_of(&id);
             (id, transcript)
         }
         None => {
             let root = project_root(cwd);
-            let transcript = crate::host::claude::newest_transcript(&root, cwd).ok_or_else(|| {
+            let transcript = HOST.host().newest_transcript(&root, cwd).ok_or_else(|| {
                 StatusError::NotFound(format!(
-                    "no Claude Code session found for {}: pass --session ID",
+                    "no {} session found for {}: pass --session ID",
+                    HOST.name(),
                     outside_path(cwd)
                 ))
             })?;
@@ -105,7 +107,7 @@ pub fn status(cwd: &Path, session: Option<&str>, config: &Config, now: i64) -> R
             (id, Some(transcript))
         }
     };
-    let session_ref = SessionRef::claude(&session_id, transcript.as_deref());
+    let session_ref = SessionRef::known(HOST, &session_id, transcript.as_deref());
     let figure = monitor::current_figure(&session_ref, config, config.stale_seconds(), now).map(|(f, _)| f);
     let limits = metrics::Limits::from_settings(config.settings());
     let assessment = figure.as_ref().map(|found| {
@@ -127,8 +129,11 @@ fn project_root(cwd: &Path) -> PathBuf {
     crate::statusline::find_git(cwd).map(|g| g.root).unwrap_or_else(|| cwd.to_path_buf())
 }
 
+/// The host whose sessions `baton status` finds by itself (in its transcripts folder).
+const HOST: HostKind = HostKind::DEFAULT;
+
 fn projects_dir() -> Option<PathBuf> {
-    crate::host::claude::config_dir().map(|dir| dir.join("projects"))
+    HOST.host().transcripts_dir()
 }
 
 /// The session ids baton can see: transcripts under `projects/*/`, bridges in the temp dir.

@@ -1,32 +1,10 @@
 //! `baton doctor`: exit 1 when a check fails.
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::ExitStatus;
-use crate::doctor::{self, HostChoice};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum HostFlag {
-    /// Claude Code.
-    Claude,
-    /// Codex.
-    Codex,
-    /// Gemini CLI.
-    Gemini,
-    /// Qwen Code.
-    Qwen,
-    /// Factory Droid.
-    Droid,
-    /// GitHub Copilot CLI.
-    Copilot,
-    /// OpenCode (baton's plugin file).
-    #[value(name = "opencode")]
-    OpenCode,
-    /// Kilo CLI (baton's OpenCode plugin).
-    Kilo,
-    /// Every host, installed or not.
-    All,
-}
+use crate::doctor;
+use crate::host::HostChoice;
 
 #[derive(Args)]
 #[command(after_help = "\
@@ -38,27 +16,12 @@ pub(super) struct DoctorArgs {
     #[arg(long)]
     json: bool,
     /// Check these hosts instead of those baton is installed for (comma-separate or repeat).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "HOST")]
-    host: Vec<HostFlag>,
+    #[arg(long, value_parser = super::hosts::choice("Every host, installed or not"), value_delimiter = ',', value_name = "HOST")]
+    host: Vec<HostChoice>,
 }
 
 pub(super) fn run(args: &DoctorArgs) -> ExitStatus {
-    let hosts = args
-        .host
-        .iter()
-        .map(|flag| match flag {
-            HostFlag::Claude => HostChoice::Claude,
-            HostFlag::Codex => HostChoice::Codex,
-            HostFlag::Gemini => HostChoice::Gemini,
-            HostFlag::Qwen => HostChoice::Qwen,
-            HostFlag::Droid => HostChoice::Droid,
-            HostFlag::Copilot => HostChoice::Copilot,
-            HostFlag::OpenCode => HostChoice::OpenCode,
-            HostFlag::Kilo => HostChoice::Kilo,
-            HostFlag::All => HostChoice::All,
-        })
-        .collect();
-    let options = doctor::Options { json: args.json, hosts };
+    let options = doctor::Options { json: args.json, hosts: args.host.clone() };
     if doctor::run(&options, &mut super::screen::Screen::stdout()) {
         ExitStatus::Success
     } else {

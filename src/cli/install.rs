@@ -4,32 +4,9 @@
 use clap::{Args, ValueEnum};
 
 use super::ExitStatus;
+use crate::host::{HostChoice, HostKind};
 use crate::install::hosts::Scope;
-use crate::install::{self, Ended, HostArg, Mode, Options};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum HostFlag {
-    /// Claude Code.
-    Claude,
-    /// Gemini CLI.
-    Gemini,
-    /// Codex.
-    Codex,
-    /// Qwen Code.
-    Qwen,
-    /// Factory Droid.
-    Droid,
-    /// GitHub Copilot CLI.
-    Copilot,
-    /// OpenCode (baton's plugin file).
-    #[value(name = "opencode")]
-    OpenCode,
-    /// Kilo CLI (baton's OpenCode plugin).
-    Kilo,
-    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid, GitHub Copilot CLI,
-    /// OpenCode and Kilo CLI where their folders exist.
-    All,
-}
+use crate::install::{self, Ended, Mode, Options};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ScopeFlag {
@@ -50,8 +27,14 @@ enum ScopeFlag {
 #[derive(Debug, Clone, Args)]
 struct TargetArgs {
     /// Which host's settings (comma-separate or repeat for several).
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "claude", value_name = "HOST")]
-    host: Vec<HostFlag>,
+    #[arg(
+        long,
+        value_parser = super::hosts::choice(super::hosts::install_all_help()),
+        value_delimiter = ',',
+        default_value = HostKind::DEFAULT.id(),
+        value_name = "HOST"
+    )]
+    host: Vec<HostChoice>,
     /// Which of the host's settings files.
     #[arg(long, value_enum, default_value = "user", value_name = "SCOPE")]
     scope: ScopeFlag,
@@ -118,21 +101,7 @@ pub(super) struct UninstallArgs {
 
 fn options(target: &TargetArgs) -> Options {
     Options {
-        hosts: target
-            .host
-            .iter()
-            .map(|flag| match flag {
-                HostFlag::Claude => HostArg::Claude,
-                HostFlag::Gemini => HostArg::Gemini,
-                HostFlag::Codex => HostArg::Codex,
-                HostFlag::Qwen => HostArg::Qwen,
-                HostFlag::Droid => HostArg::Droid,
-                HostFlag::Copilot => HostArg::Copilot,
-                HostFlag::OpenCode => HostArg::OpenCode,
-                HostFlag::Kilo => HostArg::Kilo,
-                HostFlag::All => HostArg::All,
-            })
-            .collect(),
+        hosts: target.host.clone(),
         scope: match target.scope {
             ScopeFlag::User => Scope::User,
             ScopeFlag::Project => Scope::Project,

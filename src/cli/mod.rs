@@ -36,6 +36,7 @@ mod config;
 mod demo;
 mod doctor;
 mod hook;
+mod hosts;
 mod install;
 mod pause;
 mod report;

@@ -1,5 +1,5 @@
 //! `baton run [--max-legs N] [--] <host command…>`: the relay's runner. Headless host
-//! commands ([`relay::HEADLESS_FORMS`]): each leg runs in the
+//! commands ([`relay::headless_forms`]): each leg runs in the
 //! foreground with its output passed through as the host prints it; a leg that baton
 //! paused (its own CRITICAL or manual handoff pending, whoever stopped the agent) is
 //! followed by a fresh one with the continue prompt, whose SessionStart brief carries the

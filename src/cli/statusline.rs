@@ -10,7 +10,7 @@ use clap::Args;
 
 use super::{ExitStatus, print_out, run_guarded};
 use crate::config::Config;
-use crate::host::{HostKind, StatuslineInput, SubagentRowsInput, copilot, droid, qwen};
+use crate::host::{HostKind, SubagentRowsInput};
 use crate::{metrics, statusline, stdin};
 
 #[derive(Args)]
@@ -27,7 +27,7 @@ pub(super) struct StatuslineArgs {
     subagents: bool,
     /// The host whose statusline payload is on stdin (default: Claude Code). `baton
     /// install --host <host>` sets this up.
-    #[arg(long, value_name = "HOST", value_parser = ["claude", "qwen", "droid", "copilot"], conflicts_with = "subagents")]
+    #[arg(long, value_name = "HOST", value_parser = super::hosts::with_statusline(), conflicts_with = "subagents")]
     host: Option<String>,
     /// Scan the git work tree at DIR and cache its markers, then exit (what a render
     /// starts in the background when its cached markers have grown old).
@@ -37,7 +37,7 @@ pub(super) struct StatuslineArgs {
 
 /// `baton statusline` with no argument: the host's own call.
 pub(super) fn run_own_line() -> ExitStatus {
-    run_host_line(HostKind::Claude)
+    run_host_line(HostKind::DEFAULT)
 }
 
 fn run_host_line(host: HostKind) -> ExitStatus {
@@ -66,7 +66,7 @@ pub(super) fn run(args: StatuslineArgs) -> ExitStatus {
         run_guarded(subagent_rows);
         return ExitStatus::Success;
     }
-    let host = args.host.as_deref().and_then(HostKind::from_id).unwrap_or(HostKind::Claude);
+    let host = args.host.as_deref().and_then(HostKind::from_id).unwrap_or(HostKind::DEFAULT);
     match args.wrap {
         None => return run_host_line(host),
         Some(old) => run_guarded(move || match statusline::wrap::run(&old, host, metrics::now_unix()) {
@@ -77,24 +77,10 @@ pub(super) fn run(args: StatuslineArgs) -> ExitStatus {
     ExitStatus::Success
 }
 
-/// The host's payload, read by its own typed reader (fields baton does not use are
-/// skipped as they stream by, whatever their size).
-fn read_input(host: HostKind) -> Option<StatuslineInput> {
-    let deadline = stdin::timeout_from_env();
-    match host {
-        HostKind::Qwen => stdin::read_json::<qwen::StatuslinePayload>(deadline).ok().map(|p| p.into_input()),
-        HostKind::Droid => {
-            stdin::read_json::<droid::StatuslinePayload>(deadline).ok().map(|p| p.into_input())
-        }
-        HostKind::Copilot => {
-            stdin::read_json::<copilot::StatuslinePayload>(deadline).ok().map(|p| p.into_input())
-        }
-        _ => stdin::read_json::<StatuslineInput>(deadline).ok(),
-    }
-}
-
 fn own_line(host: HostKind) {
-    let Some(input) = read_input(host) else {
+    // The host's payload, read by its own typed reader (fields baton does not use are
+    // skipped as they stream by, whatever their size).
+    let Some(input) = host.read_statusline(stdin::timeout_from_env()) else {
         print_out("baton: no statusline input\n");
         return;
     };

@@ -85,7 +85,7 @@ pub fn hold_ceiling(window: u64) -> u64 {
 /// written, and only when the context is known to be below [`hold_ceiling`]: past the
 /// refusal limit a held compaction ends a `claude -p` run with "Prompt is too long".
 pub fn decide_hold(facts: &HoldFacts) -> Hold {
-    if facts.host != HostKind::Claude || facts.trigger != Some("auto") || facts.held_before {
+    if !facts.host.spec().pre_compact_blocks || facts.trigger != Some("auto") || facts.held_before {
         return Hold::LetGo;
     }
     let why = match facts.snapshot {

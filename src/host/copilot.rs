@@ -22,116 +22,230 @@
 //! - Trust: user hooks run everywhere; a project's `.github/hooks` run only in a folder
 //!   the user trusted (or with `--trust-folder` / `COPILOT_ALLOW_ALL=true`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
 use super::input::{ContextWindow, CurrentUsage, Model, Workspace};
 use super::lenient::{lenient, number, text};
-use super::{EventSpec, HookInput, HostKind, PauseStop, Places, Scope, StatuslineInput};
+use super::spec::{
+    Compaction, CompactionBrief, CompactionEnd, EventSpec, FigureSource, Grammar, Install, InstallFacts,
+    PauseStop, Payload, PayloadShape, RecordQuery, Recorded, ReplyWait, Spec, Statusline, TrustFacts,
+    TrustFinding,
+};
+use super::{Host, HostKind, Places, Scope, StatuslineInput};
+use crate::transcript::Format;
 
-pub const NAME: &str = "GitHub Copilot CLI";
-pub const ID: &str = "copilot";
-/// The hook timeout, in seconds.
-pub const HOOK_TIMEOUT: u64 = 10;
-/// `statusLine` (`{"type": "command", "command": …}`) in the user's
-/// `~/.copilot/settings.json` only (a repository's `.github/copilot/settings.json` may not
-/// set it, and `copilot config` refuses to); the payload is read by [`StatuslinePayload`].
-pub const HAS_STATUSLINE: bool = true;
-/// The user settings file holding `statusLine`, in Copilot CLI's home.
-pub const STATUSLINE_FILE: &str = "settings.json";
+/// GitHub Copilot CLI.
+pub struct CopilotCli;
 
-/// Whether a hook's `continue: false` ends the agent's turn: no (seen on 1.0.102: a
-/// PostToolUse `continue: false` is ignored and the turn goes on).
-pub const HONOURS_STOP: bool = false;
+pub const SPEC: Spec = Spec {
+    id: "copilot",
+    name: "GitHub Copilot CLI",
+    flag_help: "GitHub Copilot CLI",
+    // PreToolUse refuses calls once the pause has stopped the agent (`pause_stop`).
+    events: &[
+        EventSpec::new("PreToolUse", Some("*")),
+        EventSpec::new("PostToolUse", Some("*")),
+        EventSpec::new("SessionStart", None),
+        EventSpec::new("PreCompact", None),
+        EventSpec::new("SessionEnd", None),
+    ],
+    // Seconds.
+    hook_timeout: 10,
+    install: Install::Settings,
+    // The project's folder holding `hooks/` (the user's is `~/.copilot`).
+    project_folder: ".github",
+    project_folder_is_common: true,
+    // The file baton owns in each `hooks/` folder.
+    settings_file: "hooks/baton.json",
+    local_settings_file: None,
+    // `statusLine` (`{"type": "command", "command": …}`) in the user's
+    // `~/.copilot/settings.json` only (a repository's `.github/copilot/settings.json` may
+    // not set it, and `copilot config` refuses to); the payload is read by
+    // [`StatuslinePayload`].
+    statusline: Some(Statusline {
+        pointer: "/statusLine",
+        file: Some("settings.json"),
+        payload: Payload::of::<StatuslinePayload>(),
+    }),
+    subagent_statusline: false,
+    enabled_plugins: false,
+    disable_all_hooks: None,
+    // The environment variables Copilot CLI sets for its hooks.
+    env_marks: &["COPILOT_PROJECT_DIR", "COPILOT_HOOK_DIR"],
+    // Prompt windows of Copilot CLI's models, smallest first.
+    windows: &[64_000, 128_000, 136_000, 168_000],
+    figure_source: FigureSource::Record,
+    figure_words: " (This figure was read from GitHub Copilot CLI's session events: its last model call.)",
+    // The newest call's record is often flushed after PostToolUse starts.
+    reply_wait: Some(ReplyWait { max: Duration::from_millis(1500), step: Duration::from_millis(25) }),
+    own_meter: None,
+    transcript: Format::CopilotEvents,
+    sends_messages: false,
+    // No (seen on 1.0.102: a PostToolUse `continue: false` is ignored and the turn goes
+    // on).
+    honours_stop: false,
+    // Every call after the grace calls is refused at PreToolUse (`permissionDecision:
+    // "deny"`, the agent reads the reason), as on Codex.
+    pause_stop: PauseStop::RefuseTheNextCalls,
+    answers_stop: false,
+    // Whether Copilot CLI shows a hook's `systemMessage` was not checked: no notice is
+    // sent.
+    shows_system_message: false,
+    // Copilot CLI is not known to emit a hook's `terminalSequence`.
+    emits_terminal_sequence: false,
+    context_at_top_level: true,
+    brief_on_first_prompt: false,
+    compaction_brief: CompactionBrief::AtSessionStart,
+    pre_compact_blocks: false,
+    // GitHub Copilot CLI 1.0.102 (`copilot --help`): the prompt is `-p`'s value.
+    headless: Grammar {
+        subcommands: &[],
+        switches: &[],
+        prompt_options: &["-p", "--prompt"],
+        positional_headless_unless: None,
+        positional_joined: false,
+        values: &[
+            "-i",
+            "--interactive",
+            "--model",
+            "--reasoning-effort",
+            "--context",
+            "--auto-tier",
+            "--agent",
+            "-n",
+            "--name",
+            "--session-id",
+            "-C",
+            "--log-dir",
+            "--extension-sdk-path",
+            "--log-level",
+            "--stream",
+            "--output-format",
+            "--add-dir",
+            "--attachment",
+            "--disable-mcp-server",
+            "--add-github-mcp-toolset",
+            "--add-github-mcp-tool",
+            "--plugin-dir",
+            "--additional-mcp-config",
+            "--mcp-github-auth",
+            "--max-autopilot-continues",
+            "--mode",
+            "--environment-host",
+            "--environment-compute-id",
+            "--dynamic-retrieval",
+            "--enable-mcp-server",
+            "--max-ai-credits",
+            "--usage-output-file",
+        ],
+        arrays: &[
+            "--allow-tool",
+            "--deny-tool",
+            "--available-tools",
+            "--excluded-tools",
+            "--secret-env-vars",
+            "--allow-url",
+            "--deny-url",
+        ],
+    },
+    interactive_relay: false,
+};
 
-/// How the pause stops the agent: every call after the grace calls is refused at
-/// PreToolUse (`permissionDecision: "deny"`, the agent reads the reason), as on Codex.
-pub const PAUSE_STOP: PauseStop = PauseStop::RefuseTheNextCalls;
-
-/// Whether Copilot CLI shows a hook's `systemMessage` was not checked: no notice is sent.
-pub const SHOWS_SYSTEM_MESSAGE: bool = false;
-
-/// Copilot CLI is not known to emit a hook's `terminalSequence`.
-pub const EMITS_TERMINAL_SEQUENCE: bool = false;
-pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
-/// The user's folder under the home.
-pub const USER_FOLDER: &str = ".copilot";
-/// The project's folder holding `hooks/`.
-pub const PROJECT_FOLDER: &str = ".github";
-/// The file baton owns in each `hooks/` folder.
-pub const HOOK_FILE: &str = "hooks/baton.json";
-/// The environment variables Copilot CLI sets for its hooks.
-pub const ENV_MARKS: &[&str] = &["COPILOT_PROJECT_DIR", "COPILOT_HOOK_DIR"];
-
-/// PreToolUse refuses calls once the pause has stopped the agent ([`PAUSE_STOP`]).
-pub const EVENTS: &[EventSpec] = &[
-    EventSpec::new("PreToolUse", Some("*")),
-    EventSpec::new("PostToolUse", Some("*")),
-    EventSpec::new("SessionStart", None),
-    EventSpec::new("PreCompact", None),
-    EventSpec::new("SessionEnd", None),
-];
-
-/// Prompt windows of Copilot CLI's models, smallest first.
-pub const WINDOWS: &[u64] = &[64_000, 128_000, 136_000, 168_000];
 /// Copilot CLI compacts at this fraction of `maxPromptTokens`.
-pub const COMPACTION_FRACTION: f64 = 0.8;
-/// Most bytes of a session's event log read from its end.
-pub const EVENTS_BUDGET: u64 = 8 * 1024 * 1024;
+const COMPACTION_FRACTION: f64 = 0.8;
 
-/// How long the hook waits for the newest call's record to be flushed, and how often it looks.
-pub const WAIT_MAX: std::time::Duration = std::time::Duration::from_millis(1500);
-pub const WAIT_STEP: std::time::Duration = std::time::Duration::from_millis(25);
+/// What install and doctor say about the host's approval step.
+const TRUST_NOTE: &str = "Copilot CLI runs user hooks (~/.copilot/hooks) everywhere; project hooks \
+(.github/hooks) run only in a folder you trusted";
 
-/// Nothing in the event itself is Copilot CLI's own: see [`detect_env`].
-pub fn detect(_input: &HookInput, _gemini_key_set: bool) -> u8 {
-    0
-}
+impl Host for CopilotCli {
+    fn spec(&self) -> &'static Spec {
+        &SPEC
+    }
 
-/// Whether the hook's environment is Copilot CLI's.
-pub fn detect_env(var: &dyn Fn(&str) -> bool) -> bool {
-    ENV_MARKS.iter().any(|name| var(name))
-}
+    /// `$COPILOT_HOME`, else `~/.copilot`.
+    fn home(&self, places: &Places) -> Option<PathBuf> {
+        copilot_home_var().or_else(|| places.home.as_ref().map(|h| h.join(".copilot")))
+    }
 
-/// `$COPILOT_HOME`, else `~/.copilot`.
-pub fn home(places: &Places) -> Option<PathBuf> {
-    copilot_home_var().or_else(|| places.home.as_ref().map(|h| h.join(USER_FOLDER)))
+    /// The event log's newest call: the one the event names, else the session's
+    /// (Copilot CLI names none on PostToolUse); its window is `maxPromptTokens`.
+    fn record(&self, query: &RecordQuery) -> Option<Recorded> {
+        let path = query.transcript.map(Path::to_path_buf).or_else(|| events_path(query.session_id))?;
+        let reading = crate::transcript::read_figure(SPEC.transcript, &path)?;
+        Some(Recorded {
+            tokens: reading.tokens,
+            model: reading.model.or_else(|| query.model.map(str::to_string)),
+            window: reading.window,
+            written_at: reading.written_at,
+            current: reading.current,
+        })
+    }
+
+    fn compaction(
+        &self,
+        window: Option<u64>,
+        _project: Option<&Path>,
+        _model_key: Option<&str>,
+    ) -> Compaction {
+        match window {
+            Some(window) => Compaction::At(compaction_point(window), CompactionEnd::AutoCompaction),
+            None => Compaction::Unknown,
+        }
+    }
+
+    /// Copilot CLI names no transcript on PostToolUse: its session's event log.
+    fn transcript_when_unnamed(&self, session_id: &str) -> Option<PathBuf> {
+        events_path(session_id)
+    }
+
+    fn install_notes(&self, _facts: &InstallFacts) -> Vec<String> {
+        vec![format!("{TRUST_NOTE}.")]
+    }
+
+    /// User hooks run everywhere; project hooks (`.github/hooks`) only in a folder the
+    /// user trusted (pure over what was read).
+    fn trust_findings(&self, facts: &TrustFacts) -> Vec<TrustFinding> {
+        let project_hooks = facts.files.iter().any(|f| f.scope == Scope::Project && f.registers_baton);
+        let name = "trust (GitHub Copilot CLI)";
+        vec![if project_hooks {
+            TrustFinding::warn(
+                name,
+                "the project's hooks (.github/hooks/baton.json) run only once this folder is trusted",
+                "start `copilot` here once and trust the folder, or install with --scope user",
+            )
+        } else {
+            TrustFinding::ok(name, format!("{TRUST_NOTE}; nothing to do"))
+        }]
+    }
 }
 
 fn copilot_home_var() -> Option<PathBuf> {
     std::env::var_os("COPILOT_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).filter(|p| p.is_absolute())
 }
 
-/// The hook file of a scope, inside the scope's folder.
-pub fn settings_file(_scope: Scope) -> &'static str {
-    HOOK_FILE
-}
-
 /// Whether `id` can name a session folder (letters, digits, `-`, `_`; no path).
-pub fn valid_session_id(id: &str) -> bool {
+fn valid_session_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 128
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// The event log of session `id`.
-pub fn events_path(id: &str) -> Option<PathBuf> {
+fn events_path(id: &str) -> Option<PathBuf> {
     if !valid_session_id(id) {
         return None;
     }
-    let places = Places { home: crate::places::home_dir(), ..Places::default() };
-    Some(home(&places)?.join("session-state").join(id).join("events.jsonl"))
+    Some(CopilotCli.home(&Places::home_only())?.join("session-state").join(id).join("events.jsonl"))
 }
 
 /// The token count where Copilot CLI compacts a `window`-token prompt.
-pub fn compaction_point(window: u64) -> u64 {
+fn compaction_point(window: u64) -> u64 {
     (window as f64 * COMPACTION_FRACTION).round() as u64
 }
-
-/// What install and doctor say about the host's approval step.
-pub const TRUST_NOTE: &str = "Copilot CLI runs user hooks (~/.copilot/hooks) everywhere; project hooks \
-(.github/hooks) run only in a folder you trusted";
 
 /// Copilot CLI's statusline payload (1.0.102, captured): Claude Code's `session_id`,
 /// `transcript_path` (the session's folder), `cwd`, `model.{id, display_name}`,
@@ -168,10 +282,10 @@ pub struct PayloadWindow {
     pub used_percentage: Option<f64>,
 }
 
-impl StatuslinePayload {
+impl PayloadShape for StatuslinePayload {
     /// baton's statusline input (pure): the last call's prompt over the prompt window.
     /// Before the first call there are no tokens: no figure.
-    pub fn into_input(self) -> StatuslineInput {
+    fn into_input(self) -> StatuslineInput {
         let window = self.context_window.unwrap_or_default();
         let size = window.context_window_size.filter(|w| *w >= 1.0);
         let tokens = window.last_call_input_tokens.filter(|t| *t >= 1.0);

@@ -16,84 +16,168 @@
 //! - Trust: `droid exec` runs project hooks in any folder; interactive `droid` asks to trust
 //!   the folder first.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::input::{ContextWindow, CurrentUsage, Model, Workspace};
 use super::lenient::{lenient, number, text};
-use super::{EventSpec, HookInput, HostKind, Places, Scope, StatuslineInput};
+use super::spec::{
+    Compaction, CompactionBrief, CompactionEnd, EventSpec, FigureSource, Grammar, Install, PauseStop,
+    Payload, PayloadShape, RecordQuery, Recorded, Spec, Statusline,
+};
+use super::{Host, HostKind, Places, StatuslineInput};
 use crate::fsx;
+use crate::transcript::Format;
 
-pub const NAME: &str = "Factory Droid";
-pub const ID: &str = "droid";
-/// The hook timeout, in seconds.
-pub const HOOK_TIMEOUT: u64 = 10;
-/// `statusLine` (`{"type": "command", "command": …}`) in its settings, user or project (a
-/// project's runs only in a folder the user trusted); the payload is read by
-/// [`StatuslinePayload`].
-pub const HAS_STATUSLINE: bool = true;
+/// Factory Droid.
+pub struct FactoryDroid;
 
-/// Whether a hook's `continue: false` stops the agent (the pause): yes. Droid 0.225.2
-/// throws its hook-stop error on a PostToolUse `continue: false`, which ends the run
-/// ("Execution stopped by hook"; `droid exec` exits), as Claude Code does.
-pub const HONOURS_STOP: bool = true;
+pub const SPEC: Spec = Spec {
+    id: "droid",
+    name: "Factory Droid",
+    flag_help: "Factory Droid",
+    events: &[
+        EventSpec::new("PostToolUse", Some("*")),
+        EventSpec::new("PostToolUseFailure", Some("*")),
+        EventSpec::new("SessionStart", None),
+        EventSpec::new("PreCompact", None),
+        EventSpec::new("SessionEnd", None),
+    ],
+    // Seconds.
+    hook_timeout: 10,
+    install: Install::Settings,
+    project_folder: ".factory",
+    project_folder_is_common: false,
+    settings_file: "settings.json",
+    local_settings_file: None,
+    // `statusLine` (`{"type": "command", "command": …}`) in its settings, user or project
+    // (a project's runs only in a folder the user trusted); the payload is read by
+    // [`StatuslinePayload`].
+    statusline: Some(Statusline {
+        pointer: "/statusLine",
+        file: None,
+        payload: Payload::of::<StatuslinePayload>(),
+    }),
+    subagent_statusline: false,
+    enabled_plugins: false,
+    disable_all_hooks: None,
+    // The environment variables only Factory Droid sets for its hooks.
+    env_marks: &["FACTORY_PROJECT_DIR", "DROID_PROJECT_DIR"],
+    windows: &[200_000, 1_000_000],
+    figure_source: FigureSource::Record,
+    figure_words: " (This figure was read from Factory Droid's session record: its last model call.)",
+    reply_wait: None,
+    own_meter: None,
+    transcript: Format::DroidSession,
+    sends_messages: false,
+    // Yes: Droid 0.225.2 throws its hook-stop error on a PostToolUse `continue: false`,
+    // which ends the run ("Execution stopped by hook"; `droid exec` exits), as Claude
+    // Code does.
+    honours_stop: true,
+    pause_stop: PauseStop::AtTheCall,
+    answers_stop: false,
+    // Whether Factory Droid shows a hook's `systemMessage` was not checked on its real
+    // CLI: baton does not count on it, so no notice is sent there.
+    shows_system_message: false,
+    // Factory Droid is not known to emit a hook's `terminalSequence`.
+    emits_terminal_sequence: false,
+    context_at_top_level: false,
+    brief_on_first_prompt: false,
+    compaction_brief: CompactionBrief::AtSessionStart,
+    pre_compact_blocks: false,
+    // Factory Droid 0.225.2 (`droid exec --help`): commander, `exec [prompt]`.
+    headless: Grammar {
+        subcommands: &["exec"],
+        switches: &[],
+        prompt_options: &[],
+        positional_headless_unless: None,
+        positional_joined: false,
+        values: &[
+            "-o",
+            "--output-format",
+            "--input-format",
+            "-f",
+            "--file",
+            "--auto",
+            "-s",
+            "--session-id",
+            "--fork",
+            "-m",
+            "--model",
+            "-r",
+            "--reasoning-effort",
+            "--spec-model",
+            "--spec-reasoning-effort",
+            "--only-tools",
+            "--add-tools",
+            "--remove-tools",
+            "--cwd",
+            "--settings",
+            "-w",
+            "--worktree",
+            "--worktree-dir",
+            "--tag",
+            "--log-group-id",
+            "--worker-model",
+            "--worker-reasoning-effort",
+            "--validator-model",
+            "--validator-reasoning-effort",
+            "--append-system-prompt",
+            "--append-system-prompt-file",
+        ],
+        arrays: &[],
+    },
+    interactive_relay: false,
+};
 
-/// Whether Factory Droid shows a hook's `systemMessage` was not checked on its real CLI: baton
-/// does not count on it, so no notice is sent there.
-pub const SHOWS_SYSTEM_MESSAGE: bool = false;
+impl Host for FactoryDroid {
+    fn spec(&self) -> &'static Spec {
+        &SPEC
+    }
 
-/// Factory Droid is not known to emit a hook's `terminalSequence`.
-pub const EMITS_TERMINAL_SEQUENCE: bool = false;
-pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
-pub const PROJECT_FOLDER: &str = ".factory";
-/// The environment variables only Factory Droid sets for its hooks.
-pub const ENV_MARKS: &[&str] = &["FACTORY_PROJECT_DIR", "DROID_PROJECT_DIR"];
+    /// The sidecar's figure; its window is Droid's compaction limit for the model, from
+    /// the user's settings, when set.
+    fn record(&self, query: &RecordQuery) -> Option<Recorded> {
+        let reading = crate::transcript::read_figure(SPEC.transcript, query.transcript?)?;
+        let model = reading.model.or_else(|| query.model.map(str::to_string));
+        let window = compaction_limit(model.as_deref());
+        Some(Recorded {
+            tokens: reading.tokens,
+            model,
+            window,
+            written_at: reading.written_at,
+            current: true,
+        })
+    }
 
-pub const EVENTS: &[EventSpec] = &[
-    EventSpec::new("PostToolUse", Some("*")),
-    EventSpec::new("PostToolUseFailure", Some("*")),
-    EventSpec::new("SessionStart", None),
-    EventSpec::new("PreCompact", None),
-    EventSpec::new("SessionEnd", None),
-];
+    /// Its window is its compaction limit, when known: headroom runs to the window's end.
+    fn compaction(
+        &self,
+        _window: Option<u64>,
+        _project: Option<&Path>,
+        _model_key: Option<&str>,
+    ) -> Compaction {
+        match compaction_limit(None) {
+            Some(limit) => Compaction::At(limit, CompactionEnd::AutoCompaction),
+            None => Compaction::Unknown,
+        }
+    }
+}
 
-/// Windows Droid's models use, smallest first.
-pub const WINDOWS: &[u64] = &[200_000, 1_000_000];
 const SETTINGS_LIMIT: u64 = 4 * 1024 * 1024;
 
-/// Nothing in the event itself is Droid's own: see [`detect_env`].
-pub fn detect(_input: &HookInput, _gemini_key_set: bool) -> u8 {
-    0
-}
-
-/// Whether the hook's environment is Factory Droid's.
-pub fn detect_env(var: &dyn Fn(&str) -> bool) -> bool {
-    ENV_MARKS.iter().any(|name| var(name))
-}
-
-/// `~/.factory`.
-pub fn home(places: &Places) -> Option<PathBuf> {
-    places.home.as_ref().map(|h| h.join(PROJECT_FOLDER))
-}
-
-/// The settings file of a scope.
-pub fn settings_file(_scope: Scope) -> &'static str {
-    "settings.json"
-}
-
 /// The compaction limit a settings file's text gives `model` (pure).
-pub fn compaction_limit_from_settings(bytes: &[u8], model: Option<&str>) -> Option<u64> {
+fn compaction_limit_from_settings(bytes: &[u8], model: Option<&str>) -> Option<u64> {
     let value = serde_json::from_slice::<Value>(bytes).ok()?;
     let per_model = model.and_then(|m| value.pointer("/compactionTokenLimitPerModel")?.get(m)?.as_u64());
     per_model.or_else(|| value.get("compactionTokenLimit")?.as_u64()).filter(|l| *l > 0)
 }
 
 /// The compaction limit in the user's settings, for `model`.
-pub fn compaction_limit(model: Option<&str>) -> Option<u64> {
-    let places = Places { home: crate::places::home_dir(), ..Places::default() };
-    let path = home(&places)?.join(settings_file(Scope::User));
+fn compaction_limit(model: Option<&str>) -> Option<u64> {
+    let path = FactoryDroid.home(&Places::home_only())?.join(SPEC.settings_file);
     let bytes = fsx::read_limited(&path, SETTINGS_LIMIT).ok()?;
     compaction_limit_from_settings(&bytes, model)
 }
@@ -132,9 +216,9 @@ pub struct PayloadContext {
     pub token_limit: Option<f64>,
 }
 
-impl StatuslinePayload {
+impl PayloadShape for StatuslinePayload {
     /// baton's statusline input (pure): the last call's prompt over the compaction limit.
-    pub fn into_input(self) -> StatuslineInput {
+    fn into_input(self) -> StatuslineInput {
         let context = self.context.unwrap_or_default();
         let tokens = context.last_call_compaction_tokens.filter(|t| *t >= 0.0);
         StatuslineInput {

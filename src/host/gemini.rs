@@ -1,93 +1,205 @@
 //! Gemini CLI: no hook payload carries a figure; the chat recording at `transcript_path`
-//! (JSONL) does, one `{"type": "gemini", "tokens": {"input": N, …}, "model": …}` line per
-//! reply, where `input` is the whole prompt. Its models have 1,048,576-token windows. It
-//! compresses the history once the prompt reaches `model.compressionThreshold` (settings:
-//! `~/.gemini/settings.json`, then the project's `.gemini/settings.json`; default 0.5) of
-//! the window. It fires `PreCompress` before every model call, compressing or not: only a
-//! PreCompress at or past that point is a compaction.
+//! (JSONL, `transcript::gemini`) does, one `{"type": "gemini", "tokens": {"input": N, …},
+//! "model": …}` line per reply, where `input` is the whole prompt. Its models have
+//! 1,048,576-token windows. It compresses the history once the prompt reaches
+//! `model.compressionThreshold` (settings: `~/.gemini/settings.json`, then the project's
+//! `.gemini/settings.json`; default 0.5) of the window. It fires `PreCompress` before
+//! every model call, compressing or not: only a PreCompress at or past that point is a
+//! compaction.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{EventSpec, HookInput, PauseStop, Places, Scope};
+use super::spec::{
+    Compaction, CompactionBrief, CompactionEnd, EventSpec, FigureSource, Grammar, Install, InstallFacts,
+    PauseStop, RecordQuery, Recorded, Spec, TrustFacts, TrustFinding,
+};
+use super::{HookInput, Host, Places, Scope};
 use crate::fsx;
+use crate::transcript::Format;
 
-pub const NAME: &str = "Gemini CLI";
-pub const ID: &str = "gemini";
-/// The hook timeout, in milliseconds (Gemini's unit).
-pub const HOOK_TIMEOUT: u64 = 10_000;
-pub const HAS_STATUSLINE: bool = false;
+/// Gemini CLI.
+pub struct GeminiCli;
 
-/// Whether a hook's `continue: false` stops the agent (the pause). It does in 0.61.0, at
-/// BeforeTool and AfterTool alike (the call ends with `stop_execution`; `gemini -p` prints
-/// "Agent execution stopped: <reason>" and exits 0, the interactive UI shows that line
-/// and stops responding; seen on the real CLI, read in its bundle).
-pub const HONOURS_STOP: bool = true;
-/// Where the pause stops it: at an AfterTool the stop takes the place of the call's output
-/// in the history (and the model's next request), so the next context would not know the
-/// call ran; at the next call's BeforeTool the turn ends before that call runs.
-pub const PAUSE_STOP: PauseStop = PauseStop::BeforeTheNextCall;
-/// Every hook's `systemMessage` is shown in the interactive UI (0.61.0).
-pub const SHOWS_SYSTEM_MESSAGE: bool = true;
-pub const EMITS_TERMINAL_SEQUENCE: bool = false;
-pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
-pub const PROJECT_FOLDER: &str = ".gemini";
+pub const SPEC: Spec = Spec {
+    id: "gemini",
+    name: "Gemini CLI",
+    flag_help: "Gemini CLI",
+    events: &[
+        EventSpec::new("AfterTool", None),
+        // Answered only while the pause stops the agent (its stop comes before the call).
+        EventSpec::new("BeforeTool", None),
+        EventSpec::new("BeforeAgent", None),
+        // Silent: where the pause stopped the agent, the handoff is written again at the
+        // turn's end, once the last grace call's output is in the chat recording.
+        EventSpec::new("AfterAgent", None),
+        EventSpec::new("SessionStart", None),
+        EventSpec::new("PreCompress", None),
+        EventSpec::new("SessionEnd", None),
+    ],
+    // Milliseconds (Gemini's unit).
+    hook_timeout: 10_000,
+    install: Install::Settings,
+    project_folder: ".gemini",
+    project_folder_is_common: false,
+    settings_file: "settings.json",
+    local_settings_file: None,
+    statusline: None,
+    subagent_statusline: false,
+    enabled_plugins: false,
+    disable_all_hooks: None,
+    env_marks: &[],
+    windows: &[256_000, 1_048_576],
+    figure_source: FigureSource::Record,
+    figure_words: " (This figure was read from the session's transcript: Gemini CLI's chat recording.)",
+    reply_wait: None,
+    own_meter: None,
+    transcript: Format::GeminiChat,
+    sends_messages: false,
+    // It does in 0.61.0, at BeforeTool and AfterTool alike (the call ends with
+    // `stop_execution`; `gemini -p` prints "Agent execution stopped: <reason>" and exits
+    // 0, the interactive UI shows that line and stops responding; seen on the real CLI,
+    // read in its bundle).
+    honours_stop: true,
+    // At an AfterTool the stop takes the place of the call's output in the history (and
+    // the model's next request), so the next context would not know the call ran; at the
+    // next call's BeforeTool the turn ends before that call runs.
+    pause_stop: PauseStop::BeforeTheNextCall,
+    answers_stop: false,
+    // Every hook's `systemMessage` is shown in the interactive UI (0.61.0).
+    shows_system_message: true,
+    emits_terminal_sequence: false,
+    context_at_top_level: false,
+    brief_on_first_prompt: false,
+    compaction_brief: CompactionBrief::AtSessionStart,
+    pre_compact_blocks: false,
+    headless: Grammar {
+        subcommands: &[],
+        switches: &[],
+        prompt_options: &["-p", "--prompt"],
+        positional_headless_unless: None,
+        positional_joined: false,
+        values: &[
+            "--model",
+            "-m",
+            "--output-format",
+            "-o",
+            "--approval-mode",
+            "--allowed-tools",
+            "--include-directories",
+            "-e",
+            "--extensions",
+            "--allowed-mcp-server-names",
+        ],
+        arrays: &[],
+    },
+    interactive_relay: false,
+};
 
-pub const EVENTS: &[EventSpec] = &[
-    EventSpec::new("AfterTool", None),
-    // Answered only while the pause stops the agent (its stop comes before the call).
-    EventSpec::new("BeforeTool", None),
-    EventSpec::new("BeforeAgent", None),
-    // Silent: where the pause stopped the agent, the handoff is written again at the turn's
-    // end, once the last grace call's output is in the chat recording.
-    EventSpec::new("AfterAgent", None),
-    EventSpec::new("SessionStart", None),
-    EventSpec::new("PreCompress", None),
-    EventSpec::new("SessionEnd", None),
-];
+impl Host for GeminiCli {
+    fn spec(&self) -> &'static Spec {
+        &SPEC
+    }
 
-/// Gemini's own event names, or no name with `GEMINI_API_KEY` set (GSD's fallback for
-/// old versions), are sure; a `timestamp` field alone is a hint.
-pub fn detect(input: &HookInput, gemini_key_set: bool) -> u8 {
-    match input.hook_event_name.as_deref() {
-        Some("AfterTool" | "BeforeTool" | "PreCompress" | "BeforeAgent" | "AfterAgent") => 3,
-        None if gemini_key_set => 3,
-        _ if input.timestamp.is_some() => 1,
-        _ => 0,
+    /// Gemini's own event names, or no name with `GEMINI_API_KEY` set (GSD's fallback for
+    /// old versions), are sure; a `timestamp` field alone is a hint.
+    fn detect(&self, input: &HookInput, gemini_key_set: bool) -> u8 {
+        match input.hook_event_name.as_deref() {
+            Some("AfterTool" | "BeforeTool" | "PreCompress" | "BeforeAgent" | "AfterAgent") => 3,
+            None if gemini_key_set => 3,
+            _ if input.timestamp.is_some() => 1,
+            _ => 0,
+        }
+    }
+
+    fn record(&self, query: &RecordQuery) -> Option<Recorded> {
+        let reading = crate::transcript::read_figure(SPEC.transcript, query.transcript?)?;
+        Some(Recorded {
+            tokens: reading.tokens,
+            model: reading.model.or_else(|| query.model.map(str::to_string)),
+            window: None,
+            written_at: reading.written_at,
+            current: true,
+        })
+    }
+
+    /// At the compression threshold of the window (the project's settings over the user's).
+    fn compaction(
+        &self,
+        window: Option<u64>,
+        project: Option<&Path>,
+        _model_key: Option<&str>,
+    ) -> Compaction {
+        match window {
+            Some(window) => Compaction::At(
+                compression_point(window, compression_threshold(project)),
+                CompactionEnd::Compression,
+            ),
+            None => Compaction::Unknown,
+        }
+    }
+
+    /// Gemini CLI fires PreCompress before every model call: only a manual one, or one
+    /// with the prompt at or past the compression point, is a compaction.
+    fn is_real_compaction(
+        &self,
+        trigger: Option<&str>,
+        used_tokens: Option<u64>,
+        window: Option<u64>,
+        project: Option<&Path>,
+    ) -> bool {
+        let point = window.map(|w| compression_point(w, compression_threshold(project))).unwrap_or(u64::MAX);
+        is_real_compression(trigger, used_tokens, point)
+    }
+
+    fn install_notes(&self, facts: &InstallFacts) -> Vec<String> {
+        let project = facts.places.project.as_deref().filter(|_| facts.scope == Scope::Project);
+        project
+            .and_then(|project| untrusted_project_note(project, facts.places))
+            .map(|note| format!("! {note}"))
+            .into_iter()
+            .collect()
+    }
+
+    /// Folder trust, when baton's hooks are in this project's `.gemini/settings.json`:
+    /// they run only in a folder Gemini CLI trusts.
+    fn trust_findings(&self, facts: &TrustFacts) -> Vec<TrustFinding> {
+        let in_project = facts.files.iter().any(|f| f.scope == Scope::Project && f.registers_baton);
+        let Some(project) = facts.places.project.as_deref().filter(|_| in_project) else { return Vec::new() };
+        let name = "folder trust (Gemini CLI)";
+        vec![match untrusted_project_note(project, facts.places) {
+            Some(note) => TrustFinding::warn(
+                name,
+                note,
+                "trust the folder in Gemini CLI (it asks at start; /permissions later)",
+            ),
+            None => TrustFinding::ok(
+                name,
+                "Gemini CLI runs this project's hooks (a trusted folder, or folder trust off)",
+            ),
+        }]
     }
 }
 
-/// `~/.gemini`.
-pub fn home(places: &Places) -> Option<PathBuf> {
-    places.home.as_ref().map(|h| h.join(PROJECT_FOLDER))
-}
-
-/// The settings file of a scope.
-pub fn settings_file(_scope: Scope) -> &'static str {
-    "settings.json"
-}
-
-/// Windows of Gemini models, smallest first.
-pub const WINDOWS: &[u64] = &[256_000, 1_048_576];
 /// Gemini CLI compresses at this fraction of the window unless its settings say otherwise.
-pub const DEFAULT_COMPRESSION_THRESHOLD: f64 = 0.5;
+const DEFAULT_COMPRESSION_THRESHOLD: f64 = 0.5;
 const SETTINGS_LIMIT: u64 = 1024 * 1024;
 
 /// `model.compressionThreshold` from a settings file's text, when valid (pure).
-pub fn threshold_from_settings(bytes: &[u8]) -> Option<f64> {
+fn threshold_from_settings(bytes: &[u8]) -> Option<f64> {
     let value = serde_json::from_slice::<Value>(bytes).ok()?;
     value.pointer("/model/compressionThreshold").and_then(Value::as_f64).filter(|t| *t > 0.0 && *t <= 1.0)
 }
 
 /// The compression threshold in force: the project's settings over the user's, else the
 /// default.
-pub fn compression_threshold(project: Option<&Path>) -> f64 {
+fn compression_threshold(project: Option<&Path>) -> f64 {
     let read =
         |path: &Path| fsx::read_limited(path, SETTINGS_LIMIT).ok().and_then(|b| threshold_from_settings(&b));
-    let project = project.and_then(|p| read(&p.join(PROJECT_FOLDER).join(settings_file(Scope::Project))));
-    let places = Places { home: crate::places::home_dir(), ..Places::default() };
-    let user = || home(&places).and_then(|h| read(&h.join(settings_file(Scope::User))));
+    let project = project.and_then(|p| read(&p.join(SPEC.project_folder).join(SPEC.settings_file)));
+    let places = Places::home_only();
+    let user = || GeminiCli.home(&places).and_then(|h| read(&h.join(SPEC.settings_file)));
     project.or_else(user).unwrap_or(DEFAULT_COMPRESSION_THRESHOLD)
 }
 
@@ -95,7 +207,7 @@ pub fn compression_threshold(project: Option<&Path>) -> f64 {
 /// `trustedFolders.json` (pure): the longest matching rule wins; `TRUST_FOLDER` covers the
 /// folder and everything below it, `TRUST_PARENT` its parent's, `DO_NOT_TRUST` distrusts.
 /// `None` when no rule matches (untrusted while folder trust is on).
-pub fn folder_trusted(rules: &Value, location: &Path) -> Option<bool> {
+fn folder_trusted(rules: &Value, location: &Path) -> Option<bool> {
     let rules = rules.as_object()?;
     let mut best: Option<(usize, &str)> = None;
     for (rule_path, level) in rules {
@@ -116,14 +228,14 @@ pub fn folder_trusted(rules: &Value, location: &Path) -> Option<bool> {
 /// What `install --scope project` and `doctor` say when Gemini CLI will not run the
 /// project's hooks: folder trust is on (`security.folderTrust.enabled`, on by default) and
 /// `project` is not a trusted folder. `None` when the hooks will run.
-pub fn untrusted_project_note(project: &Path, places: &Places) -> Option<String> {
+fn untrusted_project_note(project: &Path, places: &Places) -> Option<String> {
     let read = |path: &Path| {
         fsx::read_through_symlink(path, SETTINGS_LIMIT)
             .ok()
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
     };
-    let gemini_home = home(places)?;
-    let enabled = read(&gemini_home.join(settings_file(Scope::User)))
+    let gemini_home = GeminiCli.home(places)?;
+    let enabled = read(&gemini_home.join(SPEC.settings_file))
         .and_then(|s| s.pointer("/security/folderTrust/enabled").and_then(Value::as_bool))
         .unwrap_or(true);
     if !enabled {
@@ -144,14 +256,14 @@ pub fn untrusted_project_note(project: &Path, places: &Places) -> Option<String>
 }
 
 /// The token count where Gemini CLI compresses a `window`-token conversation.
-pub fn compression_point(window: u64, threshold: f64) -> u64 {
+fn compression_point(window: u64, threshold: f64) -> u64 {
     (window as f64 * threshold).round() as u64
 }
 
 /// Whether a PreCompress is a real compression (pure): a manual `/compress` always is;
 /// an automatic one only when the prompt has reached the compression point. With no
 /// figure there is nothing to compress.
-pub fn is_real_compression(trigger: Option<&str>, tokens: Option<u64>, point: u64) -> bool {
+fn is_real_compression(trigger: Option<&str>, tokens: Option<u64>, point: u64) -> bool {
     trigger == Some("manual") || tokens.is_some_and(|t| t >= point)
 }
 

@@ -90,7 +90,7 @@ pub struct HookInput {
     pub prompt: Option<String>,
     /// OpenCode's plugin: the newest reply's tokens and the model's limits.
     #[serde(deserialize_with = "lenient")]
-    pub opencode: Option<super::opencode::Report>,
+    pub opencode: Option<super::PluginReport>,
     /// HandoffFacts (baton's OpenCode plugin): a digest of the session's messages, read
     /// within bounds as it streams in.
     pub opencode_messages: Option<crate::transcript::opencode::Digest>,
@@ -295,6 +295,11 @@ pub struct SubagentTask {
     pub token_count: Option<f64>,
 }
 
+impl SubagentRowsInput {
+    /// The host whose agent panel sends the rows: Claude Code's `subagentStatusLine`.
+    pub const HOST: HostKind = HostKind::Claude;
+}
+
 /// At most this many subagent rows are answered.
 pub const SUBAGENT_ROWS_MAX: usize = 64;
 
@@ -334,7 +339,7 @@ impl StatuslineInput {
 
     /// The host that ran the statusline.
     pub fn host(&self) -> HostKind {
-        self.host.unwrap_or(HostKind::Claude)
+        self.host.unwrap_or(HostKind::DEFAULT)
     }
 }
 

@@ -5,25 +5,52 @@
 //! was written for in its report (`opencode.host`); everything else (events, figure,
 //! window, envelope, stop, compaction) is OpenCode's.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::{HookInput, Places, Scope};
+use super::spec::{Compaction, InstallFacts, RecordQuery, Recorded, Spec, TrustFacts, TrustFinding};
+use super::{HookInput, Host, Places, opencode};
 
-pub const NAME: &str = "Kilo CLI";
-pub const ID: &str = "kilo";
-pub const PROJECT_FOLDER: &str = ".kilo";
+/// Kilo CLI.
+pub struct KiloCli;
 
-/// The plugin's report names Kilo CLI.
-pub fn detect(input: &HookInput, _gemini_key_set: bool) -> u8 {
-    if input.opencode.as_ref().is_some_and(|r| r.host.as_deref() == Some(ID)) { 5 } else { 0 }
-}
+/// OpenCode's, but for its name and folders.
+pub const SPEC: Spec = Spec {
+    id: "kilo",
+    name: "Kilo CLI",
+    flag_help: "Kilo CLI (baton's OpenCode plugin)",
+    figure_words: " (This figure was reported by Kilo CLI to baton's plugin: its last model reply.)",
+    project_folder: ".kilo",
+    ..opencode::SPEC
+};
 
-/// `$XDG_CONFIG_HOME/kilo`, else `~/.config/kilo`.
-pub fn home(places: &Places) -> Option<PathBuf> {
-    super::opencode::config_home(places, "kilo")
-}
+impl Host for KiloCli {
+    fn spec(&self) -> &'static Spec {
+        &SPEC
+    }
 
-/// The plugin file of a scope, inside the scope's config folder.
-pub fn settings_file(scope: Scope) -> &'static str {
-    super::opencode::settings_file(scope)
+    /// The plugin's report names Kilo CLI.
+    fn detect(&self, input: &HookInput, _gemini_key_set: bool) -> u8 {
+        if input.opencode.as_ref().is_some_and(|r| r.host.as_deref() == Some(SPEC.id)) { 5 } else { 0 }
+    }
+
+    /// `$XDG_CONFIG_HOME/kilo`, else `~/.config/kilo`.
+    fn home(&self, places: &Places) -> Option<PathBuf> {
+        opencode::config_home(places, "kilo")
+    }
+
+    fn record(&self, query: &RecordQuery) -> Option<Recorded> {
+        opencode::record(query)
+    }
+
+    fn compaction(&self, window: Option<u64>, project: Option<&Path>, model_key: Option<&str>) -> Compaction {
+        opencode::compaction(window, project, model_key)
+    }
+
+    fn install_notes(&self, _facts: &InstallFacts) -> Vec<String> {
+        vec![format!("{}.", opencode::TRUST_NOTE)]
+    }
+
+    fn trust_findings(&self, _facts: &TrustFacts) -> Vec<TrustFinding> {
+        opencode::trust_findings(&SPEC)
+    }
 }

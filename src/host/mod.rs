@@ -1,9 +1,15 @@
-//! The hosts: what Claude Code, Gemini CLI and Codex send on stdin, the one envelope they
-//! accept back, and [`HostKind`], the one host model. Each host's file ([`claude`],
-//! [`codex`], [`gemini`]) owns everything baton knows about it: how its events are told
-//! apart, the events baton registers and their matchers, where its context figure lives,
-//! its models' windows, where it compacts, its homes and settings paths. A new host is
-//! one file, one variant, and its arms in the `match`es below.
+//! The hosts: what Claude Code, Gemini CLI, Codex and the others send on stdin, the one
+//! envelope they accept back, and [`HostKind`], the one list of them.
+//!
+//! Each host is one file ([`claude`], [`codex`], [`gemini`] …) holding one value that
+//! describes it ([`Spec`]: its id and name, its events and their timeouts, its scopes and
+//! settings paths, its windows, how the pause stops it, its statusline, its headless
+//! command grammar for the relay, its wording) and implementing [`Host`] for what is
+//! more than data (how its events are told apart, its homes, where its figure comes
+//! from, its compaction point, whether a prompt starts a turn, its trust rules). The rest
+//! of baton asks the host ([`HostKind::spec`], [`HostKind::host`]) and never matches on
+//! it: a new host is one file, one variant and its row in [`HostKind::host`]
+//! (`test_host.rs`, compiled for the tests only, is one).
 //!
 //! Input is read leniently: every field may be missing, `null` or of the wrong type in
 //! some host version, and each of those means "not given" rather than a failed parse.
@@ -11,25 +17,38 @@
 //!
 //! This is an edge: it returns facts, and learns or stores nothing.
 
-pub mod claude;
-pub mod codex;
-pub mod copilot;
-pub mod droid;
+mod claude;
+mod codex;
+pub mod codex_trust;
+mod copilot;
+mod droid;
 mod envelope;
-pub mod gemini;
+mod gemini;
 mod input;
-pub mod kilo;
+mod kilo;
 mod lenient;
-pub mod opencode;
-pub mod qwen;
+mod opencode;
+mod qwen;
+mod spec;
+#[cfg(test)]
+mod test_host;
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+pub use codex::USABLE_PCT as CODEX_USABLE_PCT;
 pub use envelope::Envelope;
 pub use input::{Event, HookInput, RateWindow, StatuslineInput, SubagentRowsInput, SubagentTask};
+pub use opencode::{Report as PluginReport, is_baton_plugin, plugin_binary, plugin_text};
+pub use spec::{
+    Compaction, CompactionBrief, CompactionEnd, CompactionSettings, EventSpec, FigureSource, Grammar,
+    Install, InstallFacts, PauseStop, Payload, RecordQuery, Recorded, ReplyWait, SettingsSeen, Spec,
+    TrustFacts, TrustFinding,
+};
 
-/// A host that runs hooks.
+/// A host that runs hooks: the one list of them. Each variant's file is named in
+/// [`HostKind::host`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum HostKind {
     Claude,
@@ -40,44 +59,114 @@ pub enum HostKind {
     Copilot,
     OpenCode,
     Kilo,
+    /// A host defined in a test only (`test_host.rs`): proof that a new host needs
+    /// nothing outside this folder.
+    #[cfg(test)]
+    Test,
 }
 
-/// Where and how the pause stops the agent once its grace calls are used, as the host's
-/// own code allows ([`HostKind::pause_stop`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PauseStop {
-    /// `continue: false` at the last grace call's PostToolUse ends the turn (Claude Code).
-    AtTheCall,
-    /// `continue: false` at the next call's PreToolUse (BeforeTool) ends the turn before
-    /// that call runs, so every call that ran keeps its output (Gemini CLI).
-    BeforeTheNextCall,
-    /// No hook output ends a turn: every later call of the turn is refused at PreToolUse
-    /// with the reason, so the agent can only end it (Codex).
-    RefuseTheNextCalls,
-    /// Not checked on this host: the pause only advises.
-    None,
-}
+/// What baton knows about a host beyond the data of its [`Spec`]: each host's file
+/// implements it, for the behaviour that is its own; the defaults are what most hosts do.
+pub trait Host: Sync {
+    /// The value describing the host.
+    fn spec(&self) -> &'static Spec;
 
-/// One event baton registers for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EventSpec {
-    pub name: &'static str,
-    /// The group's `matcher`, when one is written. Gemini and Codex read matchers as
-    /// regular expressions (`*` alone is not one), and an absent matcher means "all".
-    pub matcher: Option<&'static str>,
-    /// A `timeout` for this event in place of the host's usual one, where the host
-    /// allows less (Codex clamps SessionEnd hooks to 1-3 s and warns about more).
-    pub timeout: Option<u64>,
-}
+    /// How sure the event's own signs make this host that it sent it: 0 when they say
+    /// nothing. The surest claim wins ([`HostKind::detect`]).
+    fn detect(&self, _input: &HookInput, _gemini_key_set: bool) -> u8 {
+        0
+    }
 
-impl EventSpec {
-    pub const fn new(name: &'static str, matcher: Option<&'static str>) -> EventSpec {
-        EventSpec { name, matcher, timeout: None }
+    /// The host's own folder for the user (`~/.claude`, `$CODEX_HOME` …).
+    fn home(&self, places: &Places) -> Option<PathBuf> {
+        places.home.as_ref().map(|h| h.join(self.spec().project_folder))
+    }
+
+    /// The host's own record of a session's context ([`FigureSource::Record`]): its
+    /// transcript's newest figure, the window its settings or record give.
+    fn record(&self, _query: &RecordQuery) -> Option<Recorded> {
+        None
+    }
+
+    /// Where the host compacts a context of `window` tokens (the project's settings and
+    /// the model's, `model_key` as Claude Code names models, where it reads them).
+    fn compaction(
+        &self,
+        _window: Option<u64>,
+        _project: Option<&Path>,
+        _model_key: Option<&str>,
+    ) -> Compaction {
+        Compaction::Unknown
+    }
+
+    /// Whether a PreCompact (Gemini CLI's PreCompress) is a compaction: `used_tokens` of a
+    /// `window`, `trigger` as the host sent it. Most hosts fire it only when they compact.
+    fn is_real_compaction(
+        &self,
+        _trigger: Option<&str>,
+        _used_tokens: Option<u64>,
+        _window: Option<u64>,
+        _project: Option<&Path>,
+    ) -> bool {
+        true
+    }
+
+    /// Whether a turn's start (UserPromptSubmit) is a new turn, a prompt the user typed.
+    fn starts_turn(&self, _input: &HookInput) -> bool {
+        true
+    }
+
+    /// The window the host gives `model` by its own table, when it has one.
+    fn model_window(&self, _model: &str) -> Option<u64> {
+        None
+    }
+
+    /// The host holds every model to its smaller window (Claude Code's switch for 1M).
+    fn one_m_disabled(&self) -> bool {
+        false
+    }
+
+    /// The transcript the handoff's facts are read from when the event names none.
+    fn transcript_when_unnamed(&self, _session_id: &str) -> Option<PathBuf> {
+        None
+    }
+
+    /// The folder holding the host's transcripts, by project, which `baton status`,
+    /// `report` and `pause` search.
+    fn transcripts_dir(&self) -> Option<PathBuf> {
+        None
+    }
+
+    /// The transcript of session `id` (the newest when several projects hold one).
+    fn transcript_of(&self, _id: &str) -> Option<PathBuf> {
+        None
+    }
+
+    /// The newest transcript of the project at `root` (or `cwd`).
+    fn newest_transcript(&self, _root: &Path, _cwd: &Path) -> Option<PathBuf> {
+        None
+    }
+
+    /// The name of a project's folder of transcripts inside [`Host::transcripts_dir`].
+    fn transcripts_folder_name(&self, _project: &Path) -> Option<String> {
+        None
+    }
+
+    /// What `baton install` tells the user of the host's own approval step, once it wrote
+    /// baton's hooks into `facts.files`.
+    fn install_notes(&self, _facts: &InstallFacts) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What `baton doctor` says of the host's own approval step (its trust rules).
+    fn trust_findings(&self, _facts: &TrustFacts) -> Vec<TrustFinding> {
+        Vec::new()
     }
 }
 
 impl HostKind {
-    pub const ALL: [HostKind; 8] = [
+    /// Every host, in the order baton lists them.
+    pub const ALL: &'static [HostKind] = &[
         HostKind::Claude,
         HostKind::Gemini,
         HostKind::Codex,
@@ -86,125 +175,94 @@ impl HostKind {
         HostKind::Copilot,
         HostKind::OpenCode,
         HostKind::Kilo,
+        #[cfg(test)]
+        HostKind::Test,
     ];
 
+    /// The host baton assumes when nothing names one: Claude Code, whose hook contract
+    /// the others copy. An event no host claims is its, `--host` defaults to it, and
+    /// `baton status`, `report` and `pause` find its sessions by themselves.
+    pub const DEFAULT: HostKind = HostKind::Claude;
+
+    /// The host's file: the one place a variant is tied to its implementation.
+    pub fn host(self) -> &'static dyn Host {
+        match self {
+            HostKind::Claude => &claude::ClaudeCode,
+            HostKind::Gemini => &gemini::GeminiCli,
+            HostKind::Codex => &codex::Codex,
+            HostKind::Qwen => &qwen::QwenCode,
+            HostKind::Droid => &droid::FactoryDroid,
+            HostKind::Copilot => &copilot::CopilotCli,
+            HostKind::OpenCode => &opencode::OpenCode,
+            HostKind::Kilo => &kilo::KiloCli,
+            #[cfg(test)]
+            HostKind::Test => &test_host::TestHost,
+        }
+    }
+
+    /// The value describing the host.
+    pub fn spec(self) -> &'static Spec {
+        self.host().spec()
+    }
+
     /// Which host sent a hook event. Each host says how sure its own signs make it
-    /// ([`claude::detect`] …); the surest wins, Claude Code when none claims it.
+    /// ([`Host::detect`]); the surest wins, [`HostKind::DEFAULT`] when none claims it.
     pub fn detect(input: &HookInput, gemini_key_set: bool) -> HostKind {
-        let claims = [
-            (HostKind::Claude, claude::detect(input, gemini_key_set)),
-            (HostKind::Gemini, gemini::detect(input, gemini_key_set)),
-            (HostKind::Codex, codex::detect(input, gemini_key_set)),
-            (HostKind::Qwen, qwen::detect(input, gemini_key_set)),
-            (HostKind::Droid, droid::detect(input, gemini_key_set)),
-            (HostKind::Copilot, copilot::detect(input, gemini_key_set)),
-            (HostKind::OpenCode, opencode::detect(input, gemini_key_set)),
-            (HostKind::Kilo, kilo::detect(input, gemini_key_set)),
-        ];
-        claims
-            .into_iter()
-            .filter(|(_, strength)| *strength > 0)
-            .max_by_key(|(_, strength)| *strength)
-            .map_or(HostKind::Claude, |(host, _)| host)
+        let mut best = (HostKind::DEFAULT, 0);
+        for host in HostKind::ALL.iter().copied() {
+            let strength = host.host().detect(input, gemini_key_set);
+            if strength > 0 && strength >= best.1 {
+                best = (host, strength);
+            }
+        }
+        best.0
     }
 
     /// The host the hook's environment names, where only that tells it apart (Qwen Code
     /// sends Claude Code's event names, and `CLAUDE_PROJECT_DIR` as well).
     pub fn from_env(var: &dyn Fn(&str) -> bool) -> Option<HostKind> {
-        if qwen::detect_env(var) {
-            Some(HostKind::Qwen)
-        } else if droid::detect_env(var) {
-            Some(HostKind::Droid)
-        } else if copilot::detect_env(var) {
-            Some(HostKind::Copilot)
-        } else {
-            None
-        }
+        HostKind::ALL.iter().copied().find(|host| host.spec().env_marks.iter().any(|name| var(name)))
+    }
+
+    /// The name people know it by.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The name on the command line (`--host`) and in baton's state.
+    pub fn id(self) -> &'static str {
+        self.spec().id
+    }
+
+    pub fn from_id(id: &str) -> Option<HostKind> {
+        HostKind::ALL.iter().copied().find(|h| h.id() == id)
     }
 
     /// The format of the transcript this host names in `transcript_path`, which the
     /// handoff's facts are read from.
     pub fn transcript_format(self) -> crate::transcript::Format {
-        match self {
-            HostKind::Claude => crate::transcript::Format::ClaudeCode,
-            HostKind::Gemini => crate::transcript::Format::GeminiChat,
-            HostKind::Codex => crate::transcript::Format::CodexRollout,
-            HostKind::Qwen => crate::transcript::Format::QwenChat,
-            HostKind::Droid => crate::transcript::Format::DroidSession,
-            HostKind::Copilot => crate::transcript::Format::CopilotEvents,
-            // OpenCode keeps its sessions in a database: no transcript is read.
-            HostKind::OpenCode | HostKind::Kilo => crate::transcript::Format::ClaudeCode,
-        }
+        self.spec().transcript
     }
 
-    /// The transcript the handoff's facts are read from: the one the hook names, else,
-    /// for Copilot CLI (which names none on PostToolUse), its session's event log.
-    pub fn transcript_path(self, named: Option<&str>, session_id: &str) -> Option<std::path::PathBuf> {
-        match (named, self) {
-            (Some(path), _) => Some(std::path::PathBuf::from(path)),
-            (None, HostKind::Copilot) => copilot::events_path(session_id),
-            (None, _) => None,
+    /// The transcript the handoff's facts are read from: the one the hook names, else
+    /// the one the host keeps for the session where it names none ([`Host::transcript_when_unnamed`]).
+    pub fn transcript_path(self, named: Option<&str>, session_id: &str) -> Option<PathBuf> {
+        match named {
+            Some(path) => Some(PathBuf::from(path)),
+            None => self.host().transcript_when_unnamed(session_id),
         }
-    }
-
-    /// The name people know it by.
-    pub fn name(self) -> &'static str {
-        match self {
-            HostKind::Claude => claude::NAME,
-            HostKind::Gemini => gemini::NAME,
-            HostKind::Codex => codex::NAME,
-            HostKind::Qwen => qwen::NAME,
-            HostKind::Droid => droid::NAME,
-            HostKind::Copilot => copilot::NAME,
-            HostKind::OpenCode => opencode::NAME,
-            HostKind::Kilo => kilo::NAME,
-        }
-    }
-
-    /// The name on the command line (`--host`) and in baton's state.
-    pub fn id(self) -> &'static str {
-        match self {
-            HostKind::Claude => claude::ID,
-            HostKind::Gemini => gemini::ID,
-            HostKind::Codex => codex::ID,
-            HostKind::Qwen => qwen::ID,
-            HostKind::Droid => droid::ID,
-            HostKind::Copilot => copilot::ID,
-            HostKind::OpenCode => opencode::ID,
-            HostKind::Kilo => kilo::ID,
-        }
-    }
-
-    pub fn from_id(id: &str) -> Option<HostKind> {
-        HostKind::ALL.into_iter().find(|h| h.id() == id)
     }
 
     /// The events `baton hook` is registered for.
     pub fn events(self) -> &'static [EventSpec] {
-        match self {
-            HostKind::Claude => claude::EVENTS,
-            HostKind::Gemini => gemini::EVENTS,
-            HostKind::Codex => codex::EVENTS,
-            HostKind::Qwen => qwen::EVENTS,
-            HostKind::Droid => droid::EVENTS,
-            HostKind::Copilot => copilot::EVENTS,
-            HostKind::OpenCode | HostKind::Kilo => opencode::EVENTS,
-        }
+        self.spec().events
     }
 
     /// The hook `timeout` baton asks for, in the host's unit (Gemini: milliseconds,
     /// the others: seconds). Ten seconds: far above the hook's own 2 s stdin deadline,
     /// far below the hosts' defaults (Claude Code: 600 s).
     pub fn timeout(self) -> u64 {
-        match self {
-            HostKind::Claude => claude::HOOK_TIMEOUT,
-            HostKind::Gemini => gemini::HOOK_TIMEOUT,
-            HostKind::Codex => codex::HOOK_TIMEOUT,
-            HostKind::Qwen => qwen::HOOK_TIMEOUT,
-            HostKind::Droid => droid::HOOK_TIMEOUT,
-            HostKind::Copilot => copilot::HOOK_TIMEOUT,
-            HostKind::OpenCode | HostKind::Kilo => opencode::HOOK_TIMEOUT,
-        }
+        self.spec().hook_timeout
     }
 
     /// The hook `timeout` baton asks for on one of its events.
@@ -215,139 +273,118 @@ impl HostKind {
     /// The host's sessions are not files baton reads: baton's plugin sends the session's
     /// messages when baton asks for them (OpenCode, Kilo CLI: `HandoffFacts`).
     pub fn sends_messages(self) -> bool {
-        matches!(self, HostKind::OpenCode | HostKind::Kilo)
+        self.spec().sends_messages
     }
 
     /// The host drops SessionStart's context: the resume brief goes with the session's
     /// first prompt (UserPromptSubmit) instead.
     pub fn brief_on_first_prompt(self) -> bool {
-        matches!(self, HostKind::Qwen)
+        self.spec().brief_on_first_prompt
     }
 
-    /// Only Claude Code has rows per subagent (its `subagentStatusLine`).
+    /// The host runs a command for each subagent's row (Claude Code's
+    /// `subagentStatusLine`).
     pub fn has_subagent_statusline(self) -> bool {
-        matches!(self, HostKind::Claude) && claude::HAS_SUBAGENT_STATUSLINE
+        self.spec().subagent_statusline
     }
 
     /// The host runs a command status line (Claude Code, Qwen Code, Factory Droid, GitHub
     /// Copilot CLI).
     pub fn has_statusline(self) -> bool {
-        match self {
-            HostKind::Claude => claude::HAS_STATUSLINE,
-            HostKind::Gemini => gemini::HAS_STATUSLINE,
-            HostKind::Codex => codex::HAS_STATUSLINE,
-            HostKind::Qwen => qwen::HAS_STATUSLINE,
-            HostKind::Droid => droid::HAS_STATUSLINE,
-            HostKind::Copilot => copilot::HAS_STATUSLINE,
-            HostKind::OpenCode | HostKind::Kilo => opencode::HAS_STATUSLINE,
-        }
+        self.spec().statusline.is_some()
     }
 
     /// Where the statusline object sits in the host's settings (a JSON pointer): Qwen
     /// Code's under `ui`, the others' at the top.
     pub fn statusline_pointer(self) -> &'static str {
-        match self {
-            HostKind::Qwen => qwen::STATUSLINE_POINTER,
-            _ => "/statusLine",
-        }
+        self.spec().statusline.map_or("/statusLine", |s| s.pointer)
     }
 
     /// The host's statusline payload, read into baton's one shape by the host's own reader
     /// (Claude Code's is that shape). `None` when it is not a JSON object.
     pub fn statusline_input(self, bytes: &[u8]) -> Option<StatuslineInput> {
-        let input = match self {
-            HostKind::Qwen => serde_json::from_slice::<qwen::StatuslinePayload>(bytes).ok()?.into_input(),
-            HostKind::Droid => serde_json::from_slice::<droid::StatuslinePayload>(bytes).ok()?.into_input(),
-            HostKind::Copilot => {
-                serde_json::from_slice::<copilot::StatuslinePayload>(bytes).ok()?.into_input()
-            }
-            _ => serde_json::from_slice::<StatuslineInput>(bytes).ok()?,
-        };
-        Some(input)
+        (self.payload().parse)(bytes)
+    }
+
+    /// The host's statusline payload from stdin, read within `deadline` by its own reader
+    /// (fields baton does not use are skipped as they stream by, whatever their size).
+    pub fn read_statusline(self, deadline: Duration) -> Option<StatuslineInput> {
+        (self.payload().read)(deadline)
+    }
+
+    fn payload(self) -> Payload {
+        self.spec().statusline.map_or(Payload::CLAUDE_SHAPED, |s| s.payload)
+    }
+
+    /// Where the host's figure comes from ([`FigureSource`]).
+    pub fn figure_source(self) -> FigureSource {
+        self.spec().figure_source
     }
 
     /// A hook's `continue: false` ends the agent's turn on this host (the pause's stop).
     pub fn honours_stop(self) -> bool {
-        match self {
-            HostKind::Claude => claude::HONOURS_STOP,
-            HostKind::Gemini => gemini::HONOURS_STOP,
-            HostKind::Codex => codex::HONOURS_STOP,
-            HostKind::Qwen => qwen::HONOURS_STOP,
-            HostKind::Droid => droid::HONOURS_STOP,
-            HostKind::Copilot => copilot::HONOURS_STOP,
-            HostKind::OpenCode | HostKind::Kilo => opencode::HONOURS_STOP,
-        }
+        self.spec().honours_stop
     }
 
     /// How the pause stops the agent on this host ([`PauseStop`]).
     pub fn pause_stop(self) -> PauseStop {
-        match self {
-            HostKind::Gemini => gemini::PAUSE_STOP,
-            HostKind::Codex => codex::PAUSE_STOP,
-            HostKind::Qwen => qwen::PAUSE_STOP,
-            HostKind::Copilot => copilot::PAUSE_STOP,
-            _ if self.honours_stop() => PauseStop::AtTheCall,
-            _ => PauseStop::None,
-        }
+        self.spec().pause_stop
     }
 
     /// The host shows a hook's `systemMessage` to the user (one line in its pane).
     pub fn shows_system_message(self) -> bool {
-        match self {
-            HostKind::Claude => claude::SHOWS_SYSTEM_MESSAGE,
-            HostKind::Gemini => gemini::SHOWS_SYSTEM_MESSAGE,
-            HostKind::Codex => codex::SHOWS_SYSTEM_MESSAGE,
-            HostKind::Qwen => qwen::SHOWS_SYSTEM_MESSAGE,
-            HostKind::Droid => droid::SHOWS_SYSTEM_MESSAGE,
-            HostKind::Copilot => copilot::SHOWS_SYSTEM_MESSAGE,
-            HostKind::OpenCode | HostKind::Kilo => opencode::SHOWS_SYSTEM_MESSAGE,
-        }
+        self.spec().shows_system_message
     }
 
     /// The host emits a hook's `terminalSequence` (a desktop notification, OSC 9).
     pub fn emits_terminal_sequence(self) -> bool {
-        match self {
-            HostKind::Claude => claude::EMITS_TERMINAL_SEQUENCE,
-            HostKind::Gemini => gemini::EMITS_TERMINAL_SEQUENCE,
-            HostKind::Codex => codex::EMITS_TERMINAL_SEQUENCE,
-            HostKind::Qwen => qwen::EMITS_TERMINAL_SEQUENCE,
-            HostKind::Droid => droid::EMITS_TERMINAL_SEQUENCE,
-            HostKind::Copilot => copilot::EMITS_TERMINAL_SEQUENCE,
-            HostKind::OpenCode | HostKind::Kilo => opencode::EMITS_TERMINAL_SEQUENCE,
-        }
+        self.spec().emits_terminal_sequence
     }
 
     /// The scopes the host has a settings file for.
     pub fn scopes(self) -> &'static [Scope] {
-        match self {
-            HostKind::Claude => claude::SCOPES,
-            HostKind::Gemini => gemini::SCOPES,
-            HostKind::Codex => codex::SCOPES,
-            HostKind::Qwen => qwen::SCOPES,
-            HostKind::Droid => droid::SCOPES,
-            HostKind::Copilot => copilot::SCOPES,
-            HostKind::OpenCode | HostKind::Kilo => opencode::SCOPES,
+        match self.spec().local_settings_file {
+            Some(_) => &[Scope::User, Scope::Project, Scope::Local],
+            None => &[Scope::User, Scope::Project],
         }
     }
 
     /// The windows this host's models use, smallest first: what tokens beyond an assumed
     /// window prove.
     pub fn windows(self) -> &'static [u64] {
-        match self {
-            HostKind::Claude => claude::WINDOWS,
-            HostKind::Gemini => gemini::WINDOWS,
-            HostKind::Codex => codex::WINDOWS,
-            HostKind::Qwen => qwen::WINDOWS,
-            HostKind::Droid => droid::WINDOWS,
-            HostKind::Copilot => copilot::WINDOWS,
-            HostKind::OpenCode | HostKind::Kilo => opencode::WINDOWS,
-        }
+        self.spec().windows
+    }
+
+    /// How baton registers with the host: hooks in a settings file, or a plugin file.
+    pub fn install(self) -> Install {
+        self.spec().install
     }
 }
 
 impl fmt::Display for HostKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// What `--host` names: one host, or every host (`all`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostChoice {
+    One(HostKind),
+    All,
+}
+
+impl HostChoice {
+    /// The word `--host` takes for every host.
+    pub const ALL_ID: &'static str = "all";
+
+    /// The choice a `--host` word names.
+    pub fn from_id(id: &str) -> Option<HostChoice> {
+        if id == HostChoice::ALL_ID {
+            Some(HostChoice::All)
+        } else {
+            HostKind::from_id(id).map(HostChoice::One)
+        }
     }
 }
 
@@ -403,19 +440,15 @@ impl Places {
         }
     }
 
+    /// The home folder alone, as the environment has it now.
+    pub fn home_only() -> Places {
+        Places { home: crate::places::home_dir(), ..Places::default() }
+    }
+
     /// The host's own folder for the user (`$CLAUDE_CONFIG_DIR` or `~/.claude`,
-    /// `~/.gemini`, `$CODEX_HOME` or `~/.codex`).
+    /// `~/.gemini`, `$CODEX_HOME` or `~/.codex` …).
     pub fn home_of(&self, host: HostKind) -> Option<PathBuf> {
-        match host {
-            HostKind::Claude => claude::home(self),
-            HostKind::Gemini => gemini::home(self),
-            HostKind::Codex => codex::home(self),
-            HostKind::Qwen => qwen::home(self),
-            HostKind::Droid => droid::home(self),
-            HostKind::Copilot => copilot::home(self),
-            HostKind::OpenCode => opencode::home(self),
-            HostKind::Kilo => kilo::home(self),
-        }
+        host.host().home(self)
     }
 
     /// The host's own folder for the scope (`~/.claude`, `<project>/.gemini` …).
@@ -424,40 +457,49 @@ impl Places {
             Scope::User => self.home_of(host).ok_or(PlaceError::Home),
             Scope::Project | Scope::Local if host.scopes().contains(&scope) => {
                 let project = self.project.clone().ok_or(PlaceError::Project)?;
-                Ok(project.join(project_folder(host)))
+                Ok(project.join(host.spec().project_folder))
             }
             _ => Err(PlaceError::Scope { host: host.name(), scope }),
         }
     }
 
     /// The folder whose existence says the host is set up for the scope (what
-    /// `install --host all` looks for): its own folder, except Copilot CLI's project
-    /// folder `.github`, which every GitHub repository has: there the user's Copilot home
-    /// (`~/.copilot`) tells whether they use Copilot CLI at all.
+    /// `install --host all` looks for): its own folder, except a project folder every
+    /// repository may have (Copilot CLI's `.github`): there the user's own folder tells
+    /// whether they use the host at all.
     pub fn presence_dir(&self, host: HostKind, scope: Scope) -> Result<PathBuf, PlaceError> {
-        match (host, scope) {
-            (HostKind::Copilot, Scope::Project) => {
-                self.host_dir(host, scope)?;
-                self.host_dir(host, Scope::User)
-            }
-            _ => self.host_dir(host, scope),
+        if scope == Scope::Project && host.spec().project_folder_is_common {
+            self.host_dir(host, scope)?;
+            return self.host_dir(host, Scope::User);
         }
+        self.host_dir(host, scope)
     }
 
     /// The settings file baton edits for the host and scope.
     pub fn settings_path(&self, host: HostKind, scope: Scope) -> Result<PathBuf, PlaceError> {
         let dir = self.host_dir(host, scope)?;
-        let name = match host {
-            HostKind::Claude => claude::settings_file(scope),
-            HostKind::Gemini => gemini::settings_file(scope),
-            HostKind::Codex => codex::settings_file(scope),
-            HostKind::Qwen => qwen::settings_file(scope),
-            HostKind::Droid => droid::settings_file(scope),
-            HostKind::Copilot => copilot::settings_file(scope),
-            HostKind::OpenCode => opencode::settings_file(scope),
-            HostKind::Kilo => kilo::settings_file(scope),
+        let spec = host.spec();
+        let name = match (scope, spec.local_settings_file) {
+            (Scope::Local, Some(local)) => local,
+            _ => spec.settings_file,
         };
         Ok(dir.join(name))
+    }
+
+    /// The file holding the host's statusline when it is not the settings file baton's
+    /// hooks are in (GitHub Copilot CLI's user `settings.json`): only in the user's scope.
+    pub fn statusline_file(&self, host: HostKind, scope: Scope) -> Option<PathBuf> {
+        let file = host.spec().statusline?.file?;
+        (scope == Scope::User).then(|| self.home_of(host).map(|home| home.join(file)))?
+    }
+}
+
+/// `path` with `$HOME` shown as `~`, for messages.
+pub fn show_path(path: &Path, home: Option<&Path>) -> String {
+    use crate::util::text::outside_path;
+    match home.and_then(|h| path.strip_prefix(h).ok()) {
+        Some(rest) if !rest.as_os_str().is_empty() => format!("~/{}", outside_path(rest)),
+        _ => outside_path(path).to_string(),
     }
 }
 
@@ -470,20 +512,6 @@ pub enum PlaceError {
     Project,
     #[error("{host} has no {scope} scope (only Claude Code has settings.local.json); use --scope project")]
     Scope { host: &'static str, scope: Scope },
-}
-
-/// The host's folder inside a project (`.claude`, `.gemini`, `.codex`).
-fn project_folder(host: HostKind) -> &'static str {
-    match host {
-        HostKind::Claude => claude::PROJECT_FOLDER,
-        HostKind::Gemini => gemini::PROJECT_FOLDER,
-        HostKind::Codex => codex::PROJECT_FOLDER,
-        HostKind::Qwen => qwen::PROJECT_FOLDER,
-        HostKind::Droid => droid::PROJECT_FOLDER,
-        HostKind::Copilot => copilot::PROJECT_FOLDER,
-        HostKind::OpenCode => opencode::PROJECT_FOLDER,
-        HostKind::Kilo => kilo::PROJECT_FOLDER,
-    }
 }
 
 #[cfg(test)]
@@ -540,10 +568,21 @@ mod tests {
 
     #[test]
     fn ids_round_trip() {
-        for host in HostKind::ALL {
+        for host in HostKind::ALL.iter().copied() {
             assert_eq!(HostKind::from_id(host.id()), Some(host));
             assert!(!host.events().is_empty());
             assert!(host.scopes().contains(&Scope::User));
         }
+        assert_eq!(HostChoice::from_id("all"), Some(HostChoice::All));
+        assert_eq!(HostChoice::from_id("nothing"), None);
+    }
+
+    #[test]
+    fn paths_under_home_are_shortened() {
+        assert_eq!(
+            show_path(Path::new("/h/.claude/settings.json"), Some(Path::new("/h"))),
+            "~/.claude/settings.json"
+        );
+        assert_eq!(show_path(Path::new("/p/x"), Some(Path::new("/h"))), "/p/x");
     }
 }

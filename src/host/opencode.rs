@@ -39,48 +39,170 @@
 //!   paused leg ends by itself and the next one starts briefed from the handoff.
 //! - Trust: OpenCode loads every plugin in those folders without asking.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use super::lenient::{number, text};
-use super::{EventSpec, HookInput, Places, Scope};
+use super::spec::{
+    Compaction, CompactionBrief, CompactionEnd, EventSpec, FigureSource, Grammar, Install, InstallFacts,
+    PauseStop, RecordQuery, Recorded, Spec, TrustFacts, TrustFinding,
+};
+use super::{HookInput, Host, Places};
+use crate::transcript::Format;
 
-pub const NAME: &str = "OpenCode";
-pub const ID: &str = "opencode";
-/// How long the plugin lets `baton hook` run, in seconds.
-pub const HOOK_TIMEOUT: u64 = 10;
-pub const HAS_STATUSLINE: bool = false;
-/// The plugin aborts the session's run on `continue: false` (seen on 1.18.33: no further
-/// request reaches the model, `opencode run` exits).
-pub const HONOURS_STOP: bool = true;
-/// The plugin shows no `systemMessage` (only the stop's reason, as a TUI toast).
-pub const SHOWS_SYSTEM_MESSAGE: bool = false;
-pub const EMITS_TERMINAL_SEQUENCE: bool = false;
-pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
-/// The project's config folder.
-pub const PROJECT_FOLDER: &str = ".opencode";
-/// The plugin file baton owns inside a config folder.
-pub const PLUGIN_FILE: &str = "plugins/baton.js";
+/// OpenCode.
+pub struct OpenCode;
+
+pub const SPEC: Spec = Spec {
+    id: "opencode",
+    name: "OpenCode",
+    flag_help: "OpenCode (baton's plugin file)",
+    // The events the plugin sends (doctor and install list them).
+    events: &[
+        EventSpec::new("PostToolUse", None),
+        EventSpec::new("UserPromptSubmit", None),
+        EventSpec::new("SessionStart", None),
+        EventSpec::new("PreCompact", None),
+        EventSpec::new("SessionEnd", None),
+    ],
+    // How long the plugin lets `baton hook` run, in seconds.
+    hook_timeout: 10,
+    install: Install::Plugin,
+    // The project's config folder.
+    project_folder: ".opencode",
+    project_folder_is_common: false,
+    // The plugin file baton owns inside a config folder.
+    settings_file: "plugins/baton.js",
+    local_settings_file: None,
+    statusline: None,
+    subagent_statusline: false,
+    enabled_plugins: false,
+    disable_all_hooks: None,
+    env_marks: &[],
+    // Context windows of the models OpenCode serves, smallest first.
+    windows: &[128_000, 200_000, 256_000, 400_000, 1_000_000],
+    figure_source: FigureSource::Record,
+    figure_words: " (This figure was reported by OpenCode to baton's plugin: its last model reply.)",
+    reply_wait: None,
+    own_meter: None,
+    // OpenCode keeps its sessions in a database: no transcript is read.
+    transcript: Format::ClaudeCode,
+    sends_messages: true,
+    // The plugin aborts the session's run on `continue: false` (seen on 1.18.33: no
+    // further request reaches the model, `opencode run` exits).
+    honours_stop: true,
+    pause_stop: PauseStop::AtTheCall,
+    answers_stop: false,
+    // The plugin shows no `systemMessage` (only the stop's reason, as a TUI toast).
+    shows_system_message: false,
+    emits_terminal_sequence: false,
+    context_at_top_level: false,
+    brief_on_first_prompt: false,
+    compaction_brief: CompactionBrief::AtSessionStart,
+    pre_compact_blocks: false,
+    // OpenCode 1.18.33 (`run --help`): yargs, `run [message..]`.
+    headless: Grammar {
+        subcommands: &["run"],
+        switches: &[],
+        prompt_options: &[],
+        positional_headless_unless: None,
+        positional_joined: true,
+        values: &[
+            "--log-level",
+            "--command",
+            "-s",
+            "--session",
+            "-m",
+            "--model",
+            "--agent",
+            "--format",
+            "--title",
+            "--attach",
+            "-p",
+            "--password",
+            "-u",
+            "--username",
+            "--dir",
+            "--port",
+            "--variant",
+        ],
+        arrays: &["-f", "--file"],
+    },
+    interactive_relay: false,
+};
+
 /// The line that marks the plugin file as baton's (install replaces and uninstall removes
 /// only a file that carries it).
-pub const PLUGIN_MARK: &str = "// baton-plugin: an OpenCode plugin written by `baton install`";
+const PLUGIN_MARK: &str = "// baton-plugin: an OpenCode plugin written by `baton install`";
 
-/// The events the plugin sends (doctor and install list them).
-pub const EVENTS: &[EventSpec] = &[
-    EventSpec::new("PostToolUse", None),
-    EventSpec::new("UserPromptSubmit", None),
-    EventSpec::new("SessionStart", None),
-    EventSpec::new("PreCompact", None),
-    EventSpec::new("SessionEnd", None),
-];
+/// What install and doctor say about the host's approval step.
+pub(super) const TRUST_NOTE: &str = "OpenCode (and Kilo CLI) loads every plugin in its plugin folders without \
+asking, when it starts: restart a running one";
 
-/// Context windows of the models OpenCode serves, smallest first.
-pub const WINDOWS: &[u64] = &[128_000, 200_000, 256_000, 400_000, 1_000_000];
+impl Host for OpenCode {
+    fn spec(&self) -> &'static Spec {
+        &SPEC
+    }
+
+    /// The plugin's report is OpenCode's own sign (a host built on OpenCode that the
+    /// report names, Kilo CLI, claims it more surely).
+    fn detect(&self, input: &HookInput, _gemini_key_set: bool) -> u8 {
+        if input.opencode.is_some() { 4 } else { 0 }
+    }
+
+    /// `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`.
+    fn home(&self, places: &Places) -> Option<PathBuf> {
+        config_home(places, "opencode")
+    }
+
+    fn record(&self, query: &RecordQuery) -> Option<Recorded> {
+        record(query)
+    }
+
+    fn compaction(&self, window: Option<u64>, project: Option<&Path>, model_key: Option<&str>) -> Compaction {
+        compaction(window, project, model_key)
+    }
+
+    fn install_notes(&self, _facts: &InstallFacts) -> Vec<String> {
+        vec![format!("{TRUST_NOTE}.")]
+    }
+
+    fn trust_findings(&self, _facts: &TrustFacts) -> Vec<TrustFinding> {
+        trust_findings(&SPEC)
+    }
+}
+
+/// The figure the plugin reports with the event: the newest reply's tokens and the
+/// model's window.
+pub(super) fn record(query: &RecordQuery) -> Option<Recorded> {
+    let report = query.reported?;
+    let tokens = report.prompt_tokens()?;
+    let model = report.model().map(str::to_string).or_else(|| query.model.map(str::to_string));
+    Some(Recorded { tokens, model, window: report.window(), written_at: report.written_at(), current: true })
+}
+
+/// The model's output limit is not in the figure: OpenCode's largest reserve is assumed.
+pub(super) fn compaction(
+    window: Option<u64>,
+    _project: Option<&Path>,
+    _model_key: Option<&str>,
+) -> Compaction {
+    match window {
+        Some(window) => Compaction::At(compaction_point(window, None, None), CompactionEnd::AutoCompaction),
+        None => Compaction::Unknown,
+    }
+}
+
+/// The plugin's approval step: none (doctor's line for a host of this plugin).
+pub(super) fn trust_findings(spec: &Spec) -> Vec<TrustFinding> {
+    vec![TrustFinding::ok(&format!("trust ({})", spec.name), format!("{TRUST_NOTE}; nothing to do"))]
+}
+
 /// OpenCode keeps this much for the reply, at most (its `OUTPUT_TOKEN_MAX`).
-pub const OUTPUT_RESERVE_MAX: u64 = 32_000;
+const OUTPUT_RESERVE_MAX: u64 = 32_000;
 /// The reserve under `limit.input` (its default `compaction.reserved`).
-pub const INPUT_RESERVE: u64 = 20_000;
+const INPUT_RESERVE: u64 = 20_000;
 
 /// What the plugin reports of the newest reply of the request (`opencode` on stdin).
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -146,7 +268,7 @@ impl Report {
 /// The token count where OpenCode compacts (pure): `limit.input` less its reserve when
 /// the model has one, else the window less the model's output limit (at most 32,000;
 /// unknown: 32,000).
-pub fn compaction_point(window: u64, input_limit: Option<u64>, output_limit: Option<u64>) -> u64 {
+fn compaction_point(window: u64, input_limit: Option<u64>, output_limit: Option<u64>) -> u64 {
     let output = output_limit.filter(|o| *o > 0).unwrap_or(OUTPUT_RESERVE_MAX).min(OUTPUT_RESERVE_MAX);
     match input_limit.filter(|i| *i > 0) {
         Some(input) => input.saturating_sub(INPUT_RESERVE.min(output)),
@@ -154,29 +276,13 @@ pub fn compaction_point(window: u64, input_limit: Option<u64>, output_limit: Opt
     }
 }
 
-/// The plugin's report is OpenCode's own sign (unless it names Kilo CLI, [`super::kilo`]).
-pub fn detect(input: &HookInput, _gemini_key_set: bool) -> u8 {
-    let kilo = input.opencode.as_ref().is_some_and(|r| r.host.as_deref() == Some(super::kilo::ID));
-    if input.opencode.is_some() && !kilo { 4 } else { 0 }
-}
-
-/// `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`.
-pub fn home(places: &Places) -> Option<PathBuf> {
-    config_home(places, "opencode")
-}
-
 /// `$XDG_CONFIG_HOME/<name>`, else `~/.config/<name>`.
-pub fn config_home(places: &Places, name: &str) -> Option<PathBuf> {
+pub(super) fn config_home(places: &Places, name: &str) -> Option<PathBuf> {
     let xdg = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(PathBuf::from);
     match xdg.filter(|p| p.is_absolute()) {
         Some(config) => Some(config.join(name)),
         None => places.home.as_ref().map(|h| h.join(".config").join(name)),
     }
-}
-
-/// The plugin file of a scope, inside the scope's config folder.
-pub fn settings_file(_scope: Scope) -> &'static str {
-    PLUGIN_FILE
 }
 
 /// The plugin's source for the host `host_id` (`opencode`, `kilo`), running `binary` (an
@@ -188,7 +294,7 @@ pub fn plugin_text(binary: &str, host_id: &str) -> String {
         .replace("__BATON_MARK__", PLUGIN_MARK)
         .replace("\"__BATON_BINARY__\"", &quoted)
         .replace("\"__BATON_HOST__\"", &host)
-        .replace("__BATON_TIMEOUT_MS__", &(HOOK_TIMEOUT * 1000).to_string())
+        .replace("__BATON_TIMEOUT_MS__", &(SPEC.hook_timeout * 1000).to_string())
 }
 
 /// Whether a plugin file's text is baton's (it carries [`PLUGIN_MARK`] on its first line).
@@ -202,10 +308,6 @@ pub fn plugin_binary(text: &str) -> Option<String> {
     let value = line.trim_start().strip_prefix("const BATON = ")?.trim_end().trim_end_matches(';');
     serde_json::from_str::<String>(value).ok()
 }
-
-/// What install and doctor say about the host's approval step.
-pub const TRUST_NOTE: &str = "OpenCode (and Kilo CLI) loads every plugin in its plugin folders without \
-asking, when it starts: restart a running one";
 
 #[cfg(test)]
 mod tests {
@@ -240,7 +342,7 @@ mod tests {
 
     #[test]
     fn the_plugin_names_its_binary_and_is_recognised() {
-        let text = plugin_text("/opt/my \"bin\"/baton", ID);
+        let text = plugin_text("/opt/my \"bin\"/baton", SPEC.id);
         assert!(is_baton_plugin(&text));
         assert_eq!(plugin_binary(&text).as_deref(), Some("/opt/my \"bin\"/baton"));
         assert!(!text.contains("__BATON"));

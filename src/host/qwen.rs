@@ -19,92 +19,221 @@
 //! - Compaction: at `model.chatCompression.contextPercentageThreshold` (default 0.7) of the
 //!   window; it fires PreCompact (`trigger: "auto"`) first.
 
-use std::path::{Path, PathBuf};
-
-use serde_json::Value;
+use std::path::Path;
 
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::input::{ContextWindow, CurrentUsage, Model, Workspace};
 use super::lenient::{lenient, number, text};
-use super::{EventSpec, HookInput, HostKind, PauseStop, Places, Scope, StatuslineInput};
+use super::spec::{
+    Compaction, CompactionBrief, CompactionEnd, EventSpec, FigureSource, Grammar, Install, InstallFacts,
+    PauseStop, Payload, PayloadShape, RecordQuery, Recorded, Spec, Statusline, TrustFacts, TrustFinding,
+};
+use super::{HookInput, Host, HostKind, Places, Scope, StatuslineInput};
 use crate::fsx;
+use crate::transcript::Format;
 
-pub const NAME: &str = "Qwen Code";
-pub const ID: &str = "qwen";
-/// The hook timeout, in milliseconds (Qwen Code's unit for command hooks).
-pub const HOOK_TIMEOUT: u64 = 10_000;
-/// `ui.statusLine` (`{"type": "command", "command": …}`): run 300 ms after the prompt's
-/// token count, the model, the branch or the tool calls change; the payload is read by
-/// [`StatuslinePayload`].
-pub const HAS_STATUSLINE: bool = true;
+/// Qwen Code.
+pub struct QwenCode;
 
-/// Whether a hook's `continue: false` ends the agent's turn: no. Qwen Code 0.15.10 turns a
-/// PreToolUse or PostToolUse `continue: false` into an error result of that one call
-/// (`execution_denied`) and the turn goes on with the next model request.
-pub const HONOURS_STOP: bool = false;
+pub const SPEC: Spec = Spec {
+    id: "qwen",
+    name: "Qwen Code",
+    flag_help: "Qwen Code",
+    // PostToolUseFailure for failed calls; UserPromptSubmit carries the resume brief;
+    // PreToolUse refuses calls once the pause has stopped the agent (`pause_stop`), and
+    // Stop writes the handoff again at the end of that turn (the last grace call's output
+    // is in the chat recording by then).
+    events: &[
+        EventSpec::new("PreToolUse", Some("*")),
+        EventSpec::new("Stop", None),
+        EventSpec::new("PostToolUse", Some("*")),
+        EventSpec::new("PostToolUseFailure", Some("*")),
+        EventSpec::new("UserPromptSubmit", None),
+        EventSpec::new("SessionStart", None),
+        EventSpec::new("PreCompact", None),
+        EventSpec::new("SessionEnd", None),
+    ],
+    // Milliseconds (Qwen Code's unit for command hooks).
+    hook_timeout: 10_000,
+    install: Install::Settings,
+    project_folder: ".qwen",
+    project_folder_is_common: false,
+    settings_file: "settings.json",
+    local_settings_file: None,
+    // `ui.statusLine` (`{"type": "command", "command": …}`): run 300 ms after the
+    // prompt's token count, the model, the branch or the tool calls change; the payload is
+    // read by [`StatuslinePayload`].
+    statusline: Some(Statusline {
+        pointer: "/ui/statusLine",
+        file: None,
+        payload: Payload::of::<StatuslinePayload>(),
+    }),
+    subagent_statusline: false,
+    enabled_plugins: false,
+    disable_all_hooks: None,
+    // The environment variable only Qwen Code sets for its hooks.
+    env_marks: &["QWEN_PROJECT_DIR"],
+    windows: &[131_072, 262_144, 1_000_000],
+    figure_source: FigureSource::Record,
+    figure_words: " (This figure was read from the session's transcript: Qwen Code's chat recording.)",
+    reply_wait: None,
+    own_meter: None,
+    transcript: Format::QwenChat,
+    sends_messages: false,
+    // No: Qwen Code 0.15.10 turns a PreToolUse or PostToolUse `continue: false` into an
+    // error result of that one call (`execution_denied`) and the turn goes on with the
+    // next model request.
+    honours_stop: false,
+    // A PreToolUse `permissionDecision: "deny"` refuses the call (the agent reads the
+    // reason as the call's result), so every call after the grace calls is refused until
+    // the agent ends its turn (as on Codex). Under `baton run` the relay ends the leg at
+    // the last grace call instead.
+    pause_stop: PauseStop::RefuseTheNextCalls,
+    answers_stop: false,
+    // Whether Qwen Code shows a hook's `systemMessage` was not checked on its real CLI:
+    // baton does not count on it, so no notice is sent there.
+    shows_system_message: false,
+    // Qwen Code is not known to emit a hook's `terminalSequence`.
+    emits_terminal_sequence: false,
+    context_at_top_level: false,
+    brief_on_first_prompt: true,
+    compaction_brief: CompactionBrief::AtSessionStart,
+    pre_compact_blocks: false,
+    // Qwen Code 0.15.10 (`qwen --help`): yargs; `[array]` options are greedy.
+    headless: Grammar {
+        subcommands: &[],
+        switches: &[],
+        prompt_options: &["-p", "--prompt"],
+        positional_headless_unless: Some(&["-i", "--prompt-interactive", "--acp"]),
+        positional_joined: true,
+        values: &[
+            "--telemetry-target",
+            "--telemetry-otlp-endpoint",
+            "--telemetry-otlp-protocol",
+            "--telemetry-outfile",
+            "--proxy",
+            "-m",
+            "--model",
+            "-i",
+            "--prompt-interactive",
+            "--system-prompt",
+            "--append-system-prompt",
+            "--sandbox-image",
+            "--approval-mode",
+            "--channel",
+            "--mcp-config",
+            "--openai-logging-dir",
+            "--openai-api-key",
+            "--openai-base-url",
+            "--input-format",
+            "-o",
+            "--output-format",
+            "--json-fd",
+            "--json-file",
+            "--json-schema",
+            "--input-file",
+            "-r",
+            "--resume",
+            "--session-id",
+            "--max-session-turns",
+            "--auth-type",
+        ],
+        arrays: &[
+            "--allowed-mcp-server-names",
+            "--allowed-tools",
+            "-e",
+            "--extensions",
+            "--include-directories",
+            "--add-dir",
+            "--core-tools",
+            "--exclude-tools",
+            "--disabled-slash-commands",
+        ],
+    },
+    interactive_relay: false,
+};
 
-/// How the pause stops the agent: a PreToolUse `permissionDecision: "deny"` refuses the
-/// call (the agent reads the reason as the call's result), so every call after the grace
-/// calls is refused until the agent ends its turn (as on Codex). Under `baton run` the
-/// relay ends the leg at the last grace call instead.
-pub const PAUSE_STOP: PauseStop = PauseStop::RefuseTheNextCalls;
+/// What install and doctor say about the host's approval step.
+const TRUST_NOTE: &str = "Qwen Code runs these hooks without asking; with `security.folderTrust` on, \
+project hooks (.qwen/settings.json) run only in a folder you trusted";
 
-/// Whether Qwen Code shows a hook's `systemMessage` was not checked on its real CLI: baton
-/// does not count on it, so no notice is sent there.
-pub const SHOWS_SYSTEM_MESSAGE: bool = false;
+impl Host for QwenCode {
+    fn spec(&self) -> &'static Spec {
+        &SPEC
+    }
 
-/// Qwen Code is not known to emit a hook's `terminalSequence`.
-pub const EMITS_TERMINAL_SEQUENCE: bool = false;
-pub const SCOPES: &[Scope] = &[Scope::User, Scope::Project];
-pub const PROJECT_FOLDER: &str = ".qwen";
-/// The environment variable only Qwen Code sets for its hooks.
-pub const ENV_MARK: &str = "QWEN_PROJECT_DIR";
+    fn record(&self, query: &RecordQuery) -> Option<Recorded> {
+        let reading = crate::transcript::read_figure(SPEC.transcript, query.transcript?)?;
+        let model = reading.model.or_else(|| query.model.map(str::to_string));
+        let window = model.as_deref().and_then(model_window);
+        Some(Recorded {
+            tokens: reading.tokens,
+            model,
+            window,
+            written_at: reading.written_at,
+            current: true,
+        })
+    }
 
-/// PostToolUseFailure for failed calls; UserPromptSubmit carries the resume brief;
-/// PreToolUse refuses calls once the pause has stopped the agent ([`PAUSE_STOP`]), and
-/// Stop writes the handoff again at the end of that turn (the last grace call's output is
-/// in the chat recording by then).
-pub const EVENTS: &[EventSpec] = &[
-    EventSpec::new("PreToolUse", Some("*")),
-    EventSpec::new("Stop", None),
-    EventSpec::new("PostToolUse", Some("*")),
-    EventSpec::new("PostToolUseFailure", Some("*")),
-    EventSpec::new("UserPromptSubmit", None),
-    EventSpec::new("SessionStart", None),
-    EventSpec::new("PreCompact", None),
-    EventSpec::new("SessionEnd", None),
-];
+    fn compaction(
+        &self,
+        window: Option<u64>,
+        project: Option<&Path>,
+        _model_key: Option<&str>,
+    ) -> Compaction {
+        match window {
+            Some(window) => Compaction::At(
+                compression_point(window, compression_threshold(project)),
+                CompactionEnd::Compression,
+            ),
+            None => Compaction::Unknown,
+        }
+    }
 
-/// Nothing in the event itself is Qwen's own: see [`detect_env`].
-pub fn detect(_input: &HookInput, _gemini_key_set: bool) -> u8 {
-    0
+    /// Qwen Code fires UserPromptSubmit with an empty prompt on every tool-result
+    /// continuation: the same turn.
+    fn starts_turn(&self, input: &HookInput) -> bool {
+        is_real_prompt(input.prompt.as_deref())
+    }
+
+    fn model_window(&self, model: &str) -> Option<u64> {
+        model_window(model)
+    }
+
+    fn install_notes(&self, _facts: &InstallFacts) -> Vec<String> {
+        vec![format!("{TRUST_NOTE}.")]
+    }
+
+    /// None by default; with `security.folderTrust.enabled` in the user's settings,
+    /// project hooks run only in a trusted folder (pure over what was read).
+    fn trust_findings(&self, facts: &TrustFacts) -> Vec<TrustFinding> {
+        let parsed = |scope: Scope| facts.files.iter().find(|f| f.scope == scope);
+        let trust_on = parsed(Scope::User)
+            .and_then(|f| f.settings.pointer("/security/folderTrust/enabled"))
+            .is_some_and(|on| on == &Value::Bool(true));
+        let project_hooks = parsed(Scope::Project).is_some_and(|f| f.registers_baton);
+        let name = "trust (Qwen Code)";
+        vec![if trust_on && project_hooks {
+            TrustFinding::warn(
+                name,
+                "security.folderTrust is on: the project's hooks (.qwen/settings.json) run only once this folder is trusted",
+                "start `qwen` here once and trust the folder, or install with --scope user",
+            )
+        } else {
+            TrustFinding::ok(name, format!("{TRUST_NOTE}; nothing to do"))
+        }]
+    }
 }
 
-/// Whether the hook's environment is Qwen Code's (`QWEN_PROJECT_DIR` set).
-pub fn detect_env(var: &dyn Fn(&str) -> bool) -> bool {
-    var(ENV_MARK)
-}
-
-/// `~/.qwen`.
-pub fn home(places: &Places) -> Option<PathBuf> {
-    places.home.as_ref().map(|h| h.join(PROJECT_FOLDER))
-}
-
-/// The settings file of a scope.
-pub fn settings_file(_scope: Scope) -> &'static str {
-    "settings.json"
-}
-
-/// Windows of Qwen Code's models, smallest first.
-pub const WINDOWS: &[u64] = &[131_072, 262_144, 1_000_000];
 /// Qwen Code compresses at this fraction of the window unless its settings say otherwise.
-pub const DEFAULT_COMPRESSION_THRESHOLD: f64 = 0.7;
+const DEFAULT_COMPRESSION_THRESHOLD: f64 = 0.7;
 const SETTINGS_LIMIT: u64 = 1024 * 1024;
 
 /// The window Qwen Code gives a model id, from its token-limit table (pure). Unknown
 /// ids get `None`: Qwen Code itself assumes 131,072 for them, which baton does not claim.
-pub fn model_window(model: &str) -> Option<u64> {
+fn model_window(model: &str) -> Option<u64> {
     let id = model.trim().to_ascii_lowercase();
     let id = id.rsplit('/').next().unwrap_or(&id);
     if id.starts_with("qwen3-coder-plus")
@@ -123,7 +252,7 @@ pub fn model_window(model: &str) -> Option<u64> {
 }
 
 /// `model.chatCompression.contextPercentageThreshold` from a settings file's text (pure).
-pub fn threshold_from_settings(bytes: &[u8]) -> Option<f64> {
+fn threshold_from_settings(bytes: &[u8]) -> Option<f64> {
     let value = serde_json::from_slice::<Value>(bytes).ok()?;
     value
         .pointer("/model/chatCompression/contextPercentageThreshold")
@@ -133,32 +262,25 @@ pub fn threshold_from_settings(bytes: &[u8]) -> Option<f64> {
 
 /// The compression threshold in force: the project's settings over the user's, else the
 /// default.
-pub fn compression_threshold(project: Option<&Path>) -> f64 {
+fn compression_threshold(project: Option<&Path>) -> f64 {
     let read =
         |path: &Path| fsx::read_limited(path, SETTINGS_LIMIT).ok().and_then(|b| threshold_from_settings(&b));
-    let project = project.and_then(|p| read(&p.join(PROJECT_FOLDER).join(settings_file(Scope::Project))));
-    let places = Places { home: crate::places::home_dir(), ..Places::default() };
-    let user = || home(&places).and_then(|h| read(&h.join(settings_file(Scope::User))));
+    let project = project.and_then(|p| read(&p.join(SPEC.project_folder).join(SPEC.settings_file)));
+    let places = Places::home_only();
+    let user = || QwenCode.home(&places).and_then(|h| read(&h.join(SPEC.settings_file)));
     project.or_else(user).unwrap_or(DEFAULT_COMPRESSION_THRESHOLD)
 }
 
 /// The token count where Qwen Code compresses a `window`-token conversation.
-pub fn compression_point(window: u64, threshold: f64) -> u64 {
+fn compression_point(window: u64, threshold: f64) -> u64 {
     (window as f64 * threshold).round() as u64
 }
 
 /// Whether a UserPromptSubmit is a prompt the user typed (pure): Qwen Code sends one
 /// with an empty `prompt` on every tool-result continuation.
-pub fn is_real_prompt(prompt: Option<&str>) -> bool {
+fn is_real_prompt(prompt: Option<&str>) -> bool {
     prompt.is_some_and(|p| !p.trim().is_empty())
 }
-
-/// What install and doctor say about the host's approval step.
-pub const TRUST_NOTE: &str = "Qwen Code runs these hooks without asking; with `security.folderTrust` on, \
-project hooks (.qwen/settings.json) run only in a folder you trusted";
-
-/// Where the statusline lives in Qwen Code's settings: `ui.statusLine`.
-pub const STATUSLINE_POINTER: &str = "/ui/statusLine";
 
 /// Qwen Code's statusline payload (0.15.10, `useStatusLine.ts`): `session_id`,
 /// `model.display_name` (the model id), `workspace.current_dir`, and `context_window`
@@ -199,10 +321,10 @@ pub struct PayloadWindow {
     pub current_usage: Option<f64>,
 }
 
-impl StatuslinePayload {
+impl PayloadShape for StatuslinePayload {
     /// baton's statusline input (pure): the prompt's tokens, and the window and used %
     /// only when Qwen Code gave a window (else the window is baton's to choose).
-    pub fn into_input(self) -> StatuslineInput {
+    fn into_input(self) -> StatuslineInput {
         let window = self.context_window.unwrap_or_default();
         let size = window.context_window_size.filter(|w| *w >= 1.0);
         let tokens = window.current_usage.filter(|t| *t >= 0.0);

@@ -84,10 +84,10 @@ pub fn hook_command(binary: &str) -> String {
 }
 
 /// `<binary> statusline`, or `<binary> statusline --wrap '<old>'`; another host than
-/// Claude Code is named with `--host <id>` (its payload has its own shape).
+/// the default (Claude Code) is named with `--host <id>` (its payload has its own shape).
 pub fn statusline_command(binary: &str, host: crate::host::HostKind, wrap: Option<&str>) -> String {
     let host = match host {
-        crate::host::HostKind::Claude => String::new(),
+        crate::host::HostKind::DEFAULT => String::new(),
         other => format!(" --host {}", other.id()),
     };
     match wrap {

@@ -6,7 +6,6 @@
 //! diff (`--dry-run`) or back the file up (once) and replace it atomically, and keep the
 //! record uninstall needs in baton's state dir ([`state`]).
 
-pub mod codex_trust;
 pub mod commands;
 pub mod diff;
 pub mod hosts;
@@ -23,32 +22,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::fsx::{self, FileLock};
+use crate::host::{HostChoice, InstallFacts};
+use commands::BatonCommand;
 use hosts::{Host, Places, Scope, show_path};
 use merge::{Outcome, Plan};
-
-/// A host as `--host` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostArg {
-    /// Claude Code.
-    Claude,
-    /// Gemini CLI.
-    Gemini,
-    /// Codex.
-    Codex,
-    /// Qwen Code.
-    Qwen,
-    /// Factory Droid.
-    Droid,
-    /// GitHub Copilot CLI.
-    Copilot,
-    /// OpenCode.
-    OpenCode,
-    /// Kilo CLI (OpenCode's plugin).
-    Kilo,
-    /// Claude Code, plus Gemini CLI, Codex, Qwen Code, Factory Droid, GitHub Copilot CLI,
-    /// OpenCode and Kilo CLI where their folders exist.
-    All,
-}
 
 /// Install or uninstall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +48,7 @@ pub enum Ended {
 /// What to do.
 #[derive(Debug, Clone)]
 pub struct Options {
-    pub hosts: Vec<HostArg>,
+    pub hosts: Vec<HostChoice>,
     pub scope: Scope,
     pub dry_run: bool,
     pub hooks: bool,
@@ -91,28 +68,13 @@ struct Targets {
 /// The settings files to work on, and the hosts passed over with the reason.
 fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String)> {
     let mut chosen: Vec<(Host, bool)> = Vec::new();
-    for arg in &options.hosts {
-        let picks: &[(Host, bool)] = match arg {
-            HostArg::Claude => &[(Host::Claude, true)],
-            HostArg::Gemini => &[(Host::Gemini, true)],
-            HostArg::Codex => &[(Host::Codex, true)],
-            HostArg::Qwen => &[(Host::Qwen, true)],
-            HostArg::Droid => &[(Host::Droid, true)],
-            HostArg::Copilot => &[(Host::Copilot, true)],
-            HostArg::OpenCode => &[(Host::OpenCode, true)],
-            HostArg::Kilo => &[(Host::Kilo, true)],
-            HostArg::All => &[
-                (Host::Claude, true),
-                (Host::Gemini, false),
-                (Host::Codex, false),
-                (Host::Qwen, false),
-                (Host::Droid, false),
-                (Host::Copilot, false),
-                (Host::OpenCode, false),
-                (Host::Kilo, false),
-            ],
+    for choice in &options.hosts {
+        // `all`: the default host as if named, the others where they are set up.
+        let picks: Vec<(Host, bool)> = match choice {
+            HostChoice::One(host) => vec![(*host, true)],
+            HostChoice::All => Host::ALL.iter().map(|host| (*host, *host == Host::DEFAULT)).collect(),
         };
-        for (host, explicit) in picks {
+        for (host, explicit) in &picks {
             match chosen.iter_mut().find(|(h, _)| h == host) {
                 Some(entry) => entry.1 |= explicit,
                 None => chosen.push((*host, *explicit)),
@@ -148,10 +110,11 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
             ));
             continue;
         }
-        // GitHub Copilot CLI keeps its statusline in the user's settings.json, apart from
-        // baton's hook file (a repository's settings may not set one).
-        let statusline_file = statusline_file(host, options.scope, places);
-        if options.hooks || host != Host::Copilot {
+        // A host may keep its statusline in another file than baton's hooks (GitHub Copilot
+        // CLI: the user's settings.json; a repository's settings may not set one).
+        let separate = host.spec().statusline.is_some_and(|s| s.file.is_some());
+        let statusline_file = places.statusline_file(host, options.scope);
+        if options.hooks || !separate {
             files.push((
                 host,
                 places.settings_path(host, options.scope).map_err(|e| (Ended::Failed, e.to_string()))?,
@@ -159,7 +122,7 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
         }
         match statusline_file {
             Some(path) if options.statusline => files.push((host, path)),
-            None if host == Host::Copilot && options.statusline && !options.hooks => skipped
+            None if separate && options.statusline && !options.hooks => skipped
                 .push(format!("{host}: a repository's settings may not set a statusline; use --scope user")),
             _ => {}
         }
@@ -167,26 +130,16 @@ fn targets(options: &Options, places: &Places) -> Result<Targets, (Ended, String
     Ok(Targets { files, skipped })
 }
 
-/// The file holding the host's statusline when it is not the settings file baton's
-/// hooks are in: GitHub Copilot CLI's user `settings.json`.
-fn statusline_file(host: Host, scope: Scope, places: &Places) -> Option<PathBuf> {
-    match (host, scope) {
-        (Host::Copilot, Scope::User) => {
-            places.home_of(host).map(|home| home.join(crate::host::copilot::STATUSLINE_FILE))
-        }
-        _ => None,
-    }
-}
-
-/// What of baton goes into `path` of `host`: (hooks, statusline). Copilot CLI's hook file
-/// holds no statusline, its settings.json no hooks.
+/// What of baton goes into `path` of `host`: (hooks, statusline). A host that keeps its
+/// statusline in a file of its own (Copilot CLI's settings.json) has no statusline in
+/// its hook file, and no hooks in that one.
 fn parts_of(host: Host, path: &Path, options: &Options) -> (bool, bool) {
-    match host {
-        Host::Copilot => {
-            let statusline = path.file_name().is_some_and(|n| n == crate::host::copilot::STATUSLINE_FILE);
+    match host.spec().statusline.and_then(|s| s.file) {
+        Some(file) => {
+            let statusline = path.file_name().is_some_and(|n| n == file);
             (options.hooks && !statusline, options.statusline && statusline)
         }
-        _ => (options.hooks, options.statusline),
+        None => (options.hooks, options.statusline),
     }
 }
 
@@ -568,31 +521,25 @@ impl Run<'_> {
     }
 }
 
-/// What the user still has to do in Codex for the hooks in `hooks_file` to run: Codex
-/// skips every hook until the user trusts it, and again after its command changes.
-fn codex_trust_note(hooks_file: &Path, places: &Places) -> String {
-    let settings: Option<Value> = fsx::read_through_symlink(hooks_file, SETTINGS_LIMIT)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok());
-    let hooks = settings
-        .map(|s| codex_trust::baton_hooks(&s, &codex_trust::key_path(hooks_file)))
-        .unwrap_or_default();
-    let states = places
-        .host_dir(Host::Codex, Scope::User)
-        .ok()
-        .and_then(|home| codex_trust::load_states(&codex_trust::config_path(&home)).ok())
-        .unwrap_or_default();
-    let waiting =
-        hooks.iter().filter(|h| codex_trust::trust(h, &states) != codex_trust::Trust::Trusted).count();
-    if !hooks.is_empty() && waiting == 0 {
-        return "Codex: baton's hooks are trusted; nothing more to do.".to_string();
+/// What each host installed for says of its own approval step ([`crate::host::Host::install_notes`]),
+/// in the hosts' order, each line once (OpenCode and Kilo CLI share one).
+fn trust_notes(files: &[(Host, PathBuf)], scope: Scope, places: &Places) -> Vec<String> {
+    let is_baton_hook =
+        |command: &str| matches!(commands::recognise(command), Some(BatonCommand::Hook { .. }));
+    let mut lines: Vec<String> = Vec::new();
+    for host in Host::ALL.iter().copied() {
+        let paths: Vec<PathBuf> = files.iter().filter(|(h, _)| *h == host).map(|(_, p)| p.clone()).collect();
+        if paths.is_empty() {
+            continue;
+        }
+        let facts = InstallFacts { places, scope, files: &paths, is_baton_hook: &is_baton_hook };
+        for line in host.host().install_notes(&facts) {
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
     }
-    format!(
-        "Codex runs a hook only once you trust it, and again after its command changes: {waiting} of \
-         baton's {} are not trusted for their current command. One time: {}.",
-        hooks.len(),
-        codex_trust::TRUST_STEP
-    )
+    lines
 }
 
 /// Runs install or uninstall, telling the person on `out` and `err`.
@@ -677,28 +624,8 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
         let _ = writeln!(run.out, "dry run: nothing was written");
     } else if mode == Mode::Install && !failed && !files.is_empty() {
         if options.hooks {
-            for (_, path) in files.iter().filter(|(host, _)| *host == Host::Codex) {
-                let _ = writeln!(run.out, "{}", codex_trust_note(path, &run.places));
-            }
-            if files.iter().any(|(host, _)| *host == Host::Qwen) {
-                let _ = writeln!(run.out, "{}.", crate::host::qwen::TRUST_NOTE);
-            }
-            let gemini_project =
-                options.scope == Scope::Project && files.iter().any(|(host, _)| *host == Host::Gemini);
-            if let Some(note) = run
-                .places
-                .project
-                .as_deref()
-                .filter(|_| gemini_project)
-                .and_then(|project| crate::host::gemini::untrusted_project_note(project, &run.places))
-            {
-                let _ = writeln!(run.out, "! {note}");
-            }
-            if files.iter().any(|(host, _)| *host == Host::Copilot) {
-                let _ = writeln!(run.out, "{}.", crate::host::copilot::TRUST_NOTE);
-            }
-            if files.iter().any(|(host, _)| opencode_plugin::takes_plugin(*host)) {
-                let _ = writeln!(run.out, "{}.", crate::host::opencode::TRUST_NOTE);
+            for line in trust_notes(&files, options.scope, &run.places) {
+                let _ = writeln!(run.out, "{line}");
             }
         }
         let _ = writeln!(
@@ -734,7 +661,7 @@ mod tests {
         }
     }
 
-    fn options(hosts: Vec<HostArg>, scope: Scope) -> Options {
+    fn options(hosts: Vec<HostChoice>, scope: Scope) -> Options {
         Options {
             hosts,
             scope,
@@ -752,21 +679,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = places(dir.path());
         fs::create_dir_all(dir.path().join("h/.codex")).unwrap();
-        let Targets { files, skipped } = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
+        let Targets { files, skipped } = targets(&options(vec![HostChoice::All], Scope::User), &p).unwrap();
         let hosts: Vec<Host> = files.iter().map(|(h, _)| *h).collect();
         assert_eq!(hosts, [Host::Claude, Host::Codex]);
-        assert_eq!(skipped.len(), 6, "{skipped:?}");
+        assert_eq!(skipped.len(), Host::ALL.len() - 2, "every other host: {skipped:?}");
         // Qwen Code's folder makes it one of them.
         fs::create_dir_all(dir.path().join("h/.qwen")).unwrap();
-        let found = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
+        let found = targets(&options(vec![HostChoice::All], Scope::User), &p).unwrap();
         let hosts: Vec<Host> = found.files.iter().map(|(h, _)| *h).collect();
         assert_eq!(hosts, [Host::Claude, Host::Codex, Host::Qwen]);
         // Asked for by name, a host is set up even without its folder.
-        let found = targets(&options(vec![HostArg::Gemini, HostArg::All], Scope::User), &p).unwrap();
+        let found =
+            targets(&options(vec![HostChoice::One(Host::Gemini), HostChoice::All], Scope::User), &p).unwrap();
         assert_eq!(found.files.len(), 4, "Factory Droid, Copilot CLI and OpenCode are not set up here");
         // Copilot CLI's folder makes it one of them.
         fs::create_dir_all(dir.path().join("h/.copilot")).unwrap();
-        let found = targets(&options(vec![HostArg::All], Scope::User), &p).unwrap();
+        let found = targets(&options(vec![HostChoice::All], Scope::User), &p).unwrap();
         let hosts: Vec<Host> = found.files.iter().map(|(h, _)| *h).collect();
         assert_eq!(hosts, [Host::Claude, Host::Codex, Host::Qwen, Host::Copilot, Host::Copilot]);
         assert!(found.files[3].1.ends_with(".copilot/hooks/baton.json"));
@@ -774,24 +702,24 @@ mod tests {
         assert!(found.files[4].1.ends_with(".copilot/settings.json"));
         assert_eq!(parts_of(Host::Copilot, &found.files[3].1, &options(vec![], Scope::User)), (true, false));
         assert_eq!(parts_of(Host::Copilot, &found.files[4].1, &options(vec![], Scope::User)), (false, true));
-        let found = targets(&options(vec![HostArg::Copilot], Scope::Project), &p).unwrap();
+        let found = targets(&options(vec![HostChoice::One(Host::Copilot)], Scope::Project), &p).unwrap();
         assert_eq!(found.files.len(), 1, "a repository's settings may not set a statusline");
-        let mut only = options(vec![HostArg::Copilot], Scope::Project);
+        let mut only = options(vec![HostChoice::One(Host::Copilot)], Scope::Project);
         only.hooks = false;
         let found = targets(&only, &p).unwrap();
         assert!(found.files.is_empty(), "no hook file is written for a statusline: {:?}", found.files);
         assert!(found.skipped[0].contains("may not set a statusline"), "{:?}", found.skipped);
         // Local scope: only Claude Code has one.
-        let found = targets(&options(vec![HostArg::All], Scope::Local), &p).unwrap();
+        let found = targets(&options(vec![HostChoice::All], Scope::Local), &p).unwrap();
         assert_eq!(found.files.len(), 1);
-        assert_eq!(found.skipped.len(), 7);
-        assert!(targets(&options(vec![HostArg::Codex], Scope::Local), &p).is_err());
+        assert_eq!(found.skipped.len(), Host::ALL.len() - 1);
+        assert!(targets(&options(vec![HostChoice::One(Host::Codex)], Scope::Local), &p).is_err());
     }
 
     #[test]
     fn statusline_only_skips_hosts_without_one() {
         let dir = tempfile::tempdir().unwrap();
-        let mut o = options(vec![HostArg::Claude, HostArg::Gemini], Scope::User);
+        let mut o = options(vec![HostChoice::One(Host::Claude), HostChoice::One(Host::Gemini)], Scope::User);
         o.hooks = false;
         let found = targets(&o, &places(dir.path())).unwrap();
         assert_eq!(found.files.len(), 1);

@@ -1,6 +1,6 @@
 //! OpenCode (and Kilo CLI, built on it) has no settings baton can merge into: install writes
 //! baton's own plugin file (`plugins/baton.js` in the host's config folder,
-//! [`crate::host::opencode::plugin_text`])
+//! [`crate::host::plugin_text`])
 //! and uninstall removes exactly that file, and the `plugins/` folder when install made
 //! it and nothing else is in it. A file of that name baton did not write (it lacks
 //! baton's mark) is never replaced or removed.
@@ -13,7 +13,7 @@ use super::hosts::{Host, Places, Scope, show_path};
 use super::merge::Record;
 use super::{Done, Mode, Run, diff, state};
 use crate::fsx;
-use crate::host::opencode;
+use crate::host::{self, Install};
 
 const PLUGIN_LIMIT: u64 = 1024 * 1024;
 
@@ -33,7 +33,7 @@ impl Run<'_> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return self.fail(&shown, format!("cannot be read ({e}); nothing changed")),
         };
-        let foreign = existing.as_deref().is_some_and(|text| !opencode::is_baton_plugin(text));
+        let foreign = existing.as_deref().is_some_and(|text| !host::is_baton_plugin(text));
         let key = state::key(path);
         let entry = self.installs.as_ref().and_then(|i| i.installs.get(&key)).cloned();
         match self.mode {
@@ -47,7 +47,7 @@ impl Run<'_> {
                         ),
                     );
                 }
-                let text = opencode::plugin_text(&self.binary, host.id());
+                let text = host::plugin_text(&self.binary, host.id());
                 if existing.as_deref() == Some(text.as_str()) {
                     let _ = writeln!(self.out, "  already installed; nothing to change");
                     return Done::Unchanged;
@@ -160,17 +160,17 @@ pub struct PluginFile {
 
 /// The plugin state of a file's text for `host` (pure).
 pub fn plugin_state(text: &str, host: Host) -> PluginState {
-    if !opencode::is_baton_plugin(text) {
+    if !host::is_baton_plugin(text) {
         return PluginState::Foreign;
     }
-    let binary = opencode::plugin_binary(text);
-    let current = binary.as_deref().is_some_and(|b| opencode::plugin_text(b, host.id()) == text);
+    let binary = host::plugin_binary(text);
+    let current = binary.as_deref().is_some_and(|b| host::plugin_text(b, host.id()) == text);
     PluginState::Baton { binary, current }
 }
 
 /// Whether `host` takes baton's plugin file in place of settings.
 pub fn takes_plugin(host: Host) -> bool {
-    matches!(host, Host::OpenCode | Host::Kilo)
+    host.install() == Install::Plugin
 }
 
 /// baton's plugin file of `host` in each scope.
@@ -194,7 +194,7 @@ mod tests {
 
     #[test]
     fn plugin_files_are_told_apart() {
-        let text = opencode::plugin_text("/b/baton", "opencode");
+        let text = host::plugin_text("/b/baton", "opencode");
         let state = |text: &str| plugin_state(text, Host::OpenCode);
         assert_eq!(state(&text), PluginState::Baton { binary: Some("/b/baton".into()), current: true });
         let older = text.replace("TIMEOUT_MS", "TIMEOUT");

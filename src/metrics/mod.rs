@@ -9,6 +9,7 @@ pub mod learned;
 mod payload;
 mod session;
 mod transcript;
+mod wait;
 pub mod windows;
 
 use crate::config::Settings;
@@ -20,7 +21,7 @@ pub use headroom::{
 };
 pub use payload::figure_from_statusline;
 pub use session::{
-    FigureQuery, SessionFigure, Stakes, StakesLookup, compaction_for, describe_origin, describe_window,
+    FigureQuery, SessionFigure, Stakes, StakesLookup, compaction_at, describe_origin, describe_window,
     session_figure,
 };
 pub use transcript::{figure_from_tokens, window_for};
@@ -28,7 +29,7 @@ pub use windows::{WindowFacts, WindowSource, choose_window};
 
 use std::path::Path;
 
-use crate::host::HostKind;
+use crate::host::{Compaction, CompactionSettings, HostKind};
 
 /// Where a figure was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -215,9 +216,11 @@ pub enum Want {
 pub fn assess(figure: &Figure, basis: &Basis, want: Want) -> Assessment {
     let mut limits = basis.limits;
     if want != Want::Level || limits.warn_headroom.is_some() {
-        limits.compaction = compaction_for(basis.host, figure, basis.project);
-        if basis.host == HostKind::Claude {
-            limits.rule = claude_rule(limits.rule, basis.model, basis.project);
+        let key = basis.model.map(windows::canonical_id);
+        let compaction = basis.host.host().compaction(figure.window_tokens, basis.project, key.as_deref());
+        limits.compaction = compaction_at(compaction);
+        if let Compaction::Formula(settings) = compaction {
+            limits.rule = with_formula_settings(limits.rule, basis.model, &settings);
             limits.rule.learned = basis.model.and_then(learned::learned_point);
         }
     }
@@ -228,35 +231,44 @@ pub fn assess(figure: &Figure, basis: &Basis, want: Want) -> Assessment {
     assess_with(figure, &limits, basis.model, pace)
 }
 
-/// The compaction point of each known Claude model's window, by Claude Code's formula with
-/// its settings and environment as they are now (`baton config`, `baton doctor`). Reads
-/// Claude Code's settings files once per model.
+/// The compaction point of each known Claude model's window, by the formula of the host
+/// that runs them ([`HostKind::DEFAULT`], Claude Code) with its settings and environment
+/// as they are now (`baton config`, `baton doctor`). Reads its settings files once per
+/// model.
 pub fn with_compaction_points(
     mut known: Vec<windows::KnownWindow>,
     limits: &Limits,
     project: Option<&Path>,
 ) -> Vec<windows::KnownWindow> {
     for k in known.iter_mut().filter(|k| k.model.starts_with("claude")) {
-        let rule = claude_rule(limits.rule, Some(&k.model), project);
+        let rule = formula_rule(HostKind::DEFAULT, limits.rule, Some(&k.model), project);
         k.compacts_at = compaction_point(k.tokens, &rule);
     }
     known
 }
 
-/// Claude Code's compaction rule completed for a model: its row (reactive or not, its
-/// output reserve) and what Claude Code's settings files and environment set. Reads the
-/// settings files: call it only where the compaction point is needed.
-pub fn claude_rule(rule: CompactionRule, model: Option<&str>, project: Option<&Path>) -> CompactionRule {
+/// The compaction formula completed for a model of `host`: its row (reactive or not, its
+/// output reserve) and what the host's settings files and environment set, when the host
+/// compacts by the formula. Reads the settings files: call it only where the compaction
+/// point is needed.
+pub fn formula_rule(
+    host: HostKind,
+    rule: CompactionRule,
+    model: Option<&str>,
+    project: Option<&Path>,
+) -> CompactionRule {
     let key = model.map(windows::canonical_id);
-    let settings = crate::host::claude::compaction_settings(project, key.as_deref());
-    with_claude_settings(rule, model, &settings)
+    match host.host().compaction(None, project, key.as_deref()) {
+        Compaction::Formula(settings) => with_formula_settings(rule, model, &settings),
+        _ => rule,
+    }
 }
 
-/// [`claude_rule`] over settings already read (pure).
-pub fn with_claude_settings(
+/// [`formula_rule`] over settings already read (pure).
+pub fn with_formula_settings(
     mut rule: CompactionRule,
     model: Option<&str>,
-    settings: &crate::host::claude::CompactionSettings,
+    settings: &CompactionSettings,
 ) -> CompactionRule {
     let row = model.and_then(windows::claude_row);
     rule.reactive = row.is_some_and(|r| r.reactive);

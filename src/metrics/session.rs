@@ -1,26 +1,31 @@
 //! The newest trustworthy figure for a session, with its source and age: the one
 //! question the monitor (and `baton pause`) asks.
 //!
-//! - Claude Code: the bridge the statusline wrote and the transcript's latest main-chain
-//!   usage, whichever was written last. The bridge records where the transcript ended
-//!   when it rendered, so only what came after is read; an unchanged transcript costs a
-//!   `stat`. In `claude -p`, when the tool call's own reply is not written yet and the
-//!   newest figure can change what is said ([`Stakes`]), the hook waits a little for it,
-//!   else projects it.
-//! - Codex: the rollout (newest `token_usage_record`, window from `token_count`).
-//! - Gemini CLI: the chat recording (newest `gemini` reply).
+//! Each host says where its figure comes from ([`FigureSource`]):
+//!
+//! - its statusline (Claude Code): the bridge the statusline wrote and the transcript's
+//!   latest main-chain usage, whichever was written last. The bridge records where the
+//!   transcript ended when it rendered, so only what came after is read; an unchanged
+//!   transcript costs a `stat`. In `claude -p`, when the tool call's own reply is not
+//!   written yet and the newest figure can change what is said ([`Stakes`]), the hook
+//!   waits a little for it ([`super::wait`]), else projects it.
+//! - its own record ([`crate::host::Host::record`]: Codex's rollout, Gemini CLI's and
+//!   Qwen Code's chat recordings, Factory Droid's sidecar, Copilot CLI's event log,
+//!   OpenCode's plugin report), or a fresh bridge when that is newer; a host that records
+//!   a call after its PostToolUse is waited for the same way.
 //!
 //! The window comes from facts first ([`super::windows`]); an assumed one is marked.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::wait::{self, WaitPlan};
 use super::windows::{self, WindowFacts, WindowSource, choose_window};
 use super::{
     Bridge, CompactionAt, Figure, HeadroomEnd, Origin, figure_from_tokens, is_fresh, read_any_bridge,
 };
-use crate::host::{HostKind, claude, codex, copilot, droid, gemini, opencode, qwen};
-use crate::transcript::claude::figure as tail;
+use crate::host::{Compaction, CompactionEnd, FigureSource, HostKind, PluginReport, RecordQuery, Recorded};
+use crate::transcript::claude::figure as transcript_tail;
 
 /// What the caller knows about the session.
 #[derive(Debug, Clone)]
@@ -41,7 +46,7 @@ pub struct FigureQuery<'a> {
     /// transcript beside the parent's, never from the parent's bridge or transcript.
     pub agent: Option<&'a str>,
     /// The figure the event itself reports (OpenCode's plugin).
-    pub reported: Option<&'a opencode::Report>,
+    pub reported: Option<&'a PluginReport>,
     pub stale_seconds: u64,
     pub default_window: u64,
     /// `models.<id>.window` from the configuration.
@@ -83,7 +88,7 @@ pub enum Stakes {
 
 /// How far (points of used %) one tool call's reply can move a figure at most, and when
 /// the pace is not measured yet: the wait's old reach.
-const REACH_POINTS: f64 = claude::WAIT_NEAR_POINTS;
+const REACH_POINTS: f64 = wait::WAIT_NEAR_POINTS;
 
 /// Whether the newest reply can change what is said at this event (pure): some level the
 /// figure can reach within one call's growth is said. One call's growth is twice the
@@ -98,7 +103,7 @@ pub fn wait_can_change_answer(
     thresholds_used: &[f64; 2],
 ) -> bool {
     let Stakes::Said { warning, critical, tokens_per_call } = stakes else {
-        return claude::worth_waiting(used_pct, thresholds_used);
+        return wait::worth_waiting(used_pct, thresholds_used);
     };
     let reach = match tokens_per_call.filter(|p| *p > 0.0) {
         Some(pace) => ((2.0 * pace + written_since as f64) * 100.0 / window.max(1) as f64).min(REACH_POINTS),
@@ -128,14 +133,9 @@ impl SessionFigure {
 
 /// The newest trustworthy figure for the session, or `None` when nothing says.
 pub fn session_figure(query: &FigureQuery) -> Option<SessionFigure> {
-    match query.host {
-        HostKind::Claude => claude_figure(query),
-        HostKind::Codex => codex_figure(query),
-        HostKind::Gemini => gemini_figure(query),
-        HostKind::Qwen => qwen_figure(query),
-        HostKind::Droid => droid_figure(query),
-        HostKind::Copilot => copilot_figure(query),
-        HostKind::OpenCode | HostKind::Kilo => opencode_figure(query),
+    match query.host.figure_source() {
+        FigureSource::Statusline => statusline_figure(query),
+        FigureSource::Record => newest(record_figure(query), query),
     }
 }
 
@@ -145,7 +145,7 @@ fn facts<'a>(query: &'a FigureQuery, model: Option<&'a str>) -> WindowFacts<'a> 
         configured: model.and_then(|m| query.configured_windows.get(m).copied()),
         default: query.default_window,
         host_windows: query.host.windows(),
-        disable_1m: query.host == HostKind::Claude && claude::one_m_disabled(),
+        disable_1m: query.host.host().one_m_disabled(),
         ..WindowFacts::default()
     }
 }
@@ -157,17 +157,20 @@ fn facts<'a>(query: &'a FigureQuery, model: Option<&'a str>) -> WindowFacts<'a> 
 /// so the reply that issued the call is waited for on that file. Found on Claude Code
 /// 2.1.332: the subagent's reply is often not flushed yet when its PostToolUse runs.
 fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
-    let path = tail::subagent_transcript(query.transcript?, query.session_id, agent)?;
-    let mut tail = tail::read_subagent(&path, query.tool_use_id).ok()?;
+    let path = transcript_tail::subagent_transcript(query.transcript?, query.session_id, agent)?;
+    let mut tail = transcript_tail::read_subagent(&path, query.tool_use_id).ok()?;
     let id = query.tool_use_id.filter(|id| !id.is_empty());
     if tail.reading.is_none() {
         // A first call with no figure yet: waited for only where the transcript alone
         // could be near a threshold (as for a session).
         let id = id?;
-        if !claude::large_enough_to_wait(tail.len, &query.thresholds_used) || !anything_said(query) {
+        if !wait::large_enough_to_wait(tail.len, &query.thresholds_used, query.host.windows())
+            || !anything_said(query)
+        {
             return None;
         }
-        tail = claude::wait_for_subagent_tool_use(&path, id, tail.len).filter(|t| t.reading.is_some())?;
+        tail = wait::wait_for_subagent_tool_use(&path, id, tail.len, reply_wait(query))
+            .filter(|t| t.reading.is_some())?;
     }
     let reading = tail.reading.as_ref()?;
     let model = reading.model.clone();
@@ -178,10 +181,11 @@ fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
     };
     let size = window(reading.tokens).0.max(1);
     let used_pct = reading.tokens as f64 * 100.0 / size as f64;
-    let worth = worth_the_wait(query, used_pct, size, claude::project_tokens(0, tail.bytes_after_figure));
-    let wait = claude::plan_wait(id.is_some(), tail.tool_use_seen, worth);
-    let waited = (wait == claude::WaitPlan::Wait)
-        .then(|| claude::wait_for_subagent_tool_use(&path, id.unwrap_or_default(), tail.len));
+    let worth = worth_the_wait(query, used_pct, size, wait::project_tokens(0, tail.bytes_after_figure));
+    let plan = wait::plan_wait(id.is_some(), tail.tool_use_seen, worth);
+    let waited = (plan == WaitPlan::Wait).then(|| {
+        wait::wait_for_subagent_tool_use(&path, id.unwrap_or_default(), tail.len, reply_wait(query))
+    });
     let figure = figure_after_wait(tail, waited, window, query.now)?;
     Some(SessionFigure { figure, model })
 }
@@ -190,8 +194,8 @@ fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
 /// (`waited`: `None` when there was no wait): the newer tail's when the reply came, else
 /// the last figure plus what was written after it, marked as an estimate taken now.
 fn figure_after_wait(
-    tail: tail::TranscriptTail,
-    waited: Option<Option<tail::TranscriptTail>>,
+    tail: transcript_tail::TranscriptTail,
+    waited: Option<Option<transcript_tail::TranscriptTail>>,
     window: impl Fn(u64) -> (u64, WindowSource),
     now: i64,
 ) -> Option<Figure> {
@@ -203,14 +207,14 @@ fn figure_after_wait(
     };
     let reading = tail.reading.as_ref()?;
     if estimate {
-        let tokens = claude::project_tokens(reading.tokens, tail.bytes_after_figure);
+        let tokens = wait::project_tokens(reading.tokens, tail.bytes_after_figure);
         return Some(Figure { estimate: true, ..figure_from_tokens(tokens, window(tokens), now) });
     }
-    let taken_at = tail::written_at(reading).unwrap_or(now);
+    let taken_at = transcript_tail::written_at(reading).unwrap_or(now);
     Some(figure_from_tokens(reading.tokens, window(reading.tokens), taken_at))
 }
 
-fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
+fn statusline_figure(query: &FigureQuery) -> Option<SessionFigure> {
     if let Some(agent) = query.agent {
         return subagent_figure(query, agent);
     }
@@ -223,10 +227,10 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
     let (from, tail) = match fresh {
         Some(b) => match b.transcript_offset {
             Some(offset) => {
-                let len = tail::transcript_len(transcript);
+                let len = transcript_tail::transcript_len(transcript);
                 let tail = len
                     .filter(|len| *len > offset)
-                    .and_then(|_| tail::read_since(transcript, offset, query.tool_use_id).ok());
+                    .and_then(|_| transcript_tail::read_since(transcript, offset, query.tool_use_id).ok());
                 if tail.as_ref().is_some_and(|t| t.reading.is_some()) {
                     (offset, tail)
                 } else {
@@ -243,29 +247,32 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
             }
             // A bridge without an offset (GSD's statusline): the transcript is read only
             // when it was written after the bridge, and only up to its newest figure.
-            None if tail::modified_at(transcript).is_none_or(|at| at < b.timestamp) => {
+            None if transcript_tail::modified_at(transcript).is_none_or(|at| at < b.timestamp) => {
                 return Some(from_bridge(b));
             }
-            None => (0, tail::read_with(transcript, 0, query.tool_use_id, 0).ok()),
+            None => (0, transcript_tail::read_with(transcript, 0, query.tool_use_id, 0).ok()),
         },
-        None => (0, tail::read(transcript, query.tool_use_id).ok()),
+        None => (0, transcript_tail::read(transcript, query.tool_use_id).ok()),
     };
     let Some(mut tail) = tail else { return fresh.map(from_bridge) };
     if tail.reading.is_none() && fresh.is_none() {
         // A first call with no figure yet: on a transcript large enough to be near a
         // threshold, the reply that issued the call is worth the same bounded wait.
         let id = query.tool_use_id.filter(|id| !id.is_empty() && !query.in_subagent)?;
-        if !claude::large_enough_to_wait(tail.len, &query.thresholds_used) || !anything_said(query) {
+        if !wait::large_enough_to_wait(tail.len, &query.thresholds_used, query.host.windows())
+            || !anything_said(query)
+        {
             return None;
         }
-        tail = claude::wait_for_tool_use(transcript, from, id, tail.len).filter(|t| t.reading.is_some())?;
+        tail = wait::wait_for_tool_use(transcript, from, id, tail.len, reply_wait(query))
+            .filter(|t| t.reading.is_some())?;
     }
     let Some(reading) = tail.reading.as_ref() else { return fresh.map(from_bridge) };
     // The figure source, not the host's reader, learns where the host compacts.
     if let (Some(model), Some(compaction)) = (reading.model.as_deref(), reading.last_compaction.as_ref()) {
         super::learned::record(model, compaction);
     }
-    let written_at = tail::written_at(reading);
+    let written_at = transcript_tail::written_at(reading);
     // Without an offset (GSD's bridge) the two are compared by when each was written.
     if let Some(b) = fresh.filter(|b| b.transcript_offset.is_none()) {
         if written_at.is_none_or(|at| at <= b.timestamp) {
@@ -283,14 +290,15 @@ fn claude_figure(query: &FigureQuery) -> Option<SessionFigure> {
     };
     let size = window(reading.tokens).0.max(1);
     let used_pct = reading.tokens as f64 * 100.0 / size as f64;
-    let worth = worth_the_wait(query, used_pct, size, claude::project_tokens(0, tail.bytes_after_figure));
-    let wait = claude::plan_wait(
+    let worth = worth_the_wait(query, used_pct, size, wait::project_tokens(0, tail.bytes_after_figure));
+    let plan = wait::plan_wait(
         query.tool_use_id.is_some_and(|id| !id.is_empty()) && !query.in_subagent,
         tail.tool_use_seen,
         worth,
     );
-    let waited = (wait == claude::WaitPlan::Wait).then(|| {
-        claude::wait_for_tool_use(transcript, from, query.tool_use_id.unwrap_or_default(), tail.len)
+    let waited = (plan == WaitPlan::Wait).then(|| {
+        let id = query.tool_use_id.unwrap_or_default();
+        wait::wait_for_tool_use(transcript, from, id, tail.len, reply_wait(query))
     });
     let figure = figure_after_wait(tail, waited, window, query.now)?;
     Some(SessionFigure { figure, model })
@@ -306,8 +314,13 @@ fn anything_said(query: &FigureQuery) -> bool {
 /// rule's horizon (near a threshold or past the last, [`REACH_POINTS`]) holds the figure,
 /// which contains every figure a known stake can make worth the wait.
 fn worth_the_wait(query: &FigureQuery, used_pct: f64, window: u64, written_since: u64) -> bool {
-    claude::worth_waiting(used_pct, &query.thresholds_used)
+    wait::worth_waiting(used_pct, &query.thresholds_used)
         && wait_can_change_answer(stakes_of(query), used_pct, window, written_since, &query.thresholds_used)
+}
+
+/// The host's wait for a tool call's own reply (none: no wait).
+fn reply_wait(query: &FigureQuery) -> crate::host::ReplyWait {
+    query.host.spec().reply_wait.unwrap_or(crate::host::ReplyWait::NONE)
 }
 
 fn stakes_of(query: &FigureQuery) -> Stakes {
@@ -319,7 +332,7 @@ enum Behind {
     /// Not behind, or nothing hangs on it: the bridge's figure stands.
     No,
     /// The reply came within the wait: this tail holds it.
-    Caught(Box<tail::TranscriptTail>),
+    Caught(Box<transcript_tail::TranscriptTail>),
     /// It did not come in time: the figure is to be projected.
     Missing,
 }
@@ -342,10 +355,12 @@ fn reply_behind_bridge(
     let figure = bridge.figure();
     let used_pct = 100.0 - figure.remaining_pct;
     let window = figure.window_tokens.unwrap_or(query.default_window);
-    if !worth_the_wait(query, used_pct, window, 0) || tail::seen_before(transcript, offset, id) {
+    if !worth_the_wait(query, used_pct, window, 0) || transcript_tail::seen_before(transcript, offset, id) {
         return Behind::No;
     }
-    match claude::wait_for_tool_use(transcript, offset, id, len).filter(|tail| tail.reading.is_some()) {
+    match wait::wait_for_tool_use(transcript, offset, id, len, reply_wait(query))
+        .filter(|tail| tail.reading.is_some())
+    {
         Some(tail) => Behind::Caught(Box::new(tail)),
         None => Behind::Missing,
     }
@@ -355,9 +370,9 @@ fn reply_behind_bridge(
 /// missing reply reads), marked as an estimate.
 fn projected_from_bridge(bridge: &Bridge, transcript: &Path, offset: u64, now: i64) -> SessionFigure {
     let mut figure = bridge.figure();
-    let appended = tail::read_since(transcript, offset, None).map_or(0, |t| t.bytes_after_figure);
+    let appended = transcript_tail::read_since(transcript, offset, None).map_or(0, |t| t.bytes_after_figure);
     if let (Some(tokens), Some(window)) = (figure.used_tokens, figure.window_tokens) {
-        let projected = claude::project_tokens(tokens, appended);
+        let projected = wait::project_tokens(tokens, appended);
         figure = Figure {
             origin: Origin::Bridge,
             ..figure_from_tokens(projected, (window, figure.window_source), now)
@@ -368,104 +383,41 @@ fn projected_from_bridge(bridge: &Bridge, transcript: &Path, offset: u64, now: i
     SessionFigure { figure, model: bridge.model_id.clone() }
 }
 
-fn codex_figure(query: &FigureQuery) -> Option<SessionFigure> {
-    let recorded = query.transcript.and_then(|path| crate::transcript::codex::read(path).ok().flatten()).map(
-        |reading| {
-            let mut facts = facts(query, query.model);
-            facts.host = reading.window.or_else(|| codex::settings().context_window);
-            let window = choose_window(&facts, Some(reading.tokens));
-            let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
-            SessionFigure { figure, model: query.model.map(str::to_string) }
-        },
-    );
-    newest(recorded, query)
-}
-
-fn gemini_figure(query: &FigureQuery) -> Option<SessionFigure> {
-    let recorded = query
-        .transcript
-        .and_then(|path| crate::transcript::gemini::read(path).ok().flatten())
-        .map(|reading| {
-            let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
-            let facts = facts(query, model.as_deref());
-            let window = choose_window(&facts, Some(reading.tokens));
-            let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
-            SessionFigure { figure, model }
-        });
-    newest(recorded, query)
-}
-
-fn qwen_figure(query: &FigureQuery) -> Option<SessionFigure> {
-    let recording = query.transcript.and_then(|path| crate::transcript::qwen::read(path).ok().flatten());
-    let recorded = recording.map(|reading| {
-        let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
-        let mut facts = facts(query, model.as_deref());
-        facts.host = model.as_deref().and_then(qwen::model_window);
-        let window = choose_window(&facts, Some(reading.tokens));
-        let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
-        SessionFigure { figure, model }
-    });
-    newest(recorded, query)
-}
-
-fn droid_figure(query: &FigureQuery) -> Option<SessionFigure> {
-    let recorded = query.transcript.and_then(crate::transcript::droid::read).map(|reading| {
-        let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
-        let mut facts = facts(query, model.as_deref());
-        facts.host = droid::compaction_limit(model.as_deref());
-        let window = choose_window(&facts, Some(reading.tokens));
-        let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
-        SessionFigure { figure, model }
-    });
-    newest(recorded, query)
-}
-
-/// Copilot CLI names no transcript on PostToolUse: its event log is found by session id.
-fn copilot_figure(query: &FigureQuery) -> Option<SessionFigure> {
-    let path = query.transcript.map(Path::to_path_buf).or_else(|| copilot::events_path(query.session_id));
-    let read = |p: &Path| crate::transcript::copilot::read(p, copilot::EVENTS_BUDGET).ok().flatten();
-    let mut reading = path.as_deref().and_then(read);
-    // The newest call's record is often flushed after PostToolUse starts: near or past a
-    // threshold, it is waited for (bounded). Other events follow no new call.
-    let stale = reading.as_ref().filter(|r| !r.current && query.after_tool_call);
-    if let (Some(path), Some(stale)) = (path.as_deref(), stale) {
+/// The host's own record of the session ([`crate::host::Host::record`]), its window
+/// from the facts; a record that may lag behind the tool call (Copilot CLI's) is waited
+/// for when the newest figure can change what is said.
+fn record_figure(query: &FigureQuery) -> Option<SessionFigure> {
+    let host = query.host.host();
+    let record = RecordQuery {
+        session_id: query.session_id,
+        transcript: query.transcript,
+        model: query.model,
+        reported: query.reported,
+    };
+    let mut recorded = host.record(&record);
+    let stale = recorded.as_ref().filter(|r| !r.current && query.after_tool_call);
+    if let (Some(stale), Some(wait)) = (stale, host.spec().reply_wait) {
         let window = stale.window.unwrap_or(query.default_window).max(1);
         let used_pct = stale.tokens as f64 * 100.0 / window as f64;
         if worth_the_wait(query, used_pct, window, 0) {
             let started = std::time::Instant::now();
-            while started.elapsed() < copilot::WAIT_MAX {
-                std::thread::sleep(copilot::WAIT_STEP);
-                let again = read(path);
+            while started.elapsed() < wait.max {
+                std::thread::sleep(wait.step);
+                let again = host.record(&record);
                 if again.as_ref().is_some_and(|r| r.current) {
-                    reading = again;
+                    recorded = again;
                     break;
                 }
             }
         }
     }
-    let recorded = reading.map(|reading| {
-        let model = reading.model.clone().or_else(|| query.model.map(str::to_string));
+    recorded.map(|Recorded { tokens, model, window, written_at, .. }| {
         let mut facts = facts(query, model.as_deref());
-        facts.host = reading.window;
-        let window = choose_window(&facts, Some(reading.tokens));
-        let figure = figure_from_tokens(reading.tokens, window, reading.written_at.unwrap_or(query.now));
-        SessionFigure { figure, model }
-    });
-    newest(recorded, query)
-}
-
-/// OpenCode's plugin reports the newest reply's tokens and the model's window with the event.
-fn opencode_figure(query: &FigureQuery) -> Option<SessionFigure> {
-    let recorded = query.reported.and_then(|report| {
-        let tokens = report.prompt_tokens()?;
-        let model = report.model().map(str::to_string).or_else(|| query.model.map(str::to_string));
-        let mut facts = facts(query, model.as_deref());
-        facts.host = report.window();
+        facts.host = window;
         let window = choose_window(&facts, Some(tokens));
-        let figure = figure_from_tokens(tokens, window, report.written_at().unwrap_or(query.now));
-        Some(SessionFigure { figure, model })
-    });
-    newest(recorded, query)
+        let figure = figure_from_tokens(tokens, window, written_at.unwrap_or(query.now));
+        SessionFigure { figure, model }
+    })
 }
 
 /// The host's record, or a fresh bridge (a GSD-style setup may write one) when that is
@@ -481,53 +433,19 @@ fn newest(recorded: Option<SessionFigure>, query: &FigureQuery) -> Option<Sessio
     }
 }
 
-/// Where the session's host compacts, for headroom. Claude Code's rule needs no read;
-/// Codex's limit and Gemini CLI's threshold come from their settings files, read only
-/// when a headroom is worded.
-pub fn compaction_for(host: HostKind, figure: &Figure, project: Option<&Path>) -> CompactionAt {
-    match host {
-        HostKind::Claude => CompactionAt::ClaudeRule,
-        HostKind::Codex => {
-            let settings = codex::settings();
-            let raw = settings.context_window.or_else(|| figure.window_tokens.map(codex::raw_window));
-            match codex::compaction_point(raw, settings.auto_compact_limit) {
-                Some(point) => CompactionAt::Tokens(point, HeadroomEnd::AutoCompaction),
-                None => CompactionAt::Unknown,
-            }
+/// Where the host compacts ([`crate::host::Host::compaction`]), as the headroom reckons
+/// with it: the formula (completed by [`super::formula_rule`]), a point its settings or
+/// the window give, or not known.
+pub fn compaction_at(compaction: Compaction) -> CompactionAt {
+    match compaction {
+        Compaction::Formula(_) => CompactionAt::ClaudeRule,
+        Compaction::At(point, CompactionEnd::AutoCompaction) => {
+            CompactionAt::Tokens(point, HeadroomEnd::AutoCompaction)
         }
-        HostKind::Gemini => match figure.window_tokens {
-            Some(window) => CompactionAt::Tokens(
-                gemini::compression_point(window, gemini::compression_threshold(project)),
-                HeadroomEnd::Compression,
-            ),
-            None => CompactionAt::Unknown,
-        },
-        // Its window is its compaction limit, when known: headroom runs to the window's end.
-        HostKind::Droid => match droid::compaction_limit(None) {
-            Some(limit) => CompactionAt::Tokens(limit, HeadroomEnd::AutoCompaction),
-            None => CompactionAt::Unknown,
-        },
-        HostKind::Copilot => match figure.window_tokens {
-            Some(window) => {
-                CompactionAt::Tokens(copilot::compaction_point(window), HeadroomEnd::AutoCompaction)
-            }
-            None => CompactionAt::Unknown,
-        },
-        // The model's output limit is not in the figure: OpenCode's largest reserve is assumed.
-        HostKind::OpenCode | HostKind::Kilo => match figure.window_tokens {
-            Some(window) => CompactionAt::Tokens(
-                opencode::compaction_point(window, None, None),
-                HeadroomEnd::AutoCompaction,
-            ),
-            None => CompactionAt::Unknown,
-        },
-        HostKind::Qwen => match figure.window_tokens {
-            Some(window) => CompactionAt::Tokens(
-                qwen::compression_point(window, qwen::compression_threshold(project)),
-                HeadroomEnd::Compression,
-            ),
-            None => CompactionAt::Unknown,
-        },
+        Compaction::At(point, CompactionEnd::Compression) => {
+            CompactionAt::Tokens(point, HeadroomEnd::Compression)
+        }
+        Compaction::Unknown => CompactionAt::Unknown,
     }
 }
 

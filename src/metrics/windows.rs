@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::host::HostKind;
 use crate::places;
 use crate::util::text::outside;
 
@@ -149,7 +150,7 @@ pub const CODEX_TABLE: &[(&str, u64)] = &[
 ];
 
 /// Codex's usable share of a model's window (`effective_context_window_percent`).
-pub const CODEX_USABLE_PCT: u64 = crate::host::codex::USABLE_PCT;
+pub const CODEX_USABLE_PCT: u64 = crate::host::CODEX_USABLE_PCT;
 
 /// Gemini CLI 0.61.0's `tokenLimit()`: these two, else 1,048,576 for every model.
 pub const GEMINI_TABLE: &[(&str, u64)] = &[("gemma-4-31b-it", 256_000), ("gemma-4-26b-a4b-it", 256_000)];
@@ -317,9 +318,6 @@ pub struct WindowFacts<'a> {
     pub disable_1m: bool,
 }
 
-/// Claude Code's windows: what tokens beyond an assumed window prove.
-pub const CLAUDE_WINDOWS: &[u64] = crate::host::claude::WINDOWS;
-
 /// Chooses the window (pure). When the tokens already exceed it, the window is at least
 /// the next larger known size.
 pub fn choose_window(facts: &WindowFacts, tokens: Option<u64>) -> (u64, WindowSource) {
@@ -338,7 +336,10 @@ pub fn choose_window(facts: &WindowFacts, tokens: Option<u64>) -> (u64, WindowSo
         .unwrap_or((facts.default.max(1), WindowSource::Default));
     match tokens {
         Some(tokens) if tokens > window => {
-            let candidates = if facts.host_windows.is_empty() { CLAUDE_WINDOWS } else { facts.host_windows };
+            // With no host's windows, the default host's: what tokens beyond an assumed
+            // window prove.
+            let candidates =
+                if facts.host_windows.is_empty() { HostKind::DEFAULT.windows() } else { facts.host_windows };
             let larger = candidates.iter().copied().find(|w| *w >= tokens).unwrap_or(tokens);
             (larger, WindowSource::Proven)
         }
@@ -599,7 +600,7 @@ mod tests {
         assert_eq!(choose_window(&unknown, Some(10)), (200_000, WindowSource::Default));
         assert!(choose_window(&unknown, Some(10)).1.is_assumed());
         assert_eq!(choose_window(&unknown, Some(250_000)), (1_000_000, WindowSource::Proven));
-        let codex = WindowFacts { host_windows: crate::host::codex::WINDOWS, ..unknown.clone() };
+        let codex = WindowFacts { host_windows: HostKind::Codex.windows(), ..unknown.clone() };
         assert_eq!(choose_window(&codex, Some(250_000)), (258_400, WindowSource::Proven));
     }
 

@@ -77,5 +77,5 @@ fn pending_handoffs_session(lookup: &Lookup) -> Option<PathBuf> {
     crate::resume::find_all(&root, &config)
         .iter()
         .filter(|found| found.paused())
-        .find_map(|found| crate::host::claude::transcript_of(found.session()?))
+        .find_map(|found| super::locate::HOST.host().transcript_of(found.session()?))
 }

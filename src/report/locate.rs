@@ -4,7 +4,12 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::host::HostKind;
 use crate::{fsx, gitx};
+
+/// The host whose transcripts `baton report` finds by itself (their format is the one
+/// `transcript::session_usage` reads).
+pub const HOST: HostKind = HostKind::DEFAULT;
 
 /// What the person asked for.
 #[derive(Debug, Clone)]
@@ -47,7 +52,7 @@ pub fn session_id_of(path: &Path) -> Option<String> {
 }
 
 fn projects_dir() -> Result<PathBuf, LocateError> {
-    crate::host::claude::config_dir().map(|dir| dir.join("projects")).ok_or_else(|| {
+    HOST.host().transcripts_dir().ok_or_else(|| {
         LocateError::NotFound(
             "cannot tell where Claude Code keeps transcripts: set CLAUDE_CONFIG_DIR or HOME".into(),
         )
@@ -68,20 +73,22 @@ fn by_session(asked: &str) -> Result<PathBuf, LocateError> {
         crate::status::StatusError::Usage(why) => LocateError::Usage(why),
         crate::status::StatusError::NotFound(_) => not_found(asked),
     })?;
-    crate::host::claude::transcript_of(&id).ok_or_else(|| not_found(&id))
+    HOST.host().transcript_of(&id).ok_or_else(|| not_found(&id))
 }
 
 fn newest(cwd: &Path) -> Result<PathBuf, LocateError> {
     let cwd = std::fs::canonicalize(cwd)
         .map_err(|e| LocateError::NotFound(format!("cannot use the folder {}: {e}", cwd.display())))?;
     let root = gitx::project_root(&cwd);
-    if let Some(path) = crate::host::claude::newest_transcript(&root, &cwd) {
+    if let Some(path) = HOST.host().newest_transcript(&root, &cwd) {
         return Ok(path);
     }
     let projects = projects_dir()?;
     let mut looked: Vec<String> = [&root, &cwd]
         .iter()
-        .map(|dir| projects.join(crate::host::claude::encode_project_dir(dir)).display().to_string())
+        .map(|dir| {
+            projects.join(HOST.host().transcripts_folder_name(dir).unwrap_or_default()).display().to_string()
+        })
         .collect();
     looked.dedup();
     Err(LocateError::NotFound(format!(

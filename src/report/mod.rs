@@ -18,7 +18,6 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::host::HostKind;
 use crate::metrics::{self, Basis, Level, Limits, Want, WindowFacts, WindowSource};
 use crate::transcript::{SessionUsage, ToolResultSize, Usage};
 
@@ -203,7 +202,7 @@ pub fn window(usage: &SessionUsage, sizing: &Sizing) -> (u64, WindowSource) {
         remembered: model.and_then(|m| sizing.remembered.get(m).copied()),
         configured: model.and_then(|m| sizing.configured.get(m).copied()),
         default: sizing.limits.default_window,
-        host_windows: HostKind::Claude.windows(),
+        host_windows: locate::HOST.windows(),
         ..WindowFacts::default()
     };
     metrics::choose_window(&facts, Some(peak))
@@ -246,9 +245,9 @@ impl Report {
         let sizing = Sizing::from_config(config);
         let mut report =
             Report { compaction_audits: audits, ..Report::build(usage, transcript, session_id, &sizing) };
-        // The formula alone (nothing learned), with Claude Code's settings read once.
+        // The formula alone (nothing learned), with the host's settings read once.
         let rule = metrics::CompactionRule { learned: None, ..sizing.limits.rule };
-        let rule = metrics::claude_rule(rule, report.model.as_deref(), None);
+        let rule = metrics::formula_rule(locate::HOST, rule, report.model.as_deref(), None);
         report.predict_compactions(&rule);
         report
     }
@@ -282,12 +281,8 @@ impl Report {
         let context = current(usage).map(|(tokens, source)| {
             let percent = tokens as f64 * 100.0 / window as f64;
             let figure = metrics::figure_from_tokens(tokens, (window, window_source), 0);
-            let basis = Basis {
-                limits: sizing.limits,
-                host: HostKind::Claude,
-                model: model.as_deref(),
-                project: None,
-            };
+            let basis =
+                Basis { limits: sizing.limits, host: locate::HOST, model: model.as_deref(), project: None };
             ContextNow {
                 tokens,
                 percent_of_window: (percent * 10.0).round() / 10.0,

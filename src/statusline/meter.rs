@@ -42,14 +42,13 @@ pub(super) fn bar(used: u32) -> String {
     format!("{}{}", "█".repeat(filled), "░".repeat(CELLS - filled))
 }
 
-/// The window the meter is of, when Claude Code's own footer is on screen beside it.
+/// The window the meter is of, when the host's own meter (Claude Code's footer), which
+/// counts against another base, is on screen beside it.
 fn footer_base(ctx: &Context, figure: &Figure) -> Option<u64> {
-    if ctx.input.host() != crate::host::HostKind::Claude {
-        return None;
-    }
+    ctx.input.host().spec().own_meter?;
     let (tokens, window) = (figure.used_tokens?, figure.window_tokens.filter(|w| *w > 0)?);
     if tokens < FOOTER_FLOOR {
         return None;
     }
-    metrics::claude_footer(tokens, window, &ctx.claude_rule()).shown.then_some(window)
+    metrics::claude_footer(tokens, window, &ctx.formula_rule()).shown.then_some(window)
 }

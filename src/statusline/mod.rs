@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::host::{HostKind, StatuslineInput};
+use crate::host::{FigureSource, HostKind, StatuslineInput};
 use crate::metrics::{self, Basis, Figure, Level, Limits, Want};
 
 pub use branch::{GitPlace, find_git};
@@ -132,9 +132,11 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     pub fn new(input: &'a StatuslineInput, config: &Config, now: i64, colour: bool) -> Context<'a> {
-        let figure = match input.host() {
-            HostKind::Claude => metrics::figure_from_statusline(input, now),
-            host => host_figure(host, input, config, now),
+        // A host whose statusline is its figure source sends its own figure; another
+        // host's payload is read on the window baton knows for it.
+        let figure = match input.host().figure_source() {
+            FigureSource::Statusline => metrics::figure_from_statusline(input, now),
+            FigureSource::Record => host_figure(input.host(), input, config, now),
         };
         let limits = crate::metrics::Limits::from_settings(config.settings());
         let level = figure
@@ -163,14 +165,16 @@ impl<'a> Context<'a> {
     /// statusline, of the payload's model.
     fn basis_of(input: &'a StatuslineInput, limits: Limits) -> Basis<'a> {
         let project = input.project_dir().map(Path::new).filter(|p| p.is_absolute());
-        let project = project.filter(|_| input.host() != HostKind::Claude);
+        // The project's settings say where a host compacts by its own record (Gemini CLI's,
+        // Qwen Code's threshold); the statusline host's line is assessed without them.
+        let project = project.filter(|_| input.host().figure_source() == FigureSource::Record);
         Basis { limits, host: input.host(), model: input.model_id(), project }
     }
 
-    /// Claude Code's compaction rule for this session's model, its settings files read.
-    pub fn claude_rule(&self) -> metrics::CompactionRule {
+    /// The host's compaction formula for this session's model, its settings files read.
+    pub fn formula_rule(&self) -> metrics::CompactionRule {
         let project = self.input.project_dir().map(std::path::Path::new);
-        metrics::claude_rule(self.limits.rule, self.input.model_id(), project)
+        metrics::formula_rule(self.input.host(), self.limits.rule, self.input.model_id(), project)
     }
 
     /// What this line's figure is assessed on ([`metrics::assess`]).
@@ -271,10 +275,7 @@ fn host_figure(host: HostKind, input: &StatuslineInput, config: &Config, now: i6
     let model = input.model_id();
     let facts = metrics::WindowFacts {
         model,
-        host: match host {
-            HostKind::Qwen => model.and_then(crate::host::qwen::model_window),
-            _ => None,
-        },
+        host: model.and_then(|m| host.host().model_window(m)),
         configured: model.and_then(|m| config.configured_windows().get(m).copied()),
         default: config.settings().default_window_tokens,
         host_windows: host.windows(),
@@ -353,25 +354,26 @@ pub fn run_parts(input: &StatuslineInput, config: &Config, now: i64) -> (String,
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis().min(u128::from(u64::MAX)) as u64)
         .unwrap_or(ctx.now_ms);
-    let claude = input.host() == HostKind::Claude;
-    // Another host's bridge is read as a fact about the window (a pause may rest on it):
-    // it is written only when the window is one.
-    let bridged = ctx.figure.as_ref().filter(|f| claude || f.window_source.is_fact());
+    // The statusline host's bridge is its figure source; another host's bridge is read as
+    // a fact about the window (a pause may rest on it): it is written only when the window
+    // is one.
+    let source = input.host().figure_source() == FigureSource::Statusline;
+    let bridged = ctx.figure.as_ref().filter(|f| source || f.window_source.is_fact());
     if let (Some(figure), Some(session)) = (bridged, input.session_id.as_deref()) {
         let mut bridge = metrics::Bridge::from_figure(session, figure, input.model_id());
-        // Where Claude Code's transcript ends now: the monitor reads only what comes after.
+        // Where the transcript ends now: the monitor reads only what comes after.
         bridge.transcript_offset = input
             .transcript_path
             .as_deref()
             .map(Path::new)
-            .filter(|p| claude && p.is_absolute())
+            .filter(|p| source && p.is_absolute())
             .and_then(crate::transcript::claude::figure::transcript_len);
         // A statusline never fails because the bridge could not be written.
         let _ = metrics::write_bridge(&bridge);
     }
     // The window of this model, for the hook in runs with no statusline (`claude -p`).
     let window = input.context_window.as_ref().and_then(|w| w.context_window_size).filter(|w| *w >= 1.0);
-    if let (Some(model), Some(window), true) = (input.model_id(), window, claude) {
+    if let (Some(model), Some(window), true) = (input.model_id(), window, source) {
         metrics::windows::remember(model, window.round() as u64);
     }
     let meter = meter::segment(&ctx).map(|s| style::paint(&s.text, s.style, ctx.colour));

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::{Style, meter, style};
 use crate::config::Config;
-use crate::host::{HostKind, SubagentRowsInput, SubagentTask};
+use crate::host::{SubagentRowsInput, SubagentTask};
 use crate::metrics::{self, Basis, Level, Limits, Want, WindowSource};
 
 /// The rows to print: one JSON line per subagent, in the order Claude Code listed them.
@@ -67,7 +67,7 @@ fn meter_of(task: &SubagentTask, limits: Limits, now: i64) -> (String, String, S
         }
     };
     let figure = metrics::figure_from_tokens(tokens, window, now);
-    let basis = Basis { limits, host: HostKind::Claude, model, project: None };
+    let basis = Basis { limits, host: SubagentRowsInput::HOST, model, project: None };
     let level = metrics::assess(&figure, &basis, Want::Level).level;
     let used = figure.used_pct();
     let assumed = if figure.window_source.is_assumed() { "?" } else { "" };

@@ -94,6 +94,9 @@ pub fn claude_shaped(value: &Value) -> Option<Value> {
     }
 }
 
+/// Most bytes of a session's event log read from its end.
+pub const EVENTS_BUDGET: u64 = 8 * 1024 * 1024;
+
 /// What the event log says about the context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CopilotReading {

@@ -50,6 +50,46 @@ pub use todos::TodoItem;
 #[cfg(test)]
 pub use todos::TodoSource;
 
+/// What a host's own record says of its context: the newest reply's prompt tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reading {
+    pub tokens: u64,
+    /// The model, when the record names it.
+    pub model: Option<String>,
+    /// The window the record gives, when it does (Codex's rollout, Copilot CLI's log).
+    pub window: Option<u64>,
+    /// When it was written (Unix seconds).
+    pub written_at: Option<i64>,
+    /// It is the newest model call's (Copilot CLI records a call's usage after the
+    /// call's own PostToolUse may run: `false` when a later call has finished).
+    pub current: bool,
+}
+
+/// The newest figure of the record at `path`, read as `format`, within each format's
+/// budget. Claude Code's figure is read with its statusline's bridge (`claude::figure`),
+/// and the plugin's messages are never a file: `None` for those.
+pub fn read_figure(format: Format, path: &Path) -> Option<Reading> {
+    let reading =
+        |tokens, model, window, written_at| Reading { tokens, model, window, written_at, current: true };
+    match format {
+        Format::CodexRollout => {
+            codex::read(path).ok().flatten().map(|r| reading(r.tokens, None, r.window, r.written_at))
+        }
+        Format::GeminiChat => {
+            gemini::read(path).ok().flatten().map(|r| reading(r.tokens, r.model, None, r.written_at))
+        }
+        Format::QwenChat => {
+            qwen::read(path).ok().flatten().map(|r| reading(r.tokens, r.model, None, r.written_at))
+        }
+        Format::DroidSession => droid::read(path).map(|r| reading(r.tokens, r.model, None, r.written_at)),
+        Format::CopilotEvents => copilot::read(path, copilot::EVENTS_BUDGET)
+            .ok()
+            .flatten()
+            .map(|r| Reading { current: r.current, ..reading(r.tokens, r.model, r.window, r.written_at) }),
+        Format::ClaudeCode | Format::OpenCodeMessages => None,
+    }
+}
+
 /// The facts of the transcript at `path`, read as `format` (the host that wrote it).
 /// Every reader reads the same bounded head and tail.
 pub fn gather_facts_as(format: Format, path: &Path, budget: FactsBudget) -> io::Result<SessionFacts> {

@@ -24,7 +24,6 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::commands::{self, BatonCommand};
 use crate::fsx;
 
 /// Hook events Codex 0.171.0 reads from `hooks.json`, with the label its trust keys use.
@@ -120,8 +119,13 @@ pub struct CodexHook {
 }
 
 /// Baton's hooks in a Codex hooks file (`settings`, read from `hooks_path`, the file's
-/// resolved path as Codex names it in trust keys), in file order.
-pub fn baton_hooks(settings: &Value, hooks_path: &str) -> Vec<CodexHook> {
+/// resolved path as Codex names it in trust keys), in file order; `is_baton_hook` tells
+/// baton's commands from others'.
+pub fn baton_hooks(
+    settings: &Value,
+    hooks_path: &str,
+    is_baton_hook: &dyn Fn(&str) -> bool,
+) -> Vec<CodexHook> {
     let mut found = Vec::new();
     let Some(events) = settings.get("hooks").and_then(Value::as_object) else { return found };
     for (event, groups) in events {
@@ -131,7 +135,7 @@ pub fn baton_hooks(settings: &Value, hooks_path: &str) -> Vec<CodexHook> {
             let hooks = group.get("hooks").and_then(Value::as_array).into_iter().flatten();
             for (hook_index, hook) in hooks.enumerate() {
                 let command = hook.get("command").and_then(Value::as_str).unwrap_or_default();
-                if !matches!(commands::recognise(command), Some(BatonCommand::Hook { .. })) {
+                if !is_baton_hook(command) {
                     continue;
                 }
                 if let Some(hash) = identity_hash(label, matcher, hook) {
@@ -242,6 +246,12 @@ pub fn key_path(hooks_file: &Path) -> String {
 /// The one-time step that makes Codex run baton's hooks, for messages.
 pub const TRUST_STEP: &str = "run `codex` and, when it shows \"Hooks need review\", trust baton's \
      hooks (or trust them later in a session with `/hooks`)";
+
+#[cfg(test)]
+pub(super) fn is_baton_hook(command: &str) -> bool {
+    use crate::install::commands::{BatonCommand, recognise};
+    matches!(recognise(command), Some(BatonCommand::Hook { .. }))
+}
 
 #[cfg(test)]
 mod tests {
@@ -357,7 +367,7 @@ mod tests {
             "PostToolUseFailure": [{"hooks": [{"type": "command", "command": "/opt/x/baton hook"}]}],
             "SessionEnd": [{"hooks": [{"type": "command", "command": "/opt/x/baton hook", "timeout": 3}]}]
         }});
-        let found = baton_hooks(&settings, "/c/hooks.json");
+        let found = baton_hooks(&settings, "/c/hooks.json", &is_baton_hook);
         let keys: Vec<&str> = found.iter().map(|h| h.key.as_str()).collect();
         // PostToolUseFailure is not a Codex event: Codex ignores it, nothing to trust.
         assert_eq!(keys, ["/c/hooks.json:post_tool_use:1:1", "/c/hooks.json:session_end:0:0"]);
