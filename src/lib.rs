@@ -12,7 +12,6 @@
 mod checkpoint_github;
 mod cli;
 mod config;
-mod critical_pause;
 mod demo;
 mod doctor;
 mod fsx;
@@ -29,6 +28,7 @@ mod planning;
 mod relay;
 mod report;
 mod resume;
+mod run_record;
 mod session_state;
 mod state;
 mod status;

@@ -45,7 +45,7 @@ pub struct WarnState {
     /// baton's (cadence across events).
     #[serde(rename = "stopAnsweredLevel", default, skip_serializing_if = "Option::is_none")]
     pub stop_answered_level: Option<String>,
-    /// The pause (`handoff.on_critical` pause/relay, see [`crate::critical_pause`]): when
+    /// The pause (`handoff.on_critical` pause/relay, see `hook::pause`): when
     /// the CRITICAL handoff armed it (Unix seconds). baton's addition.
     #[serde(rename = "pauseArmedAt", default, skip_serializing_if = "Option::is_none")]
     pub pause_armed_at: Option<i64>,
@@ -325,9 +325,24 @@ pub fn mark_critical_recorded(session_id: &str) {
     change(session_id, |state| state.critical_recorded = true);
 }
 
-/// The pause's part of a session's state, as [`crate::critical_pause::decide`] reads it.
-pub fn pause_of(state: &WarnState) -> crate::critical_pause::PauseState {
-    crate::critical_pause::PauseState {
+/// The pause's part of a session's state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PauseState {
+    /// When the CRITICAL handoff armed the pause.
+    pub armed_at: Option<i64>,
+    /// Tool calls since it was armed.
+    pub grace_calls_used: u32,
+    /// When baton stopped the agent.
+    pub paused_at: Option<i64>,
+    /// On a host stopped before its next call (`PauseStop::BeforeTheNextCall`,
+    /// `PauseStop::RefuseTheNextCalls`): the calls refused so far in the turn the agent
+    /// was stopped in; `None` when no call is to be refused.
+    pub refusals: Option<u32>,
+}
+
+/// The pause's part of a session's state, as the hook's pause rule reads it.
+pub fn pause_of(state: &WarnState) -> PauseState {
+    PauseState {
         armed_at: state.pause_armed_at,
         grace_calls_used: state.pause_grace_calls_used,
         paused_at: state.paused_at,
@@ -339,7 +354,7 @@ pub fn pause_of(state: &WarnState) -> crate::critical_pause::PauseState {
 /// returns the one to store with a value; `None` on any failure (the hook stays silent).
 pub fn update_pause<T>(
     session_id: &str,
-    change: impl FnOnce(crate::critical_pause::PauseState) -> (crate::critical_pause::PauseState, T),
+    change: impl FnOnce(PauseState) -> (PauseState, T),
     handoff: Option<&str>,
 ) -> Option<T> {
     let file = warn_state_file(session_id).filter(|_| fsx::valid_session_id(session_id))?;

@@ -50,8 +50,8 @@ const LAYERS: &[(&str, Layer)] = &[
     ("install", Layer::Service),
     ("doctor", Layer::Service),
     ("pause", Layer::Service),
-    ("critical_pause", Layer::Service),
     ("relay", Layer::Service),
+    ("run_record", Layer::Service),
     ("demo", Layer::Service),
     ("cli", Layer::Cli),
 ];

@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::{ExitStatus, folder, print_json};
 use crate::config::Config;
-use crate::{gitx, pause, relay};
+use crate::{gitx, pause, run_record};
 
 #[derive(Args)]
 pub(super) struct PauseArgs {
@@ -50,13 +50,13 @@ pub(super) fn run(args: PauseArgs) -> ExitStatus {
     match pause::run(&options, &config) {
         Ok(paused) => {
             // Run by the agent under `baton run`: the leg is paused while this is pending.
-            if let Some((run_id, leg)) = relay::leg_of_process() {
+            if let Some((run_id, leg)) = run_record::leg_of_process() {
                 let outcome = &paused.outcome;
                 let json = outcome.json_path.strip_prefix(&outcome.root).unwrap_or(&outcome.json_path);
-                relay::note_handoff(
+                run_record::note_handoff(
                     &run_id,
                     leg,
-                    &relay::WrittenHandoff {
+                    &run_record::WrittenHandoff {
                         session: paused.session_id.clone(),
                         json: json.display().to_string(),
                         project: outcome.root.clone(),

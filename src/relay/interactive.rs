@@ -15,10 +15,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{
-    CONTINUE_PROMPT, Handoffs, InteractiveCommand, LIVE_LEG, NextStep, RUN_ID_ENV, RUN_LEG_ENV, RelayError,
-    RunOutcome, RunRecord, load, next_step, note, set_current_leg,
-};
+use super::{CONTINUE_PROMPT, Handoffs, InteractiveCommand, NextStep, RelayError, RunOutcome, next_step};
+use crate::run_record::{LIVE_LEG, RUN_ID_ENV, RUN_LEG_ENV, RunRecord, load, note, set_current_leg};
 use crate::util::pty::{self, Action};
 
 /// The countdown before baton types into the host.
@@ -43,9 +41,9 @@ pub const CLEAR_COMMAND: &str = "/clear";
 pub struct LegView {
     /// The leg is paused: a handoff of its own is pending ([`Handoffs::leg_paused`]).
     pub paused: bool,
-    /// Stop hooks fired after the pause ([`super::LegNote::idle_stops`]).
+    /// Stop hooks fired after the pause ([`crate::run_record::LegNote::idle_stops`]).
     pub idle_stops: u32,
-    /// baton stopped the agent through the host ([`super::LegNote::stopped`]).
+    /// baton stopped the agent through the host ([`crate::run_record::LegNote::stopped`]).
     pub stopped: bool,
     /// The leg's peak context figure.
     pub used_pct: Option<u32>,

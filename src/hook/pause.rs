@@ -27,21 +27,7 @@
 use crate::config::keys::OnCritical;
 use crate::host::PauseStop;
 use crate::metrics::Figure;
-
-/// The pause's part of a session's state.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PauseState {
-    /// When the CRITICAL handoff armed the pause.
-    pub armed_at: Option<i64>,
-    /// Tool calls since it was armed.
-    pub grace_calls_used: u32,
-    /// When baton stopped the agent.
-    pub paused_at: Option<i64>,
-    /// On a host stopped before its next call ([`PauseStop::BeforeTheNextCall`],
-    /// [`PauseStop::RefuseTheNextCalls`]): the calls refused so far in the turn the agent
-    /// was stopped in; `None` when no call is to be refused.
-    pub refusals: Option<u32>,
-}
+use crate::session_state::PauseState;
 
 /// What this tool call does about the pause.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
