@@ -49,7 +49,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("checkpoint_github", Layer::Service),
     ("install", Layer::Service),
     ("doctor", Layer::Service),
-    ("pause", Layer::Service),
+    ("manual_handoff", Layer::Service),
     ("relay", Layer::Service),
     ("run_record", Layer::Service),
     ("demo", Layer::Service),

@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::{ExitStatus, folder, print_json};
 use crate::config::Config;
-use crate::{gitx, pause, run_record};
+use crate::{gitx, manual_handoff, run_record};
 
 #[derive(Args)]
 pub(super) struct PauseArgs {
@@ -40,14 +40,14 @@ pub(super) fn run(args: PauseArgs) -> ExitStatus {
         return ExitStatus::Usage;
     };
     let config = Config::load(Some(&cwd));
-    let options = pause::Options {
+    let options = manual_handoff::Options {
         checkpoint: args.checkpoint.as_deref().and_then(gitx::Mode::parse),
         report: args.report,
         cwd,
         session: args.session,
         transcript: args.transcript,
     };
-    match pause::run(&options, &config) {
+    match manual_handoff::run(&options, &config) {
         Ok(paused) => {
             // Run by the agent under `baton run`: the leg is paused while this is pending.
             if let Some((run_id, leg)) = run_record::leg_of_process() {
@@ -65,9 +65,9 @@ pub(super) fn run(args: PauseArgs) -> ExitStatus {
                 );
             }
             if args.json {
-                print_json(&pause::confirmation_json(&paused));
+                print_json(&manual_handoff::confirmation_json(&paused));
             } else {
-                out!("{}", pause::confirmation(&paused));
+                out!("{}", manual_handoff::confirmation(&paused));
             }
             ExitStatus::Success
         }

@@ -1,6 +1,7 @@
-//! `baton pause`: the handoff by hand, the `/gsd:pause-work` way (a `wip:` commit on the
-//! branch by default), with a confirmation like GSD's and, with `--report`, a session
-//! report with the session's exact token use.
+//! `baton pause`, the manual handoff: the handoff written by hand, the `/gsd:pause-work`
+//! way (a `wip:` commit on the branch by default), with a confirmation like GSD's and,
+//! with `--report`, a session report with the session's exact token use. (The pause that
+//! stops an agent at critical context is the hook's, `hook::pause`.)
 
 use std::path::{Path, PathBuf};
 
@@ -28,7 +29,7 @@ pub struct Options {
 
 /// What `baton pause` did.
 #[derive(Debug, Clone)]
-pub struct Paused {
+pub struct ManualHandoff {
     pub outcome: Outcome,
     pub session_id: String,
     pub transcript: Option<PathBuf>,
@@ -38,7 +39,7 @@ pub struct Paused {
 
 /// Why `baton pause` wrote nothing (or no report).
 #[derive(Debug, thiserror::Error)]
-pub enum PauseError {
+pub enum ManualHandoffError {
     #[error("{}: {source}", outside_path(path))]
     Folder { path: PathBuf, source: std::io::Error },
     #[error("invalid session id {0:?}: it must not contain `/`, `\\` or `..`")]
@@ -50,9 +51,9 @@ pub enum PauseError {
 }
 
 /// Writes the handoff by hand.
-pub fn run(options: &Options, config: &Config) -> Result<Paused, PauseError> {
+pub fn run(options: &Options, config: &Config) -> Result<ManualHandoff, ManualHandoffError> {
     let cwd = std::fs::canonicalize(&options.cwd)
-        .map_err(|source| PauseError::Folder { path: options.cwd.clone(), source })?;
+        .map_err(|source| ManualHandoffError::Folder { path: options.cwd.clone(), source })?;
     let root = crate::gitx::project_dir(&cwd);
     let transcript = match &options.transcript {
         Some(path) => Some(path.clone()),
@@ -70,7 +71,7 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, PauseError> {
         })
         .unwrap_or_else(|| format!("manual-{}", Utc::now().format("%Y%m%dT%H%M%SZ")));
     if !fsx::valid_session_id(&session_id) {
-        return Err(PauseError::SessionId(session_id));
+        return Err(ManualHandoffError::SessionId(session_id));
     }
     // A bridge from the last ten minutes, else the transcript: the monitor's own rule.
     let session = crate::monitor::SessionRef::known(HostKind::DEFAULT, &session_id, transcript.as_deref());
@@ -95,7 +96,7 @@ pub fn run(options: &Options, config: &Config) -> Result<Paused, PauseError> {
     } else {
         None
     };
-    Ok(Paused { outcome, session_id, transcript, figure, report })
+    Ok(ManualHandoff { outcome, session_id, transcript, figure, report })
 }
 
 /// The checkpoint asked for (`--checkpoint`, else `handoff.pause_checkpoint` when set);
@@ -146,7 +147,7 @@ pub fn describe_checkpoint(outcome: &Outcome) -> String {
 }
 
 /// The confirmation for people, GSD's layout.
-pub fn confirmation(paused: &Paused) -> String {
+pub fn confirmation(paused: &ManualHandoff) -> String {
     let outcome = &paused.outcome;
     let summary = &outcome.summary;
     let root = &outcome.root;
@@ -214,7 +215,7 @@ pub fn confirmation(paused: &Paused) -> String {
 }
 
 /// The same for machines.
-pub fn confirmation_json(paused: &Paused) -> serde_json::Value {
+pub fn confirmation_json(paused: &ManualHandoff) -> serde_json::Value {
     let outcome = &paused.outcome;
     let summary = &outcome.summary;
     json!({
