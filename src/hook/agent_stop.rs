@@ -9,6 +9,7 @@ use super::pause;
 use crate::config::OnCritical;
 use crate::host::{Envelope, PauseStop};
 use crate::monitor::{self, Cadence, SavedHandoff};
+use crate::session_state::WarnState;
 use crate::{metrics, run_record, session_state};
 
 /// A tool call is about to run (Codex's PreToolUse, Gemini CLI's BeforeTool): see
@@ -176,13 +177,17 @@ fn refuse_after_pause(call: &Call) -> Option<Envelope> {
     }
     let handoff = session_state::load(session).and_then(|s| s.pause_handoff);
     let reason = pause::stop_reason(used, handoff.as_deref(), call.env.run.is_some());
-    Some(match stop {
+    Some(refusal(stop, reason, refused_before == 0 && call.notices()))
+}
+
+/// The answer to a call after the pause stopped the agent (pure): the host's stop where
+/// it ends the turn before the call runs (Gemini CLI), else the refusal with its reason
+/// for the agent, and the user's notice with the first one (`notice`).
+fn refusal(stop: PauseStop, reason: String, notice: bool) -> Envelope {
+    match stop {
         PauseStop::BeforeTheNextCall => Envelope::stop(&reason),
-        _ => Envelope::refuse(
-            &pause::refusal_reason(&reason),
-            Some(reason).filter(|_| refused_before == 0 && call.notices()),
-        ),
-    })
+        _ => Envelope::refuse(&pause::refusal_reason(&reason), Some(reason).filter(|_| notice)),
+    }
 }
 
 /// The turn ends (Codex's and Qwen Code's Stop, Gemini CLI's AfterAgent) after the pause told the agent its
@@ -198,18 +203,23 @@ fn rewrite_at_turn_end(call: &Call) {
     }
     let Some(session) = call.session() else { return };
     let Some(state) = session_state::load(session) else { return };
-    let refusals = state.pause_refusals;
-    // Under `baton run`, the agent ended its turn after the CRITICAL handoff, before baton
-    // stopped it (within its grace calls, or with no pause armed: it did as the warning
-    // asked): the relay starts the next leg at once, briefed from the handoff, and the
-    // CRITICAL one lacks what the calls since did (Gemini CLI records the call it was
-    // written at only after the hook).
-    let in_grace = call.env.run.is_some()
-        && (state.pause_armed_at.is_some() || state.critical_recorded)
-        && state.paused_at.is_none();
-    if in_grace || refusals == Some(0) || (refusals.is_some() && stop == PauseStop::RefuseTheNextCalls) {
+    if rewrites_at_turn_end(&state, call.env.run.is_some(), stop) {
         refresh_handoff_at_stop(call, session, call.current_figure(metrics::now_unix()));
     }
+}
+
+/// Whether the turn's end writes the CRITICAL handoff again (pure over the session's
+/// state): after the stop (the first refused call, or every refused call's turn on a host
+/// that refuses them), or under `baton run` when the agent ended its turn after the
+/// CRITICAL handoff, before baton stopped it (within its grace calls, or with no pause
+/// armed: it did as the warning asked), where the relay starts the next leg at once,
+/// briefed from the handoff, which lacks what the calls since did (Gemini CLI records
+/// the call it was written at only after the hook).
+fn rewrites_at_turn_end(state: &WarnState, under_run: bool, stop: PauseStop) -> bool {
+    let refusals = state.pause_refusals;
+    let in_grace =
+        under_run && (state.pause_armed_at.is_some() || state.critical_recorded) && state.paused_at.is_none();
+    in_grace || refusals == Some(0) || (refusals.is_some() && stop == PauseStop::RefuseTheNextCalls)
 }
 
 /// The user's next prompt (a new turn): the pause no longer refuses calls.
@@ -241,4 +251,82 @@ fn rewrite_with_messages(call: &Call) {
     }
     let facts = crate::transcript::opencode::facts_from_digest(digest, Some(session));
     rewrite_critical_handoff(call, session, call.current_figure(metrics::now_unix()), Some(facts));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::hook::HookEnv;
+    use crate::host::{HookInput, HostKind};
+
+    fn state(armed: bool, paused: bool, recorded: bool, refusals: Option<u32>) -> WarnState {
+        WarnState {
+            pause_armed_at: armed.then_some(10),
+            paused_at: paused.then_some(20),
+            critical_recorded: recorded,
+            pause_refusals: refusals,
+            ..WarnState::default()
+        }
+    }
+
+    #[test]
+    fn the_turns_end_rewrites_after_the_stop_or_when_the_agent_stopped_itself_under_baton_run() {
+        let refuse = PauseStop::RefuseTheNextCalls;
+        let before = PauseStop::BeforeTheNextCall;
+        // Stopped, the first call refused yet to come: the last grace call's output is in.
+        assert!(rewrites_at_turn_end(&state(true, true, true, Some(0)), false, before));
+        // Calls refused on a host that refuses them: their turn's end writes it again.
+        assert!(rewrites_at_turn_end(&state(true, true, true, Some(2)), false, refuse));
+        assert!(!rewrites_at_turn_end(&state(true, true, true, Some(2)), false, before));
+        // Within the grace calls: only under `baton run`, which starts the next leg now.
+        assert!(rewrites_at_turn_end(&state(true, false, true, None), true, refuse));
+        assert!(!rewrites_at_turn_end(&state(true, false, true, None), false, refuse));
+        // The CRITICAL handoff with no pause armed (advise), under `baton run`.
+        assert!(rewrites_at_turn_end(&state(false, false, true, None), true, before));
+        assert!(!rewrites_at_turn_end(&state(false, false, false, None), true, before));
+    }
+
+    #[test]
+    fn a_refused_call_is_the_hosts_stop_or_its_denial() {
+        let stop = refusal(PauseStop::BeforeTheNextCall, "paused".into(), true).to_json();
+        assert_eq!(stop, Envelope::stop("paused").to_json());
+        let first = refusal(PauseStop::RefuseTheNextCalls, "paused".into(), true).to_json();
+        assert!(
+            first.contains("\"permissionDecision\":\"deny\"") && first.contains("systemMessage"),
+            "{first}"
+        );
+        assert!(first.contains("baton refused this call: it did not run."), "{first}");
+        let later = refusal(PauseStop::RefuseTheNextCalls, "paused".into(), false).to_json();
+        assert!(!later.contains("systemMessage"), "the user is told once: {later}");
+    }
+
+    #[test]
+    fn hosts_stopped_at_the_call_refuse_nothing_and_rewrite_nothing() {
+        let input: HookInput =
+            serde_json::from_str(r#"{"hook_event_name": "PreToolUse", "session_id": "s"}"#).unwrap();
+        let env = HookEnv::default();
+        for host in [HostKind::Claude, HostKind::Droid] {
+            let call = Call::for_test(&input, &env, host, Config::defaults());
+            assert!(before_tool_call(&call).is_none(), "{host}");
+            assert!(turn_end(&call).is_none(), "{host}");
+        }
+    }
+
+    #[test]
+    fn only_a_host_that_sends_messages_and_only_for_the_session_rewrite_with_them() {
+        let env = HookEnv::default();
+        let claude: HookInput =
+            serde_json::from_str(r#"{"hook_event_name": "HandoffFacts", "session_id": "s"}"#).unwrap();
+        assert!(
+            handoff_facts(&Call::for_test(&claude, &env, HostKind::Claude, Config::defaults())).is_none()
+        );
+        let subagent: HookInput = serde_json::from_str(
+            r#"{"hook_event_name": "HandoffFacts", "session_id": "s", "agent_id": "a"}"#,
+        )
+        .unwrap();
+        assert!(
+            handoff_facts(&Call::for_test(&subagent, &env, HostKind::OpenCode, Config::defaults())).is_none()
+        );
+    }
 }

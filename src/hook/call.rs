@@ -53,6 +53,20 @@ pub(super) struct Call<'a> {
 }
 
 impl<'a> Call<'a> {
+    /// A call as the tests make it: the host and the configuration given, no file read.
+    #[cfg(test)]
+    pub(super) fn for_test(
+        input: &'a HookInput,
+        env: &'a HookEnv,
+        host: HostKind,
+        config: Config,
+    ) -> Call<'a> {
+        let project = project_dir(input, env);
+        let cwd =
+            input.cwd.as_deref().map(PathBuf::from).filter(|p| p.is_absolute()).or_else(|| project.clone());
+        Call { input, env, host, project, cwd, config }
+    }
+
     /// The call, unless baton is turned off for the project (`disabled`).
     pub(super) fn enabled(input: &'a HookInput, env: &'a HookEnv) -> Option<Call<'a>> {
         let call = Call::new(input, env);
@@ -139,5 +153,58 @@ impl<'a> Call<'a> {
                 edit(note);
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(json: &str) -> HookInput {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn the_project_is_claudes_project_dir_else_the_events_folder() {
+        let event = input(r#"{"cwd": "/work/app/sub"}"#);
+        let env = HookEnv { project_dir: Some("/work/app".into()), ..HookEnv::default() };
+        assert_eq!(project_dir(&event, &env), Some(PathBuf::from("/work/app")));
+        assert_eq!(project_dir(&event, &HookEnv::default()), Some(PathBuf::from("/work/app/sub")));
+        assert_eq!(project_dir(&input(r#"{"cwd": "relative"}"#), &HookEnv::default()), None);
+        let call = Call::for_test(&event, &env, HostKind::Claude, Config::defaults());
+        assert_eq!(call.cwd.as_deref(), Some(Path::new("/work/app/sub")), "the folder of the event");
+    }
+
+    #[test]
+    fn sessions_that_could_name_a_path_are_no_session() {
+        let env = HookEnv::default();
+        let bad = input(r#"{"session_id": "../../etc"}"#);
+        assert_eq!(Call::for_test(&bad, &env, HostKind::Claude, Config::defaults()).session(), None);
+        let good = input(r#"{"session_id": "s-1", "agent_id": "a1", "tool_name": "Bash"}"#);
+        let call = Call::for_test(&good, &env, HostKind::Claude, Config::defaults());
+        let context = call.context_ref(Cadence::Batch).unwrap();
+        assert_eq!((context.id, context.agent, context.in_subagent), ("s-1", Some("a1"), true));
+        assert!(context.after_tool_call);
+        assert_eq!(context.moment.cadence, Cadence::Batch);
+    }
+
+    #[test]
+    fn the_envelope_is_the_hosts() {
+        let env = HookEnv::default();
+        let event = input(r#"{"hook_event_name": "PostToolUse"}"#);
+        let claude =
+            Call::for_test(&event, &env, HostKind::Claude, Config::defaults()).envelope("x").to_json();
+        assert_eq!(
+            claude,
+            r#"{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"x"}}"#
+        );
+        let copilot =
+            Call::for_test(&event, &env, HostKind::Copilot, Config::defaults()).envelope("x").to_json();
+        assert!(copilot.ends_with(r#","additionalContext":"x"}"#), "at the top level too: {copilot}");
+        assert!(Call::for_test(&event, &env, HostKind::Claude, Config::defaults()).notices());
+        assert!(
+            !Call::for_test(&event, &env, HostKind::Qwen, Config::defaults()).notices(),
+            "not shown there"
+        );
     }
 }

@@ -49,11 +49,7 @@ pub(super) fn pre_compact(call: &Call) -> Option<Envelope> {
             Err(handoff::WriteError::Files(_)) => SnapshotState::Missing,
         };
     }
-    let window = figure.as_ref().and_then(|f| f.window_tokens);
-    let used = figure.as_ref().and_then(|f| {
-        f.used_tokens
-            .or_else(|| window.map(|w| ((100.0 - f.remaining_pct) / 100.0 * w as f64).round() as u64))
-    });
+    let (used, window) = used_and_window(figure.as_ref());
     let hold = audit::decide_hold(&audit::HoldFacts {
         host: call.host,
         trigger: call.input.trigger.as_deref(),
@@ -73,6 +69,17 @@ pub(super) fn pre_compact(call: &Call) -> Option<Envelope> {
     );
     session_state::note_compaction(session, metrics::now_unix());
     None
+}
+
+/// The tokens in the context and the window, as far as the figure tells them (pure): its
+/// tokens, else its used share of its window.
+fn used_and_window(figure: Option<&metrics::Figure>) -> (Option<u64>, Option<u64>) {
+    let window = figure.and_then(|f| f.window_tokens);
+    let used = figure.and_then(|f| {
+        f.used_tokens
+            .or_else(|| window.map(|w| ((100.0 - f.remaining_pct) / 100.0 * w as f64).round() as u64))
+    });
+    (used, window)
 }
 
 /// Whether a PreCompact is a real compaction ([`crate::host::Host::is_real_compaction`]):
@@ -137,4 +144,64 @@ pub(super) fn audit_note(call: &Call, point: Point) -> Option<String> {
         return None;
     }
     audit::take_pending(call.session()?, point)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::hook::HookEnv;
+    use crate::host::{HookInput, HostKind};
+    use crate::metrics::Figure;
+
+    fn input(json: &str) -> HookInput {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn the_context_is_the_figures_tokens_else_its_share_of_the_window() {
+        let tokens = Figure { used_tokens: Some(150_000), window_tokens: Some(200_000), ..Figure::default() };
+        assert_eq!(used_and_window(Some(&tokens)), (Some(150_000), Some(200_000)));
+        let share = Figure { remaining_pct: 25.0, window_tokens: Some(200_000), ..Figure::default() };
+        assert_eq!(used_and_window(Some(&share)), (Some(150_000), Some(200_000)));
+        let neither = Figure { remaining_pct: 25.0, ..Figure::default() };
+        assert_eq!(used_and_window(Some(&neither)), (None, None));
+        assert_eq!(used_and_window(None), (None, None));
+    }
+
+    #[test]
+    fn only_geminis_precompress_may_not_be_a_compaction() {
+        let env = HookEnv::default();
+        let auto = input(r#"{"hook_event_name": "PreCompress", "trigger": "auto"}"#);
+        let manual = input(r#"{"hook_event_name": "PreCompress", "trigger": "manual"}"#);
+        let figure = Figure { used_tokens: Some(100_000), ..Figure::default() };
+        // No window: no compression point, so only a manual one compresses.
+        let gemini = Call::for_test(&auto, &env, HostKind::Gemini, Config::defaults());
+        assert!(!is_real_compaction(&gemini, Some(&figure)));
+        assert!(is_real_compaction(
+            &Call::for_test(&manual, &env, HostKind::Gemini, Config::defaults()),
+            None
+        ));
+        assert!(is_real_compaction(&Call::for_test(&auto, &env, HostKind::Claude, Config::defaults()), None));
+    }
+
+    #[test]
+    fn a_subagents_compaction_and_a_sessionless_one_are_left_alone() {
+        let env = HookEnv::default();
+        let subagent = input(r#"{"hook_event_name": "PreCompact", "session_id": "s", "agent_id": "a"}"#);
+        assert!(
+            pre_compact(&Call::for_test(&subagent, &env, HostKind::Claude, Config::defaults())).is_none()
+        );
+        let sessionless = input(r#"{"hook_event_name": "PostCompact", "compact_summary": "x"}"#);
+        assert!(
+            post_compact(&Call::for_test(&sessionless, &env, HostKind::Claude, Config::defaults())).is_none()
+        );
+        assert!(
+            audit_note(
+                &Call::for_test(&subagent, &env, HostKind::Claude, Config::defaults()),
+                Point::UserPrompt
+            )
+            .is_none()
+        );
+    }
 }

@@ -130,3 +130,19 @@ pub(super) fn push_to_github(config: &Config, root: &Path) {
         let _ = crate::checkpoint_github::spawn_auto_push(root);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runs_record_names_the_checkpoint_by_its_ref_or_branch() {
+        let reference =
+            CheckpointWords::Ref { reference: "refs/baton/wip/s".into(), short: "abc1234".into() };
+        assert_eq!(checkpoint_words(&reference).as_deref(), Some("refs/baton/wip/s"));
+        let branch = CheckpointWords::Branch { branch: "main".into(), short: "abc1234".into() };
+        assert_eq!(checkpoint_words(&branch).as_deref(), Some("main (abc1234)"));
+        assert_eq!(checkpoint_words(&CheckpointWords::Note("none: not a repository".into())), None);
+        assert_eq!(checkpoint_words(&CheckpointWords::None), None);
+    }
+}

@@ -69,3 +69,18 @@ pub fn handle(input: &HookInput, env: &HookEnv) -> Option<Envelope> {
         Event::Other(_) | Event::Missing => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_baton_does_not_answer_are_silent_before_anything_is_read() {
+        let env = HookEnv::default();
+        for json in [r#"{"hook_event_name": "Notification", "session_id": "s"}"#, r#"{"session_id": "s"}"#] {
+            let input: HookInput = serde_json::from_str(json).unwrap();
+            assert!(matches!(input.event(false), Event::Other(_) | Event::Missing));
+            assert!(handle(&input, &env).is_none(), "{json}");
+        }
+    }
+}

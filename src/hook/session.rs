@@ -83,3 +83,50 @@ pub(super) fn is_first_prompt_brief(input: &HookInput, env: &HookEnv, event: &Ev
     env.host.is_some_and(|host| host.brief_on_first_prompt() && host.host().starts_turn(input))
         && matches!(event, Event::TurnStart)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::host::HostKind;
+
+    fn input(json: &str) -> HookInput {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn the_first_real_prompt_carries_the_brief_where_sessionstart_is_dropped() {
+        let qwen = HookEnv { host: Some(HostKind::Qwen), ..HookEnv::default() };
+        let claude = HookEnv { host: Some(HostKind::Claude), ..HookEnv::default() };
+        let prompt = input(r#"{"hook_event_name": "UserPromptSubmit", "prompt": "go on"}"#);
+        let continuation = input(r#"{"hook_event_name": "UserPromptSubmit", "prompt": ""}"#);
+        assert!(is_first_prompt_brief(&prompt, &qwen, &Event::TurnStart));
+        assert!(!is_first_prompt_brief(&continuation, &qwen, &Event::TurnStart), "not a prompt");
+        assert!(!is_first_prompt_brief(&prompt, &claude, &Event::TurnStart), "its SessionStart briefs");
+        assert!(!is_first_prompt_brief(&prompt, &HookEnv::default(), &Event::TurnStart), "no host named");
+        assert!(!is_first_prompt_brief(&prompt, &qwen, &Event::SessionStart));
+    }
+
+    #[test]
+    fn sessionstart_is_silent_where_its_context_is_dropped() {
+        let env = HookEnv::default();
+        let start = input(r#"{"hook_event_name": "SessionStart", "session_id": "s", "cwd": "/nonexistent"}"#);
+        assert!(session_start(&Call::for_test(&start, &env, HostKind::Qwen, Config::defaults())).is_none());
+        let sessionless = input(r#"{"hook_event_name": "SessionStart", "cwd": "/nonexistent"}"#);
+        assert!(
+            session_start(&Call::for_test(&sessionless, &env, HostKind::Claude, Config::defaults()))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_subagent_stop_without_its_agent_forgets_nothing() {
+        let env = HookEnv::default();
+        let stop = input(r#"{"hook_event_name": "SubagentStop", "session_id": "s"}"#);
+        assert!(subagent_stop(&Call::for_test(&stop, &env, HostKind::Claude, Config::defaults())).is_none());
+        let sessionless = input(r#"{"hook_event_name": "SessionEnd"}"#);
+        assert!(
+            session_end(&Call::for_test(&sessionless, &env, HostKind::Claude, Config::defaults())).is_none()
+        );
+    }
+}

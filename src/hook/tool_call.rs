@@ -102,7 +102,7 @@ fn monitor_step(call: &Call, cadence: Cadence) -> Said {
     let warning = monitor::check(&context, &call.config, metrics::now_unix());
     let mut saved = None;
     let mut notice = None;
-    let mut text = warning.as_ref().map(|warning| {
+    let text = warning.as_ref().map(|warning| {
         let handoff = match warning.step(call.config.handoff_auto(), call.config.auto_checkpoint()) {
             Step::Warn => HandoffWords::NotAttempted,
             Step::HoldBack => HandoffWords::HeldBack,
@@ -131,30 +131,38 @@ fn monitor_step(call: &Call, cadence: Cadence) -> Said {
     if cadence != Cadence::ToolCall && saved.is_none() {
         return Said { text, notice, stop: None, ask_messages };
     }
-    match agent_stop::pause(call, session, cadence, warning.as_ref(), saved.as_ref()) {
+    let outcome = agent_stop::pause(call, session, cadence, warning.as_ref(), saved.as_ref());
+    with_pause(Said { text, notice, stop: None, ask_messages }, outcome, call.notices(), asks_messages)
+}
+
+/// What is said once the pause did what it did (pure): its stop alone (asking the plugin
+/// for the messages again, where it is asked for them: the stop rewrote the handoff), its
+/// words after the warning, or the words of the last grace call with the reason for the
+/// user (`notices`: the host shows baton's notices).
+fn with_pause(mut said: Said, outcome: PauseOutcome, notices: bool, asks_messages: bool) -> Said {
+    match outcome {
         PauseOutcome::Stop(reason) => {
-            // The stop rewrote the handoff (or this call wrote it): the messages again.
             let stop = Envelope::stop(&reason);
             let stop = if asks_messages { stop.asking_for_messages() } else { stop };
             return Said { stop: Some(stop), ..Said::default() };
         }
         PauseOutcome::Armed(words) => {
-            if let Some(text) = text.as_mut() {
+            if let Some(text) = said.text.as_mut() {
                 text.push_str(&words);
             }
         }
         PauseOutcome::Paused { words, reason } => {
-            text = Some(match text {
+            said.text = Some(match said.text {
                 Some(text) => format!("{text}\n\n{words}"),
                 None => words,
             });
-            if call.notices() {
-                notice = Some(Notice { line: reason, desktop: false });
+            if notices {
+                said.notice = Some(Notice { line: reason, desktop: false });
             }
         }
         PauseOutcome::None => {}
     }
-    Said { text, notice, stop: None, ask_messages }
+    said
 }
 
 /// The warning and the audit's note in one context: the warning first.
@@ -162,5 +170,79 @@ fn with_note(warning: Option<String>, note: Option<String>) -> Option<String> {
     match (warning, note) {
         (Some(warning), Some(note)) => Some(format!("{warning}\n\n{note}")),
         (warning, note) => warning.or(note),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::hook::HookEnv;
+    use crate::host::{HookInput, HostKind};
+
+    fn said(text: Option<&str>) -> Said {
+        Said { text: text.map(str::to_string), ..Said::default() }
+    }
+
+    #[test]
+    fn the_warning_comes_before_the_audits_note() {
+        let (w, n) = (Some("warning".to_string()), Some("note".to_string()));
+        assert_eq!(with_note(w.clone(), n.clone()).as_deref(), Some("warning\n\nnote"));
+        assert_eq!(with_note(w, None).as_deref(), Some("warning"));
+        assert_eq!(with_note(None, n).as_deref(), Some("note"));
+        assert_eq!(with_note(None, None), None);
+    }
+
+    #[test]
+    fn the_pauses_stop_replaces_everything_else() {
+        let stopped = with_pause(said(Some("warning")), PauseOutcome::Stop("why".into()), true, false);
+        assert!(stopped.text.is_none() && stopped.notice.is_none());
+        assert_eq!(stopped.stop.unwrap().to_json(), Envelope::stop("why").to_json());
+        let asking = with_pause(said(None), PauseOutcome::Stop("why".into()), true, true);
+        assert!(asking.stop.unwrap().to_json().contains("send_messages"), "the plugin is asked again");
+    }
+
+    #[test]
+    fn the_pauses_words_follow_the_warning() {
+        let armed =
+            with_pause(said(Some("CRITICAL.")), PauseOutcome::Armed(" End your turn.".into()), true, false);
+        assert_eq!(armed.text.as_deref(), Some("CRITICAL. End your turn."));
+        let paused = PauseOutcome::Paused { words: "last call".into(), reason: "paused".into() };
+        let with_text = with_pause(said(Some("CRITICAL.")), paused, true, false);
+        assert_eq!(with_text.text.as_deref(), Some("CRITICAL.\n\nlast call"));
+        assert_eq!(with_text.notice.map(|n| n.line).as_deref(), Some("paused"));
+        let paused = PauseOutcome::Paused { words: "last call".into(), reason: "paused".into() };
+        let alone = with_pause(said(None), paused, false, false);
+        assert_eq!(alone.text.as_deref(), Some("last call"));
+        assert!(alone.notice.is_none(), "the host shows no notice");
+        assert_eq!(with_pause(said(Some("w")), PauseOutcome::None, true, false).text.as_deref(), Some("w"));
+    }
+
+    #[test]
+    fn the_envelope_carries_the_notice_the_desktop_line_and_the_plugins_ask() {
+        let input: HookInput = serde_json::from_str(r#"{"hook_event_name": "PostToolUse"}"#).unwrap();
+        let env = HookEnv::default();
+        let call = Call::for_test(&input, &env, HostKind::Claude, Config::defaults());
+        let said = Said {
+            notice: Some(Notice { line: "baton: context 80 %".into(), desktop: true }),
+            ask_messages: true,
+            ..Said::default()
+        };
+        let json = said.envelope(&call, "CRITICAL".into()).to_json();
+        assert!(json.contains("\"systemMessage\":\"baton: context 80 %\""), "{json}");
+        assert!(json.contains("terminalSequence"), "{json}");
+        assert!(json.contains("send_messages"), "{json}");
+        assert!(json.contains("\"hookEventName\":\"PostToolUse\""), "{json}");
+    }
+
+    #[test]
+    fn a_call_without_a_session_says_nothing() {
+        let input: HookInput =
+            serde_json::from_str(r#"{"hook_event_name": "PostToolUse", "session_id": "../x"}"#).unwrap();
+        let env = HookEnv::default();
+        let call = Call::for_test(&input, &env, HostKind::Claude, Config::defaults());
+        assert!(after_tool_call(&call).is_none());
+        assert!(after_batch(&call).is_none());
+        assert!(stop(&call).is_none());
     }
 }
