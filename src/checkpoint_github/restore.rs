@@ -19,10 +19,11 @@
 //! reply summary are the newest record's (a blocker missing from it was resolved). The
 //! decision is the newest one any record states (decisions stay true once made).
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::fields::parse_time;
 use super::record::{Author, Form, Record};
 use super::state::{self, State};
 use super::summary::{Summary, SummaryForm};
@@ -62,22 +63,6 @@ impl Ignored {
             url: record.url.clone(),
         }
     }
-}
-
-/// A time as people and agents write it: RFC 3339, or `YYYY-MM-DD[ T]HH:MM[:SS]` (UTC,
-/// with an optional `Z` or ` UTC`), or a date alone (its midnight, UTC).
-pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
-    let text = text.trim();
-    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
-        return Some(t.with_timezone(&Utc));
-    }
-    let bare = text.trim_end_matches(" UTC").trim_end_matches('Z').trim();
-    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"] {
-        if let Ok(t) = NaiveDateTime::parse_from_str(bare, format) {
-            return Some(t.and_utc());
-        }
-    }
-    NaiveDate::parse_from_str(bare, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0)).map(|t| t.and_utc())
 }
 
 /// When a record counts as written (see the module's doc).
