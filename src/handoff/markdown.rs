@@ -8,7 +8,18 @@
 use std::fmt::Write as _;
 
 use super::doc::HandoffDoc;
-use super::model::{Carried, Snapshot, Summary, TaskLine, TaskState, one_line};
+use super::model::{Built, Snapshot, Summary, TaskLine, TaskState, one_line};
+
+/// Constraints and anti-patterns someone wrote into the previous `.continue-here.md`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Carried {
+    /// `- [ ] CONSTRAINT: …` lines, as written (checked or not).
+    pub constraints: Vec<String>,
+    /// Rows of the Critical Anti-Patterns table: pattern, description, severity, prevention.
+    pub anti_patterns: Vec<[String; 4]>,
+    /// The Pre-Execution Critique section's lines.
+    pub critique: Vec<String>,
+}
 
 /// Text from the transcript inside a tagged section: one line, and no `<` that could
 /// close the section early.
@@ -36,14 +47,10 @@ fn commands_line(commands: &[(String, Option<i64>, bool)], keep: usize, max: usi
     Some(format!("Commands the agent ran (latest last): {}", shown.join(", ")))
 }
 
-/// Renders the file.
-pub fn render(
-    json: &HandoffDoc,
-    snapshot: &Snapshot,
-    tasks: &[TaskLine],
-    carried: &Carried,
-    summary: &Summary,
-) -> String {
+/// Renders the file of the handoff built from `snapshot`, with what the previous one
+/// carried.
+pub fn render(built: &Built, snapshot: &Snapshot, carried: &Carried) -> String {
+    let Built { json, tasks, summary, .. } = built;
     let planning = &snapshot.planning;
     let baton = json.baton();
     let mut out = String::new();

@@ -1,5 +1,6 @@
-//! The handoff as one model, built from the facts by a pure function and rendered twice
-//! (HANDOFF.json here, `.continue-here.md` in `markdown.rs`), so the two never disagree.
+//! The handoff as one model, built from the facts by a pure function: HANDOFF.json, the
+//! task lines and the summary. `markdown.rs` renders `.continue-here.md` from the same
+//! [`Built`], so the two never disagree.
 //!
 //! The JSON keeps GSD's schema 1.0 field for field, in GSD's order; what that schema has
 //! no field for goes under a `baton` object. Fields the agent or a person wrote in the
@@ -113,17 +114,6 @@ impl Snapshot {
     }
 }
 
-/// Constraints and anti-patterns someone wrote into the previous `.continue-here.md`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Carried {
-    /// `- [ ] CONSTRAINT: …` lines, as written (checked or not).
-    pub constraints: Vec<String>,
-    /// Rows of the Critical Anti-Patterns table: pattern, description, severity, prevention.
-    pub anti_patterns: Vec<[String; 4]>,
-    /// The Pre-Execution Critique section's lines.
-    pub critique: Vec<String>,
-}
-
 /// A task line of the handoff, in the order todos are listed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskLine {
@@ -145,7 +135,8 @@ pub enum TaskState {
 #[derive(Debug, Clone)]
 pub struct Built {
     pub json: HandoffDoc,
-    pub markdown: String,
+    /// The todo list as task lines.
+    pub tasks: Vec<TaskLine>,
     /// Where `.continue-here.md` goes, relative to the project root.
     pub continue_here: std::path::PathBuf,
     pub summary: Summary,
@@ -324,12 +315,10 @@ fn task_json(task: &TaskLine) -> Value {
 }
 
 /// Builds the handoff from a snapshot. `previous` is this session's previous HANDOFF.json
-/// (for what someone wrote into it), `carried` what its `.continue-here.md` held, and
-/// `checkpoint` what the checkpoint did or will do.
+/// (for what someone wrote into it), and `checkpoint` what the checkpoint did or will do.
 pub fn build(
     snapshot: &Snapshot,
     previous: Option<&HandoffDoc>,
-    carried: &Carried,
     checkpoint: Option<&Checkpoint>,
     root: &Path,
 ) -> Built {
@@ -513,8 +502,7 @@ pub fn build(
         gsd: planning.gsd,
     };
     let json = HandoffDoc::from_handoff(out, root);
-    let markdown = super::markdown::render(&json, snapshot, &tasks, carried, &summary);
-    Built { json, markdown, continue_here: planning.continue_here.clone(), summary }
+    Built { json, tasks, continue_here: planning.continue_here.clone(), summary }
 }
 
 #[cfg(test)]
