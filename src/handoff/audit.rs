@@ -26,6 +26,7 @@ use serde_json::{Map, Value, json};
 use super::doc::{self, HandoffDoc};
 use crate::host::HostKind;
 use crate::state::{Edit, Guard, VersionedFile};
+use crate::util::text::one_line;
 use crate::{fsx, places};
 
 /// What Claude Code keeps back from the window for the reply, and the margin below that
@@ -136,7 +137,7 @@ pub struct Fact {
 
 impl Fact {
     pub fn new(kind: FactKind, text: &str) -> Fact {
-        Fact { kind, text: doc::one_line(text, FACT_CHARS) }
+        Fact { kind, text: one_line(text, FACT_CHARS) }
     }
 }
 

@@ -1448,24 +1448,6 @@ pub fn write(path: &Path, handoff: &HandoffDoc) -> Result<(), HandoffError> {
         .map_err(|source| HandoffError::Write { path: path.to_path_buf(), source })
 }
 
-/// One line of text out of free text: control characters out, whitespace folded, cut.
-pub fn one_line(text: &str, max: usize) -> String {
-    let folded: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    if folded.chars().count() > max {
-        let mut cut: String = folded.chars().take(max.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
-    } else {
-        folded
-    }
-}
-
 /// What survives a rewrite besides the agent's fields: the GitHub issue a handoff was
 /// pushed to is carried into the handoff that replaces it, so the next push goes to the
 /// same issue. `previous` is the old HANDOFF.json, `into` the new.

@@ -18,11 +18,11 @@ use crate::metrics::Figure;
 use crate::planning::{ContextKind, Planning};
 use crate::transcript::{SessionFacts, TodoItem};
 
-pub use super::doc::one_line;
 use super::doc::{
     Baton, CommitOut, FailureOut, Field, FiguresOut, Handoff, HandoffDoc, ProgressOut, Scalar, SourcesOut,
     TaskOut, field,
 };
+pub use crate::util::text::one_line;
 
 /// What made baton write the handoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -525,11 +525,5 @@ mod tests {
         );
         assert_eq!(matching_commit("Write tests for limits and reset", &commits), None);
         assert_eq!(matching_commit("", &commits), None);
-    }
-
-    #[test]
-    fn one_line_folds_and_cuts() {
-        assert_eq!(one_line("a\n\tb\u{7}  c", 100), "a b c");
-        assert_eq!(one_line("abcdef", 4), "abc…");
     }
 }
