@@ -6,88 +6,46 @@
 //! read; a newer major is never rewritten), every value by type (a wrong type counts as
 //! absent), and every path baton could act on (`baton.continue_here`, `phase_dir`): only a
 //! `.continue-here.md` inside `.planning/`, relative, without `..`, outside `.git`, and not
-//! through a symlink out of the project is kept. What is rejected is listed in
+//! through a symlink out of the project is kept ([`paths`]). What is rejected is listed in
 //! [`HandoffDoc::problems`].
 //!
-//! The schema is [`Handoff`] (GSD's fields, then the unknown ones, then [`Baton`], baton's
-//! section): each field a [`Field`], parsed once and by type, so a value of another type
-//! reads as absent yet is written back as it was; unknown fields, at the top and inside
-//! `baton`, are kept through `#[serde(flatten)]` maps. Readers use the typed views
-//! ([`HandoffDoc`]'s and [`BatonSection`]'s), writers fill a [`Handoff`]; no other file
-//! spells a field's name.
+//! The schema is [`Handoff`] ([`schema`]: GSD's fields, then the unknown ones, then
+//! [`Baton`], baton's section): each field a [`Field`] ([`lenient`]), parsed once and by
+//! type, so a value of another type reads as absent yet is written back as it was; unknown
+//! fields, at the top and inside `baton`, are kept through `#[serde(flatten)]` maps.
+//! Readers use the typed views ([`HandoffDoc`]'s and [`BatonSection`]'s), writers fill a
+//! [`Handoff`]; no other file spells a field's name.
 //!
-//! [`encode`] is the one writer: pretty JSON, at most [`SIZE_LIMIT`] bytes, long lists cut
-//! with an "and N more" entry, and the cuts recorded under `baton.cut`.
+//! [`encode`] ([`cut`]) is the one writer: pretty JSON, at most [`SIZE_LIMIT`] bytes, long
+//! lists cut with an "and N more" entry, and the cuts recorded under `baton.cut`.
 
-use std::path::{Component, Path, PathBuf};
+mod cut;
+mod lenient;
+mod paths;
+mod schema;
 
-/// The names of GSD's HANDOFF.json fields (schema 1.0): the only place they are spelled
-/// outside tests.
-pub mod field {
-    pub const TIMESTAMP: &str = "timestamp";
-    pub const PHASE: &str = "phase";
-    pub const PHASE_NAME: &str = "phase_name";
-    pub const PHASE_DIR: &str = "phase_dir";
-    pub const PLAN: &str = "plan";
-    pub const TASK: &str = "task";
-    pub const TOTAL_TASKS: &str = "total_tasks";
-    pub const STATUS: &str = "status";
-    pub const COMPLETED_TASKS: &str = "completed_tasks";
-    pub const REMAINING_TASKS: &str = "remaining_tasks";
-    pub const BLOCKERS: &str = "blockers";
-    pub const HUMAN_ACTIONS_PENDING: &str = "human_actions_pending";
-    pub const DECISIONS: &str = "decisions";
-    pub const UNCOMMITTED_FILES: &str = "uncommitted_files";
-    pub const NEXT_ACTION: &str = "next_action";
-    pub const CONTEXT_NOTES: &str = "context_notes";
-}
+use std::path::{Path, PathBuf};
 
-use field::*;
-
-/// GSD's HANDOFF.json fields (schema 1.0) besides `version`, in GSD's order.
-pub const GSD_FIELDS: &[&str] = &[
-    TIMESTAMP,
-    PHASE,
-    PHASE_NAME,
-    PHASE_DIR,
-    PLAN,
-    TASK,
-    TOTAL_TASKS,
-    STATUS,
-    COMPLETED_TASKS,
-    REMAINING_TASKS,
-    BLOCKERS,
-    HUMAN_ACTIONS_PENDING,
-    DECISIONS,
-    UNCOMMITTED_FILES,
-    NEXT_ACTION,
-    CONTEXT_NOTES,
-];
-
-/// What survives a rewrite: the fields the agent (or a person) writes are carried over as
-/// written; baton regenerates these from the session every time.
-pub const GENERATED_FIELDS: &[&str] =
-    &[COMPLETED_TASKS, REMAINING_TASKS, UNCOMMITTED_FILES, TASK, TOTAL_TASKS];
-
-use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use serde_json::Value;
 
 use crate::fsx;
 
-/// The version baton writes at the top level (GSD's; GSD readers compare it).
-pub const GSD_VERSION: &str = "1.0";
-/// The version of baton's own additions, written as `baton.schema`.
-pub const BATON_SCHEMA: &str = "1.1";
-/// The largest HANDOFF.json baton writes.
-pub const SIZE_LIMIT: usize = 64 * 1024;
+pub use cut::{SIZE_LIMIT, encode};
+use field::STATUS;
+pub use lenient::{Field, Scalar};
+pub use paths::{CONTINUE_HERE, check_continue_here, check_continue_here_in};
+pub use schema::field;
+pub use schema::{
+    BATON_SCHEMA, Baton, BlockerOut, CommitOut, DecisionOut, FailureOut, FiguresOut, GENERATED_FIELDS,
+    GSD_FIELDS, Handoff, ProgressOut, SourcesOut, TaskOut, entry,
+};
+
 /// The largest HANDOFF.json baton reads (one an older baton wrote may exceed
 /// [`SIZE_LIMIT`]; anything bigger is not a handoff).
 pub const READ_LIMIT: u64 = 4 * 1024 * 1024;
 /// The largest `.continue-here.md` baton reads.
 pub const MARKDOWN_LIMIT: u64 = 512 * 1024;
-/// The name of the only file a handoff may point baton at.
-pub const CONTINUE_HERE: &str = ".continue-here.md";
 
 /// What the `version` field says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,372 +87,6 @@ impl Version {
 
 fn short(text: &str, max: usize) -> String {
     text.chars().take(max).collect()
-}
-
-/// One field of HANDOFF.json as found: absent, `null`, a value of the type the schema
-/// gives it, or a value of another type (read as absent, and written back as it was, so
-/// a rewrite never loses what someone wrote).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub enum Field<T> {
-    #[default]
-    Missing,
-    Null,
-    Set(T),
-    Other(Value),
-}
-
-impl<T> Field<T> {
-    /// The value, when it has the schema's type.
-    pub fn get(&self) -> Option<&T> {
-        match self {
-            Field::Set(value) => Some(value),
-            _ => None,
-        }
-    }
-
-    pub fn is_missing(&self) -> bool {
-        matches!(self, Field::Missing)
-    }
-
-    /// Present with a value (of any type), not absent and not `null`.
-    fn is_present(&self) -> bool {
-        matches!(self, Field::Set(_) | Field::Other(_))
-    }
-}
-
-impl<T> From<Option<T>> for Field<T> {
-    /// `None` is written as `null`.
-    fn from(value: Option<T>) -> Self {
-        value.map_or(Field::Null, Field::Set)
-    }
-}
-
-impl Field<String> {
-    /// The text, unless it is blank.
-    pub fn text(&self) -> Option<&str> {
-        self.get().map(String::as_str).filter(|s| !s.trim().is_empty())
-    }
-}
-
-impl Field<Value> {
-    /// Any serialisable value (`null` for `None`).
-    pub fn json(value: impl Serialize) -> Field<Value> {
-        match serde_json::to_value(value) {
-            Ok(Value::Null) | Err(_) => Field::Null,
-            Ok(value) => Field::Set(value),
-        }
-    }
-}
-
-impl Field<Vec<Value>> {
-    fn items(&self) -> &[Value] {
-        self.get().map(Vec::as_slice).unwrap_or_default()
-    }
-}
-
-impl<T: Serialize> Serialize for Field<T> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Field::Missing | Field::Null => serializer.serialize_unit(),
-            Field::Set(value) => value.serialize(serializer),
-            Field::Other(value) => value.serialize(serializer),
-        }
-    }
-}
-
-impl<'de, T: DeserializeOwned> Deserialize<'de> for Field<T> {
-    /// Never fails: a value of another type is kept as [`Field::Other`].
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        if value.is_null() {
-            return Ok(Field::Null);
-        }
-        Ok(match T::deserialize(&value) {
-            Ok(typed) => Field::Set(typed),
-            Err(_) => Field::Other(value),
-        })
-    }
-}
-
-/// `phase` and `plan`: GSD writes numbers or text (`"03"`); both read as text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Scalar {
-    Number(serde_json::Number),
-    Text(String),
-}
-
-impl Scalar {
-    /// A number when the text is one written plainly (`2`, not `"02"`), else the text.
-    pub fn number_or_text(text: &str) -> Scalar {
-        match text.parse::<u64>() {
-            Ok(n) if n.to_string() == text => Scalar::Number(n.into()),
-            _ => Scalar::Text(text.to_string()),
-        }
-    }
-
-    fn text(&self) -> Option<String> {
-        match self {
-            Scalar::Text(s) if !s.trim().is_empty() => Some(s.clone()),
-            Scalar::Text(_) => None,
-            Scalar::Number(n) => Some(n.to_string()),
-        }
-    }
-}
-
-/// HANDOFF.json: GSD's fields in GSD's order, the fields neither GSD nor baton knows (kept
-/// verbatim), then baton's section. The one schema baton reads and writes it by: every
-/// reader goes through [`HandoffDoc`] (which parses into this once), every writer fills
-/// one (`handoff::model`, the GitHub restore) and [`encode`]s it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Handoff {
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub version: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub timestamp: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub phase: Field<Scalar>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub phase_name: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub phase_dir: Field<String>,
-    /// A number when the plan's id is one, else its text (GSD writes numbers).
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub plan: Field<Scalar>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub task: Field<u64>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub total_tasks: Field<u64>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub status: Field<String>,
-    /// Lists hold entries as written (each entry is read on its own, see the views).
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub completed_tasks: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub remaining_tasks: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub blockers: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub human_actions_pending: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub decisions: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub uncommitted_files: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub next_action: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub context_notes: Field<String>,
-    /// Top-level fields neither GSD nor baton knows: kept through every rewrite.
-    #[serde(flatten)]
-    pub unknown: Map<String, Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub baton: Field<Baton>,
-}
-
-impl Handoff {
-    /// A new HANDOFF.json as baton writes one: version 1.0 and every GSD field there
-    /// (empty, or `null` where GSD has no value), and an empty `baton` section.
-    pub fn fresh() -> Handoff {
-        Handoff {
-            version: Field::Set(Value::from(GSD_VERSION)),
-            timestamp: Field::Set(String::new()),
-            phase: Field::Null,
-            phase_name: Field::Null,
-            phase_dir: Field::Null,
-            plan: Field::Null,
-            task: Field::Null,
-            total_tasks: Field::Null,
-            status: Field::Set(String::new()),
-            completed_tasks: Field::Set(vec![]),
-            remaining_tasks: Field::Set(vec![]),
-            blockers: Field::Set(vec![]),
-            human_actions_pending: Field::Set(vec![]),
-            decisions: Field::Set(vec![]),
-            uncommitted_files: Field::Set(vec![]),
-            next_action: Field::Set(String::new()),
-            context_notes: Field::Set(String::new()),
-            unknown: Map::new(),
-            baton: Field::Set(Baton::default()),
-        }
-    }
-}
-
-/// baton's own section, `baton`: what GSD's schema has no field for. The fields
-/// `handoff::model` writes come first, in its order; then the ones carried over from the
-/// handoff it replaces, the keys baton does not know (kept verbatim), the GitHub
-/// ledger's (owned by `checkpoint_github`), and the ones that describe one write.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Baton {
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub id: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub trigger: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub session_id: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub transcript_path: Field<String>,
-    /// `used_pct`, `remaining_pct`, `used_tokens`, `window_tokens`.
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub figures: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub branch: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub head: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub base_commit: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub repo_state: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub continue_here: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub context: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub gsd: Field<bool>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub project_dir: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub files_touched: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub user_words: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub background_processes: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub last_failure: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub commands_run: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub agent_progress: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub transcript_format: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub session_commits: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub placeholder_summaries: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub first_request: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub last_request: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub model: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub checkpoint: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub sources: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub generated: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub generated_text: Field<Map<String, Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub generated_at: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub first_written: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub refreshes: Field<u64>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub schema: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub writer: Field<String>,
-    // Carried over from the handoff a refresh replaces.
-    /// `github` for a handoff pulled from an issue.
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub source: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub goal: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub key_paths: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub plan_path: Field<String>,
-    /// The record's own status of a task pulled from GitHub.
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub task_status: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub compaction_audit: Field<Value>,
-    /// Keys baton does not know: kept through every rewrite.
-    #[serde(flatten)]
-    pub other: Map<String, Value>,
-    // The GitHub ledger's (`checkpoint_github`).
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub github_issue: Field<u64>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub github_repo: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub github_url: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub github_last_record: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub github_error: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub github_record: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub github_ignored: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub github_conflicts: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub github_pulled_at: Field<String>,
-    // What describes one write, never carried.
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub checkpoint_note: Field<String>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub cut: Field<Value>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub resumptions: Field<Vec<Value>>,
-    #[serde(skip_serializing_if = "Field::is_missing")]
-    pub closed: Field<Value>,
-}
-
-/// How many resumptions a handoff lists.
-const RESUMPTIONS_KEPT: usize = 20;
-
-impl Baton {
-    /// What survives a refresh besides the fields baton regenerates: the fields carried
-    /// over (a goal, key paths … of a pulled handoff, the compaction audit) and the keys
-    /// baton does not know, but nothing that describes one write (`checkpoint_note`,
-    /// `cut`, `closed`, `resumptions`) and nothing of the GitHub ledger's (see
-    /// [`carry_issue`]).
-    pub fn carry_from(&mut self, previous: &Baton) {
-        let carry = |to: &mut Field<String>, from: &Field<String>| {
-            if to.is_missing() {
-                to.clone_from(from);
-            }
-        };
-        carry(&mut self.source, &previous.source);
-        carry(&mut self.goal, &previous.goal);
-        carry(&mut self.plan_path, &previous.plan_path);
-        carry(&mut self.task_status, &previous.task_status);
-        if self.key_paths.is_missing() {
-            self.key_paths.clone_from(&previous.key_paths);
-        }
-        if self.compaction_audit.is_missing() {
-            self.compaction_audit.clone_from(&previous.compaction_audit);
-        }
-        for (key, value) in &previous.other {
-            if !self.other.contains_key(key) && !key.starts_with("github_") {
-                self.other.insert(key.clone(), value.clone());
-            }
-        }
-    }
-
-    /// Records that `session_id` was given this handoff at `at` (RFC 3339), by `source`
-    /// (`startup`, `resume` …); the newest twenty are kept.
-    pub fn add_resumption(&mut self, session_id: &str, at: &str, source: &str) {
-        let mut list = self.resumptions.get().cloned().unwrap_or_default();
-        list.push(serde_json::json!({"session_id": session_id, "at": at, "source": source}));
-        let excess = list.len().saturating_sub(RESUMPTIONS_KEPT);
-        list.drain(..excess);
-        self.resumptions = Field::Set(list);
-    }
-
-    /// Records how the handoff was closed (`done`, `discard`) and when.
-    pub fn set_closed(&mut self, how: &str, at: &str) {
-        self.closed = Field::Set(serde_json::json!({"how": how, "at": at}));
-    }
-}
-
-/// Whether GSD or baton owns a top-level field (`version`, GSD's fields, `baton`).
-pub fn is_known_field(key: &str) -> bool {
-    key == "version" || key == "baton" || GSD_FIELDS.contains(&key)
 }
 
 /// A parsed HANDOFF.json: the [`Handoff`] (parsed once, each field by type) with what
@@ -592,7 +184,7 @@ impl HandoffDoc {
 
     /// Validates a JSON object (tests).
     #[cfg(test)]
-    pub fn from_object(object: Map<String, Value>, root: &Path) -> HandoffDoc {
+    pub fn from_object(object: serde_json::Map<String, Value>, root: &Path) -> HandoffDoc {
         let handoff = serde_json::from_value(Value::Object(object)).unwrap_or_default();
         HandoffDoc::check_in(handoff, root, None)
     }
@@ -1051,84 +643,6 @@ impl<'a> BatonSection<'a> {
     }
 }
 
-/// `baton.figures` as baton writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct FiguresOut {
-    pub used_pct: u32,
-    pub remaining_pct: f64,
-    pub used_tokens: Option<u64>,
-    pub window_tokens: Option<u64>,
-}
-
-/// `baton.last_failure` as baton writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct FailureOut<'a> {
-    pub tool: Option<&'a str>,
-    pub command: Option<&'a str>,
-    pub error_line: Option<&'a str>,
-    pub succeeded_later: bool,
-}
-
-/// `baton.agent_progress` as baton writes it: the agent's last words, said to be its own.
-#[derive(Debug, Clone, Serialize)]
-pub struct ProgressOut {
-    pub text: String,
-    pub said_by: &'static str,
-    pub source: Option<&'static str>,
-    pub todos_kept: bool,
-}
-
-/// A `baton.session_commits[]` entry as baton writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct CommitOut<'a> {
-    pub short: &'a str,
-    pub subject: &'a str,
-}
-
-/// `baton.sources` as baton writes it: `ok`, or why a source of facts was missing.
-#[derive(Debug, Clone, Serialize)]
-pub struct SourcesOut {
-    pub git: String,
-    pub transcript: String,
-    pub planning: &'static str,
-}
-
-/// A `completed_tasks[]` / `remaining_tasks[]` entry as baton writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct TaskOut {
-    pub id: usize,
-    pub name: String,
-    /// `done`, `in_progress` or `not_started`.
-    pub status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub progress: Option<String>,
-}
-
-/// A `blockers[]` entry as baton writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct BlockerOut {
-    pub description: String,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub workaround: String,
-}
-
-/// A `decisions[]` entry as baton writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct DecisionOut {
-    pub decision: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rationale: Option<String>,
-    pub phase: Option<String>,
-}
-
-/// A list entry of HANDOFF.json, from one of the `…Out` types.
-pub fn entry(value: impl Serialize) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
-}
-
 /// A `blockers[]` entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Blocker {
@@ -1216,231 +730,6 @@ fn tasks(list: &[Value]) -> Vec<TaskEntry> {
         .collect()
 }
 
-/// Why a path in a handoff is not one baton may act on.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PathRefused {
-    #[error("empty or too long")]
-    Length,
-    #[error("holds control characters or backslashes")]
-    Characters,
-    #[error("is absolute")]
-    Absolute,
-    #[error("climbs out with `..`")]
-    ClimbsOut,
-    #[error("is inside .git")]
-    InsideGit,
-    #[error("is not inside .planning/")]
-    OutsidePlanning,
-    #[error("is not a {CONTINUE_HERE}")]
-    NotContinueHere,
-    #[error("goes through a symlink")]
-    Symlink,
-}
-
-/// Whether `text` names a `.continue-here.md` baton may read, move or delete: relative,
-/// inside `.planning/`, no `..` or `.`, no `.git` part, no control characters, and no
-/// part of it (under `root`) a symlink. Returns the path.
-pub fn check_continue_here(text: &str, root: &Path) -> Result<PathBuf, PathRefused> {
-    check_continue_here_in(text, root, None)
-}
-
-/// [`check_continue_here`], also accepting one directly in `dir` (the configured
-/// `handoff.dir`, itself relative and outside `.git`).
-pub fn check_continue_here_in(text: &str, root: &Path, dir: Option<&Path>) -> Result<PathBuf, PathRefused> {
-    if text.is_empty() || text.len() > 1024 {
-        return Err(PathRefused::Length);
-    }
-    if text.chars().any(|c| c.is_control()) || text.contains('\\') {
-        return Err(PathRefused::Characters);
-    }
-    let path = Path::new(text);
-    if !path.is_relative() {
-        return Err(PathRefused::Absolute);
-    }
-    let mut parts = vec![];
-    for component in path.components() {
-        match component {
-            Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
-            Component::CurDir => {}
-            _ => return Err(PathRefused::ClimbsOut),
-        }
-    }
-    if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
-        return Err(PathRefused::InsideGit);
-    }
-    let in_handoff_dir = dir.is_some_and(|d| {
-        d.is_relative()
-            && d.components().all(|c| matches!(c, Component::Normal(_)))
-            && !d.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
-            && parts.iter().collect::<PathBuf>() == d.join(CONTINUE_HERE)
-    });
-    if parts.first().map(String::as_str) != Some(".planning") && !in_handoff_dir {
-        return Err(PathRefused::OutsidePlanning);
-    }
-    if parts.last().map(String::as_str) != Some(CONTINUE_HERE) {
-        return Err(PathRefused::NotContinueHere);
-    }
-    // No part of it may be a symlink (it could lead out of the project).
-    let mut at = root.to_path_buf();
-    for part in &parts {
-        at.push(part);
-        match std::fs::symlink_metadata(&at) {
-            Ok(meta) if meta.file_type().is_symlink() => return Err(PathRefused::Symlink),
-            Ok(_) => {}
-            Err(_) => break,
-        }
-    }
-    Ok(parts.iter().collect())
-}
-
-/// Lists baton cuts when the file would exceed [`SIZE_LIMIT`], longest first.
-const CUTTABLE: &[&str] = &[
-    "uncommitted_files",
-    "completed_tasks",
-    "remaining_tasks",
-    "decisions",
-    "blockers",
-    "human_actions_pending",
-];
-const CUTTABLE_BATON: &[&str] = &[
-    "files_touched",
-    "commands_run",
-    "session_commits",
-    "background_processes",
-    "placeholder_summaries",
-    "resumptions",
-];
-
-fn pretty(value: &Value) -> Result<Vec<u8>, HandoffError> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(HandoffError::Encode)?;
-    bytes.push(b'\n');
-    Ok(bytes)
-}
-
-/// Cuts a list to `keep` entries and appends an "and N more" entry (a string for a list
-/// of strings, an object with `name`/`description` for a list of objects). Returns N.
-fn cut_list(list: &mut Vec<Value>, keep: usize) -> usize {
-    // A previous cut's marker is not an entry.
-    let marker = |v: &Value| {
-        v.get("cut") == Some(&Value::Bool(true))
-            || v.as_str().is_some_and(|s| s.starts_with("… and ") && s.ends_with(" more"))
-    };
-    list.retain(|v| !marker(v));
-    if list.len() <= keep {
-        return 0;
-    }
-    let more = list.len() - keep;
-    let strings = list.iter().all(Value::is_string);
-    list.truncate(keep);
-    let text = format!("… and {more} more");
-    list.push(if strings {
-        Value::from(text)
-    } else {
-        serde_json::json!({"name": text, "description": text, "cut": true})
-    });
-    more
-}
-
-/// Adds `more` entries left out of `key` to the record of cuts.
-fn add_cut(cuts: &mut Map<String, Value>, key: &str, more: usize) {
-    if more > 0 {
-        let before = cuts.get(key).and_then(Value::as_u64).unwrap_or(0);
-        cuts.insert(key.into(), Value::from(before + more as u64));
-    }
-}
-
-/// Cuts a string to at most `max` characters.
-fn cut_text(value: &mut Value, max: usize) -> bool {
-    if let Value::String(s) = value {
-        if s.chars().count() > max {
-            let mut cut: String = s.chars().take(max).collect();
-            cut.push_str("… (cut)");
-            *s = cut;
-            return true;
-        }
-    }
-    false
-}
-
-/// The bytes of a HANDOFF.json baton writes: at most [`SIZE_LIMIT`]. Long lists are cut
-/// (halved until it fits, each cut recorded in `baton.cut` as field → entries left out),
-/// then long texts; fields of unknown purpose go last, named in `baton.cut`.
-pub fn encode(value: &Value) -> Result<Vec<u8>, HandoffError> {
-    let bytes = pretty(value)?;
-    if bytes.len() <= SIZE_LIMIT {
-        return Ok(bytes);
-    }
-    let mut value = value.clone();
-    let Some(object) = value.as_object_mut() else { return Ok(bytes) };
-    let mut cuts = Map::new();
-    let mut keep = 200usize;
-    loop {
-        for key in CUTTABLE {
-            if let Some(Value::Array(list)) = object.get_mut(*key) {
-                add_cut(&mut cuts, key, cut_list(list, keep));
-            }
-        }
-        if let Some(Value::Object(baton)) = object.get_mut("baton") {
-            for key in CUTTABLE_BATON {
-                if let Some(Value::Array(list)) = baton.get_mut(*key) {
-                    add_cut(&mut cuts, &format!("baton.{key}"), cut_list(list, keep));
-                }
-            }
-        }
-        let size = pretty(&Value::Object(object.clone()))?.len();
-        if size <= SIZE_LIMIT - 1024 || keep <= 5 {
-            break;
-        }
-        keep /= 2;
-    }
-    // Long texts anywhere (including inside list entries).
-    if pretty(&Value::Object(object.clone()))?.len() > SIZE_LIMIT - 1024 {
-        for (key, field) in object.iter_mut() {
-            let mut cut = false;
-            walk_strings(field, &mut |s| cut |= cut_text(s, 2000));
-            if cut {
-                cuts.insert(format!("{key} (texts)"), Value::from("cut to 2000 characters"));
-            }
-        }
-    }
-    // Still too big: drop fields nobody reads, biggest first.
-    let known = is_known_field;
-    loop {
-        if pretty(&Value::Object(object.clone()))?.len() <= SIZE_LIMIT - 1024 {
-            break;
-        }
-        let biggest = object
-            .iter()
-            .filter(|(k, _)| !known(k.as_str()))
-            .map(|(k, v)| (k.clone(), v.to_string().len()))
-            .max_by_key(|(_, n)| *n);
-        let Some((key, _)) = biggest else { break };
-        object.remove(&key);
-        cuts.insert(key, Value::from("dropped: too large"));
-    }
-    if !cuts.is_empty() {
-        if let Some(Value::Object(baton)) = object.get_mut("baton") {
-            baton.insert("cut".into(), Value::Object(cuts));
-        } else {
-            object.insert("baton".into(), serde_json::json!({"cut": cuts}));
-        }
-    }
-    let bytes = pretty(&value)?;
-    if bytes.len() > SIZE_LIMIT {
-        return Err(HandoffError::TooBig(bytes.len()));
-    }
-    Ok(bytes)
-}
-
-fn walk_strings(value: &mut Value, f: &mut impl FnMut(&mut Value)) {
-    match value {
-        Value::String(_) => f(value),
-        Value::Array(list) => list.iter_mut().for_each(|v| walk_strings(v, f)),
-        Value::Object(map) => map.values_mut().for_each(|v| walk_strings(v, f)),
-        _ => {}
-    }
-}
-
 /// Writes HANDOFF.json atomically (through [`encode`]).
 pub fn write(path: &Path, handoff: &HandoffDoc) -> Result<(), HandoffError> {
     let bytes = encode(&handoff.to_value())?;
@@ -1514,26 +803,6 @@ mod tests {
     }
 
     #[test]
-    fn the_configured_handoff_dir_holds_its_own_continue_here() {
-        let root = Path::new("/nonexistent-root");
-        let dir = Some(Path::new("notes/handoff"));
-        assert!(check_continue_here_in("notes/handoff/.continue-here.md", root, dir).is_ok());
-        assert!(check_continue_here_in("notes/other/.continue-here.md", root, dir).is_err());
-        assert!(check_continue_here_in(".git/.continue-here.md", root, Some(Path::new(".git"))).is_err());
-        assert!(check_continue_here("notes/handoff/.continue-here.md", root).is_err());
-    }
-
-    #[test]
-    fn symlinked_folder_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join(".planning")).unwrap();
-        std::os::unix::fs::symlink(outside.path(), dir.path().join(".planning/phases")).unwrap();
-        assert!(check_continue_here(".planning/phases/.continue-here.md", dir.path()).is_err());
-        assert!(check_continue_here(".planning/.continue-here.md", dir.path()).is_ok());
-    }
-
-    #[test]
     fn wrong_types_read_as_absent() {
         let doc = parse(json!({
             "status": 3, "phase": 4, "task": "x", "blockers": "no", "uncommitted_files": [1, "a"],
@@ -1546,23 +815,6 @@ mod tests {
         assert_eq!(doc.uncommitted_files(), ["a"]);
         assert_eq!(doc.completed_tasks().len(), 1);
         assert_eq!(doc.baton().id(), None);
-    }
-
-    #[test]
-    fn encode_stays_under_the_limit_and_says_what_was_cut() {
-        let files: Vec<String> = (0..50_000).map(|i| format!("src/generated/file-{i:05}.rs")).collect();
-        let value = json!({"version": "1.0", "uncommitted_files": files, "next_action": "x".repeat(100_000),
-            "agent_notes": "y".repeat(200_000), "baton": {"id": "a"}});
-        let bytes = encode(&value).unwrap();
-        assert!(bytes.len() <= SIZE_LIMIT, "{}", bytes.len());
-        let back: Value = serde_json::from_slice(&bytes).unwrap();
-        let list = back["uncommitted_files"].as_array().unwrap();
-        assert!(list.last().unwrap().as_str().unwrap().starts_with("… and "), "{:?}", list.last());
-        assert!(back["baton"]["cut"]["uncommitted_files"].as_u64().unwrap() > 49_000);
-        assert_eq!(back["baton"]["id"], "a");
-        // Small ones are untouched.
-        let small = json!({"version": "1.0", "x": 1});
-        assert_eq!(encode(&small).unwrap(), pretty(&small).unwrap());
     }
 
     #[test]
