@@ -21,13 +21,12 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::Value;
 
 use super::fields::parse_time;
 use super::record::{Author, Form, Record};
 use super::state::{self, State};
 use super::summary::{Summary, SummaryForm};
-use crate::handoff::doc::{self, Baton, BlockerOut, DecisionOut, Field, Handoff, Scalar, TaskOut};
+use crate::handoff::doc::{Baton, Blocker, Decision, Field, Handoff, Scalar, TaskEntry, Written};
 
 /// The associations whose records are restored: people with write access.
 pub const TRUSTED_ASSOCIATIONS: [&str; 3] = ["OWNER", "MEMBER", "COLLABORATOR"];
@@ -238,34 +237,41 @@ pub fn to_handoff(restored: &Restored, origin: &Origin) -> Handoff {
         .filter(|dir| {
             !dir.starts_with('/') && !dir.contains('\\') && !dir.split('/').any(|part| part == "..")
         });
-    let completed: Vec<Value> = s
+    let completed: Vec<Written<TaskEntry>> = s
         .completed
         .iter()
         .enumerate()
         .map(|(n, name)| {
-            doc::entry(TaskOut {
-                id: n + 1,
-                name: name.clone(),
-                status: "done",
-                commit: None,
-                progress: None,
+            Written::new(&TaskEntry {
+                id: Field::Set(n as u64 + 1),
+                name: Field::Set(Scalar::Text(name.clone())),
+                status: Field::Set("done".into()),
+                ..TaskEntry::default()
             })
         })
         .collect();
-    let blockers: Vec<Value> = s
+    let blockers: Vec<Written<Blocker>> = s
         .blocker
         .iter()
         .map(|b| {
             let (description, kind) = state::parse_blocker(b);
-            doc::entry(BlockerOut { description, kind: kind.unwrap_or_default(), workaround: String::new() })
+            Written::new(&Blocker {
+                description: Field::Set(Scalar::Text(description)),
+                kind: Field::Set(Scalar::Text(kind.unwrap_or_default())),
+                workaround: Field::Set(String::new()),
+            })
         })
         .collect();
-    let decisions: Vec<Value> = s
+    let decisions: Vec<Written<Decision>> = s
         .decision
         .iter()
         .map(|d| {
             let (decision, rationale) = state::parse_decision(d);
-            doc::entry(DecisionOut { decision, rationale, phase: stage.phase.clone() })
+            Written::new(&Decision {
+                decision: Field::Set(Scalar::Text(decision)),
+                rationale: Field::or_missing(rationale.map(Scalar::Text)),
+                phase: Field::from(stage.phase.clone()),
+            })
         })
         .collect();
 
@@ -303,7 +309,7 @@ pub fn to_handoff(restored: &Restored, origin: &Origin) -> Handoff {
         // The record's own status is the task's (blocked, in progress, done…); the
         // handoff itself is paused, so the next session can resume it once accepted.
         task_status: Field::Set(if s.status.is_empty() { "paused".into() } else { s.status.clone() }),
-        key_paths: Field::Set(s.key_paths.iter().cloned().map(Value::from).collect()),
+        key_paths: Field::Set(s.key_paths.iter().cloned().map(Field::Set).collect()),
         plan_path: Field::from(s.plan_path.clone()),
         writer: Field::Set(concat!("baton ", env!("CARGO_PKG_VERSION")).to_string()),
         ..Baton::default()

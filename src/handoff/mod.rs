@@ -318,7 +318,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     if !on_branch && (checkpoint.is_some() || checkpoint_note.is_some()) {
         let mut json = handoff.json.clone();
         let baton = json.baton_mut();
-        baton.checkpoint = doc::Field::json(&checkpoint);
+        baton.checkpoint = doc::Field::from(checkpoint.as_ref().map(model::checkpoint_record));
         if let Some(note) = &checkpoint_note {
             baton.checkpoint_note = doc::Field::Set(note.clone());
         }

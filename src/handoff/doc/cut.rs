@@ -4,19 +4,19 @@
 use serde_json::{Map, Value};
 
 use super::HandoffError;
-use super::schema::is_known_field;
+use super::schema::{field, is_known_field};
 
 /// The largest HANDOFF.json baton writes.
 pub const SIZE_LIMIT: usize = 64 * 1024;
 
 /// Lists baton cuts when the file would exceed [`SIZE_LIMIT`], longest first.
 const CUTTABLE: &[&str] = &[
-    "uncommitted_files",
-    "completed_tasks",
-    "remaining_tasks",
-    "decisions",
-    "blockers",
-    "human_actions_pending",
+    field::UNCOMMITTED_FILES,
+    field::COMPLETED_TASKS,
+    field::REMAINING_TASKS,
+    field::DECISIONS,
+    field::BLOCKERS,
+    field::HUMAN_ACTIONS_PENDING,
 ];
 const CUTTABLE_BATON: &[&str] = &[
     "files_touched",

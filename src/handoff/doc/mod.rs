@@ -12,9 +12,12 @@
 //! The schema is [`Handoff`] ([`schema`]: GSD's fields, then the unknown ones, then
 //! [`Baton`], baton's section): each field a [`Field`] ([`lenient`]), parsed once and by
 //! type, so a value of another type reads as absent yet is written back as it was; unknown
-//! fields, at the top and inside `baton`, are kept through `#[serde(flatten)]` maps.
-//! Readers use the typed views ([`HandoffDoc`]'s and [`BatonSection`]'s), writers fill a
-//! [`Handoff`]; no other file spells a field's name.
+//! fields, at the top and inside `baton`, are kept through `#[serde(flatten)]` maps. Each
+//! nested object (a list entry, an object of baton's section) has one item struct in the
+//! schema, of [`Field`]s too, by which baton writes it and every reader reads it; it is
+//! stored as [`Written`], as it was found, so a rewrite keeps another writer's entries
+//! byte for byte. Readers use the typed views ([`HandoffDoc`]'s and [`BatonSection`]'s,
+//! which give the items), writers fill a [`Handoff`]; no other file spells a field's name.
 //!
 //! [`encode`] ([`cut`]) is the one writer: pretty JSON, at most [`SIZE_LIMIT`] bytes, long
 //! lists cut with an "and N more" entry, and the cuts recorded under `baton.cut`.
@@ -27,18 +30,20 @@ mod schema;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::fsx;
 
 pub use cut::{SIZE_LIMIT, encode};
 use field::STATUS;
-pub use lenient::{Field, Scalar};
+pub use lenient::{Field, Scalar, Written};
 pub use paths::{CONTINUE_HERE, check_continue_here, check_continue_here_in};
 pub use schema::field;
 pub use schema::{
-    BATON_SCHEMA, Baton, BlockerOut, CommitOut, DecisionOut, FailureOut, FiguresOut, GENERATED_FIELDS,
-    GSD_FIELDS, Handoff, ProgressOut, SourcesOut, TaskOut, entry,
+    AgentProgress, BATON_SCHEMA, BackgroundProcess, Baton, Blocker, CheckpointRecord, CommandRun,
+    CompactionAudit, Decision, Failure, Figures, GENERATED_FIELDS, GSD_FIELDS, GeneratedText, Handoff,
+    HumanAction, SessionCommit, Sources, TaskEntry,
 };
 
 /// The largest HANDOFF.json baton reads (one an older baton wrote may exceed
@@ -345,88 +350,100 @@ impl HandoffDoc {
         self.handoff.context_notes.get().map(String::as_str)
     }
 
+    /// The blockers (object entries): an entry without a text description is described
+    /// by the entry as written.
     pub fn blockers(&self) -> Vec<Blocker> {
-        objects(self.handoff.blockers.items())
-            .map(|b| Blocker {
-                description: text_in(b.get("description"))
-                    .map(str::to_string)
-                    .unwrap_or_else(|| b.to_string()),
-                kind: text_in(b.get("type")).map(str::to_string),
-                workaround: text_in(b.get("workaround")).map(str::to_string),
+        objects(&self.handoff.blockers)
+            .map(|(written, mut blocker)| {
+                if blocker.description.get().and_then(Scalar::as_text).is_none() {
+                    blocker.description = Field::Set(Scalar::Text(written.to_string()));
+                }
+                blocker
             })
             .collect()
     }
 
     /// The latest blocker as (description, GSD type): a text entry is its description.
     pub fn last_blocker(&self) -> Option<(String, Option<String>)> {
-        match self.handoff.blockers.items().last()? {
-            Value::String(s) => Some((s.clone(), None)),
-            other => Some((scalar_in(other.get("description"))?, scalar_in(other.get("type")))),
+        let last = self.handoff.blockers.entries().last()?;
+        if let Value::String(s) = last.value() {
+            return Some((s.clone(), None));
         }
+        let blocker = last.read()?;
+        Some((blocker.description.get()?.text()?, blocker.kind.get().and_then(Scalar::text)))
     }
 
+    /// The decisions, every entry: one that is not an object with a text decision is the
+    /// decision as written.
     pub fn decisions(&self) -> Vec<Decision> {
         self.handoff
             .decisions
-            .items()
+            .entries()
             .iter()
-            .map(|d| match text_in(d.get("decision")) {
-                Some(what) => Decision {
-                    decision: what.to_string(),
-                    rationale: text_in(d.get("rationale")).map(str::to_string),
-                },
-                None => Decision { decision: d.to_string(), rationale: None },
+            .map(|written| {
+                let read = written
+                    .read()
+                    .filter(|d: &Decision| d.decision.get().and_then(Scalar::as_text).is_some());
+                read.unwrap_or_else(|| Decision {
+                    decision: Field::Set(Scalar::Text(written.value().to_string())),
+                    ..Decision::default()
+                })
             })
             .collect()
     }
 
     /// The latest decision as (decision, rationale): a text entry is the decision.
     pub fn last_decision(&self) -> Option<(String, Option<String>)> {
-        match self.handoff.decisions.items().last()? {
-            Value::String(s) => Some((s.clone(), None)),
-            other => Some((scalar_in(other.get("decision"))?, scalar_in(other.get("rationale")))),
+        let last = self.handoff.decisions.entries().last()?;
+        if let Value::String(s) = last.value() {
+            return Some((s.clone(), None));
         }
+        let decision = last.read()?;
+        Some((decision.decision.get()?.text()?, decision.rationale.get().and_then(Scalar::text)))
     }
 
+    /// The human actions pending (object entries): one without a text action is the entry
+    /// as written.
     pub fn human_actions(&self) -> Vec<HumanAction> {
-        objects(self.handoff.human_actions_pending.items())
-            .map(|a| HumanAction {
-                action: text_in(a.get("action")).map(str::to_string).unwrap_or_else(|| a.to_string()),
-                blocking: a.get("blocking") == Some(&Value::Bool(true)),
+        objects(&self.handoff.human_actions_pending)
+            .map(|(written, mut action)| {
+                if action.action.text().is_none() {
+                    action.action = Field::Set(written.to_string());
+                }
+                action
             })
             .collect()
     }
 
     /// `completed_tasks` (which also holds the task in progress, as GSD does).
     pub fn completed_tasks(&self) -> Vec<TaskEntry> {
-        tasks(self.handoff.completed_tasks.items())
+        tasks(&self.handoff.completed_tasks)
     }
 
     /// The names of the tasks done: text entries, and entries whose status is done
-    /// (`done`, `completed`, `complete`, or none).
+    /// (`done`, `completed`, `complete`, or none) and whose name is text or a number.
     pub fn done_task_names(&self) -> Vec<String> {
         self.handoff
             .completed_tasks
-            .items()
+            .entries()
             .iter()
-            .filter_map(|task| match task {
-                Value::String(s) => Some(s.clone()),
-                other => {
-                    let status = other.get("status").and_then(Value::as_str).unwrap_or("done");
-                    matches!(status, "done" | "completed" | "complete")
-                        .then(|| scalar_in(other.get("name")))
-                        .flatten()
+            .filter_map(|written| {
+                if let Value::String(s) = written.value() {
+                    return Some(s.clone());
                 }
+                let task = written.read()?;
+                let status = task.status.get().map(String::as_str).unwrap_or("done");
+                matches!(status, "done" | "completed" | "complete").then(|| task.name.get()?.text()).flatten()
             })
             .collect()
     }
 
     pub fn remaining_tasks(&self) -> Vec<TaskEntry> {
-        tasks(self.handoff.remaining_tasks.items())
+        tasks(&self.handoff.remaining_tasks)
     }
 
     pub fn uncommitted_files(&self) -> Vec<String> {
-        strings(self.handoff.uncommitted_files.items())
+        self.handoff.uncommitted_files.strings()
     }
 
     /// The `baton` section, typed.
@@ -460,12 +477,24 @@ impl<'a> BatonSection<'a> {
         self.baton.map(field)?.text()
     }
 
-    fn list(&self, field: impl Fn(&'a Baton) -> &'a Field<Vec<Value>>) -> &'a [Value] {
-        self.baton.map(|b| field(b).items()).unwrap_or_default()
+    /// An object of the section, read through its schema.
+    fn read<T: DeserializeOwned + 'a>(
+        &self,
+        field: impl Fn(&'a Baton) -> &'a Field<Written<T>>,
+    ) -> Option<T> {
+        self.baton.map(field)?.read()
     }
 
-    fn value(&self, field: impl Fn(&'a Baton) -> &'a Field<Value>) -> Option<&'a Value> {
-        self.baton.map(field)?.get()
+    /// The object entries of one of the section's lists, read through their schema.
+    fn objects<T: DeserializeOwned + 'a>(
+        &self,
+        field: impl Fn(&'a Baton) -> &'a Field<Vec<Written<T>>>,
+    ) -> Vec<(&'a Value, T)> {
+        self.baton.map(|b| objects(field(b)).collect()).unwrap_or_default()
+    }
+
+    fn strings(&self, field: impl Fn(&'a Baton) -> &'a Field<Vec<Field<String>>>) -> Vec<String> {
+        self.baton.map(|b| field(b).strings()).unwrap_or_default()
     }
 
     /// The section itself, when the handoff has one.
@@ -519,7 +548,8 @@ impl<'a> BatonSection<'a> {
 
     /// `key_paths` (a pulled handoff's), when it is a list.
     pub fn key_paths(&self) -> Option<Vec<String>> {
-        self.baton?.key_paths.get().map(|list| strings(list))
+        let list = &self.baton?.key_paths;
+        list.get().is_some().then(|| list.strings())
     }
 
     /// The GitHub issue the handoff was pushed to, and the repository it is in.
@@ -528,13 +558,15 @@ impl<'a> BatonSection<'a> {
         Some((*baton.github_issue.get()?, baton.github_repo.get().map(String::as_str)))
     }
 
-    /// Commits made in the session: (short id, subject).
+    /// Commits made in the session: (short id, subject); the subject of an entry without
+    /// a text one is the entry as written.
     pub fn session_commits(&self) -> Vec<(String, String)> {
-        objects(self.list(|b| &b.session_commits))
-            .map(|c| {
+        self.objects(|b| &b.session_commits)
+            .into_iter()
+            .map(|(written, commit)| {
                 (
-                    text_in(c.get("short")).unwrap_or("?").to_string(),
-                    text_in(c.get("subject")).map(str::to_string).unwrap_or_else(|| c.to_string()),
+                    commit.short.text().unwrap_or("?").to_string(),
+                    commit.subject.text().map(str::to_string).unwrap_or_else(|| written.to_string()),
                 )
             })
             .collect()
@@ -549,7 +581,7 @@ impl<'a> BatonSection<'a> {
     }
 
     pub fn used_pct(&self) -> Option<u64> {
-        self.value(|b| &b.figures)?.get("used_pct")?.as_u64()
+        self.read(|b| &b.figures)?.used_pct.get().copied()
     }
 
     pub fn refreshes(&self) -> Option<u64> {
@@ -560,33 +592,34 @@ impl<'a> BatonSection<'a> {
         self.text(|b| &b.first_written)
     }
 
-    /// The text baton generated for a field last time (to tell an edit from its own).
-    pub fn generated_text(&self, key: &str) -> Option<&'a str> {
-        self.baton?.generated_text.get()?.get(key)?.as_str()
+    /// The text baton generated for the GSD fields last time (to tell an edit from its own).
+    pub fn generated_text(&self) -> GeneratedText {
+        self.read(|b| &b.generated_text).unwrap_or_default()
     }
 
     pub fn files_touched(&self) -> Vec<String> {
-        strings(self.list(|b| &b.files_touched))
+        self.strings(|b| &b.files_touched)
     }
 
     /// The user's corrections and constraints, quoted from the transcript (data).
     pub fn user_words(&self) -> Vec<String> {
-        strings(self.list(|b| &b.user_words))
+        self.strings(|b| &b.user_words)
     }
 
     /// The agent's last message before the pause (its words, data to check).
-    pub fn agent_progress(&self) -> Option<&'a str> {
-        self.value(|b| &b.agent_progress).and_then(|p| text_in(p.get("text")))
+    pub fn agent_progress(&self) -> Option<String> {
+        self.read(|b| &b.agent_progress)?.text.text().map(str::to_string)
     }
 
     /// The latest shell commands, as `(command, exit code, failed)`.
     pub fn commands_run(&self) -> Vec<(String, Option<i64>, bool)> {
-        objects(self.list(|b| &b.commands_run))
-            .filter_map(|c| {
+        self.objects(|b| &b.commands_run)
+            .into_iter()
+            .filter_map(|(_, run)| {
                 Some((
-                    text_in(c.get("command"))?.to_string(),
-                    c.get("exit_code").and_then(Value::as_i64),
-                    c.get("failed") == Some(&Value::Bool(true)),
+                    run.command.text()?.to_string(),
+                    run.exit_code.get().copied(),
+                    run.failed.get() == Some(&true),
                 ))
             })
             .collect()
@@ -597,137 +630,42 @@ impl<'a> BatonSection<'a> {
         self.text(|b| &b.last_request)
     }
 
-    /// Background processes that were still running.
+    /// Background processes that were still running (with a command).
     pub fn background_processes(&self) -> Vec<BackgroundProcess> {
-        objects(self.list(|b| &b.background_processes))
-            .filter(|p| p.get("stopped") != Some(&Value::Bool(true)))
-            .filter_map(|p| {
-                Some(BackgroundProcess {
-                    command: text_in(p.get("command"))?.to_string(),
-                    id: text_in(p.get("id")).map(str::to_string),
-                })
-            })
+        self.objects(|b| &b.background_processes)
+            .into_iter()
+            .map(|(_, process)| process)
+            .filter(|p| p.stopped.get() != Some(&true) && p.command.text().is_some())
             .collect()
     }
 
     /// The last failure, when it did not succeed later.
     pub fn last_failure(&self) -> Option<Failure> {
-        let f = self.value(|b| &b.last_failure).filter(|f| f.is_object())?;
-        if f.get("succeeded_later") == Some(&Value::Bool(true)) {
-            return None;
-        }
-        Some(Failure {
-            what: text_in(f.get("command")).or(text_in(f.get("tool"))).unwrap_or("a tool call").to_string(),
-            error_line: text_in(f.get("error_line")).map(str::to_string),
-        })
+        self.read(|b| &b.last_failure).filter(|f| f.succeeded_later.get() != Some(&true))
     }
 
-    /// The checkpoint as recorded.
-    pub fn checkpoint(&self) -> CheckpointInfo {
-        let c = self.value(|b| &b.checkpoint);
-        CheckpointInfo {
-            reference: text_in(c.and_then(|c| c.get("reference"))).map(str::to_string),
-            short: text_in(c.and_then(|c| c.get("short"))).map(str::to_string),
-            branch: text_in(c.and_then(|c| c.get("branch"))).map(str::to_string),
-            commit: text_in(c.and_then(|c| c.get("commit"))).map(str::to_string),
-        }
+    /// The checkpoint as recorded (empty when there is none).
+    pub fn checkpoint(&self) -> CheckpointRecord {
+        self.read(|b| &b.checkpoint).unwrap_or_default()
     }
 
     /// Sessions that were given this handoff: (session, RFC 3339 time).
     pub fn resumptions(&self) -> Vec<(String, String)> {
-        objects(self.list(|b| &b.resumptions))
-            .filter_map(|r| {
-                Some((text_in(r.get("session_id"))?.to_string(), text_in(r.get("at"))?.to_string()))
-            })
+        self.objects(|b| &b.resumptions)
+            .into_iter()
+            .filter_map(|(_, r)| Some((r.session_id.text()?.to_string(), r.at.text()?.to_string())))
             .collect()
     }
 }
 
-/// A `blockers[]` entry.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Blocker {
-    pub description: String,
-    pub kind: Option<String>,
-    pub workaround: Option<String>,
+/// The object entries of a list, each with its reading.
+fn objects<T: DeserializeOwned>(list: &Field<Vec<Written<T>>>) -> impl Iterator<Item = (&Value, T)> {
+    list.entries().iter().filter_map(|written| Some((written.value(), written.read()?)))
 }
 
-/// A `decisions[]` entry: the decision and its rationale, or the entry as written.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Decision {
-    pub decision: String,
-    pub rationale: Option<String>,
-}
-
-/// A `human_actions_pending[]` entry.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HumanAction {
-    pub action: String,
-    pub blocking: bool,
-}
-
-/// A `completed_tasks[]` / `remaining_tasks[]` entry.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TaskEntry {
-    pub name: String,
-    /// `done`, `in_progress`, `not_started` (or whatever was written).
-    pub status: Option<String>,
-    pub commit: Option<String>,
-}
-
-/// A background process recorded as running.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BackgroundProcess {
-    pub command: String,
-    pub id: Option<String>,
-}
-
-/// The last failed tool call.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Failure {
-    pub what: String,
-    pub error_line: Option<String>,
-}
-
-/// `baton.checkpoint`, as far as readers need it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CheckpointInfo {
-    pub reference: Option<String>,
-    pub short: Option<String>,
-    pub branch: Option<String>,
-    pub commit: Option<String>,
-}
-
-fn text_in(value: Option<&Value>) -> Option<&str> {
-    value?.as_str().filter(|s| !s.trim().is_empty())
-}
-
-/// Text or a number, written out; blank text is none.
-fn scalar_in(value: Option<&Value>) -> Option<String> {
-    match value? {
-        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-fn objects(list: &[Value]) -> impl Iterator<Item = &Value> {
-    list.iter().filter(|v| v.is_object())
-}
-
-fn strings(list: &[Value]) -> Vec<String> {
-    list.iter().filter_map(Value::as_str).map(str::to_string).collect()
-}
-
-fn tasks(list: &[Value]) -> Vec<TaskEntry> {
-    objects(list)
-        .filter_map(|t| {
-            Some(TaskEntry {
-                name: text_in(t.get("name"))?.to_string(),
-                status: text_in(t.get("status")).map(str::to_string),
-                commit: text_in(t.get("commit")).map(str::to_string),
-            })
-        })
-        .collect()
+/// The tasks of a list: its object entries whose name is text.
+fn tasks(list: &Field<Vec<Written<TaskEntry>>>) -> Vec<TaskEntry> {
+    objects(list).map(|(_, task)| task).filter(|t| t.name.get().and_then(Scalar::as_text).is_some()).collect()
 }
 
 /// Writes HANDOFF.json atomically (through [`encode`]).
@@ -887,6 +825,44 @@ mod tests {
             let error = HandoffDoc::parse(bad, Path::new("/")).unwrap_err().to_string();
             assert!(error.starts_with(why), "{error}");
         }
+    }
+
+    #[test]
+    fn nested_objects_someone_else_wrote_are_read_typed_and_rewritten_byte_for_byte() {
+        let text = r#"{
+  "version": "1.0",
+  "blockers": [
+    {
+      "type": "external",
+      "note": "kept",
+      "description": "the API key"
+    },
+    "a blocker in words"
+  ],
+  "baton": {
+    "figures": {
+      "remaining_pct": 20.5,
+      "used_pct": 80
+    },
+    "last_failure": [
+      "cargo test"
+    ],
+    "checkpoint": {
+      "short": "abc1234",
+      "reference": "refs/baton/wip/s1"
+    }
+  }
+}
+"#;
+        let doc = HandoffDoc::parse(text.as_bytes(), Path::new("/")).unwrap();
+        let blockers = doc.blockers();
+        assert_eq!((blockers[0].description(), blockers[0].kind()), ("the API key", Some("external")));
+        assert_eq!(doc.last_blocker(), Some(("a blocker in words".into(), None)));
+        assert_eq!(doc.baton().used_pct(), Some(80));
+        assert_eq!(doc.baton().checkpoint().reference.text(), Some("refs/baton/wip/s1"));
+        // An item is an object: a list in its place reads as none.
+        assert_eq!(doc.baton().last_failure(), None);
+        assert_eq!(String::from_utf8(encode(&doc.to_value()).unwrap()).unwrap(), text);
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! The schema of HANDOFF.json: GSD's fields (their names spelled here and nowhere else),
-//! baton's section, and the versions. [`Handoff`] and [`Baton`] are what a reader gets and
-//! a writer fills.
+//! baton's section, the versions, and one item struct per nested object. [`Handoff`] and
+//! [`Baton`] are what a reader gets and a writer fills.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::lenient::{Field, Scalar};
+use super::lenient::{Field, Scalar, Written};
 
 /// The names of GSD's HANDOFF.json fields (schema 1.0): the only place they are spelled
 /// outside tests.
@@ -85,19 +85,19 @@ pub struct Handoff {
     pub total_tasks: Field<u64>,
     #[serde(skip_serializing_if = "Field::is_missing")]
     pub status: Field<String>,
-    /// Lists hold entries as written (each entry is read on its own, see the views).
+    /// Lists hold entries as written, each read on its own through its item's schema.
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub completed_tasks: Field<Vec<Value>>,
+    pub completed_tasks: Field<Vec<Written<TaskEntry>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub remaining_tasks: Field<Vec<Value>>,
+    pub remaining_tasks: Field<Vec<Written<TaskEntry>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub blockers: Field<Vec<Value>>,
+    pub blockers: Field<Vec<Written<Blocker>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub human_actions_pending: Field<Vec<Value>>,
+    pub human_actions_pending: Field<Vec<Written<HumanAction>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub decisions: Field<Vec<Value>>,
+    pub decisions: Field<Vec<Written<Decision>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub uncommitted_files: Field<Vec<Value>>,
+    pub uncommitted_files: Field<Vec<Field<String>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
     pub next_action: Field<String>,
     #[serde(skip_serializing_if = "Field::is_missing")]
@@ -154,7 +154,7 @@ pub struct Baton {
     pub transcript_path: Field<String>,
     /// `used_pct`, `remaining_pct`, `used_tokens`, `window_tokens`.
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub figures: Field<Value>,
+    pub figures: Field<Written<Figures>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
     pub branch: Field<String>,
     #[serde(skip_serializing_if = "Field::is_missing")]
@@ -172,23 +172,23 @@ pub struct Baton {
     #[serde(skip_serializing_if = "Field::is_missing")]
     pub project_dir: Field<String>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub files_touched: Field<Vec<Value>>,
+    pub files_touched: Field<Vec<Field<String>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub user_words: Field<Vec<Value>>,
+    pub user_words: Field<Vec<Field<String>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub background_processes: Field<Vec<Value>>,
+    pub background_processes: Field<Vec<Written<BackgroundProcess>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub last_failure: Field<Value>,
+    pub last_failure: Field<Written<Failure>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub commands_run: Field<Vec<Value>>,
+    pub commands_run: Field<Vec<Written<CommandRun>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub agent_progress: Field<Value>,
+    pub agent_progress: Field<Written<AgentProgress>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
     pub transcript_format: Field<Value>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub session_commits: Field<Vec<Value>>,
+    pub session_commits: Field<Vec<Written<SessionCommit>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub placeholder_summaries: Field<Vec<Value>>,
+    pub placeholder_summaries: Field<Vec<Field<String>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
     pub first_request: Field<String>,
     #[serde(skip_serializing_if = "Field::is_missing")]
@@ -196,13 +196,13 @@ pub struct Baton {
     #[serde(skip_serializing_if = "Field::is_missing")]
     pub model: Field<String>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub checkpoint: Field<Value>,
+    pub checkpoint: Field<Written<CheckpointRecord>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub sources: Field<Value>,
+    pub sources: Field<Written<Sources>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub generated: Field<Vec<Value>>,
+    pub generated: Field<Vec<Field<String>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub generated_text: Field<Map<String, Value>>,
+    pub generated_text: Field<Written<GeneratedText>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
     pub generated_at: Field<String>,
     #[serde(skip_serializing_if = "Field::is_missing")]
@@ -220,14 +220,14 @@ pub struct Baton {
     #[serde(skip_serializing_if = "Field::is_missing")]
     pub goal: Field<String>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub key_paths: Field<Vec<Value>>,
+    pub key_paths: Field<Vec<Field<String>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
     pub plan_path: Field<String>,
     /// The record's own status of a task pulled from GitHub.
     #[serde(skip_serializing_if = "Field::is_missing")]
     pub task_status: Field<String>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub compaction_audit: Field<Value>,
+    pub compaction_audit: Field<Written<CompactionAudit>>,
     /// Keys baton does not know: kept through every rewrite.
     #[serde(flatten)]
     pub other: Map<String, Value>,
@@ -256,9 +256,9 @@ pub struct Baton {
     #[serde(skip_serializing_if = "Field::is_missing")]
     pub cut: Field<Value>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub resumptions: Field<Vec<Value>>,
+    pub resumptions: Field<Vec<Written<Resumption>>>,
     #[serde(skip_serializing_if = "Field::is_missing")]
-    pub closed: Field<Value>,
+    pub closed: Field<Written<Closed>>,
 }
 
 /// How many resumptions a handoff lists.
@@ -297,7 +297,12 @@ impl Baton {
     /// (`startup`, `resume` …); the newest twenty are kept.
     pub fn add_resumption(&mut self, session_id: &str, at: &str, source: &str) {
         let mut list = self.resumptions.get().cloned().unwrap_or_default();
-        list.push(serde_json::json!({"session_id": session_id, "at": at, "source": source}));
+        let text = |t: &str| Field::Set(t.to_string());
+        list.push(Written::new(&Resumption {
+            session_id: text(session_id),
+            at: text(at),
+            source: text(source),
+        }));
         let excess = list.len().saturating_sub(RESUMPTIONS_KEPT);
         list.drain(..excess);
         self.resumptions = Field::Set(list);
@@ -305,7 +310,8 @@ impl Baton {
 
     /// Records how the handoff was closed (`done`, `discard`) and when.
     pub fn set_closed(&mut self, how: &str, at: &str) {
-        self.closed = Field::Set(serde_json::json!({"how": how, "at": at}));
+        let closed = Closed { how: Field::Set(how.to_string()), at: Field::Set(at.to_string()) };
+        self.closed = Field::Set(Written::new(&closed));
     }
 }
 
@@ -314,80 +320,308 @@ pub fn is_known_field(key: &str) -> bool {
     key == "version" || key == "baton" || GSD_FIELDS.contains(&key)
 }
 
-/// `baton.figures` as baton writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct FiguresOut {
-    pub used_pct: u32,
-    pub remaining_pct: f64,
-    pub used_tokens: Option<u64>,
-    pub window_tokens: Option<u64>,
+// ---------------------------------------------------------------- the items
+//
+// One struct per nested object: how baton writes it and how any reader reads it. Each
+// field is a `Field` (absent, `null`, typed, or of another type), so an item someone
+// else wrote reads leniently; it is stored as `Written`, which keeps it as it was
+// written. `Option`s a writer leaves out are `Field::Missing`, those it writes as `null`
+// `Field::Null`.
+
+/// A `completed_tasks[]` / `remaining_tasks[]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TaskEntry {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub id: Field<u64>,
+    /// Text as baton writes it; a number is read too (GSD's own readers take either).
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub name: Field<Scalar>,
+    /// `done`, `in_progress`, `not_started` (or whatever was written).
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub status: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub commit: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub progress: Field<String>,
 }
 
-/// `baton.last_failure` as baton writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct FailureOut<'a> {
-    pub tool: Option<&'a str>,
-    pub command: Option<&'a str>,
-    pub error_line: Option<&'a str>,
-    pub succeeded_later: bool,
+impl TaskEntry {
+    /// The task's name, when it is text (a task listed by the views always has one).
+    pub fn name(&self) -> &str {
+        self.name.get().and_then(Scalar::as_text).unwrap_or_default()
+    }
 }
 
-/// `baton.agent_progress` as baton writes it: the agent's last words, said to be its own.
-#[derive(Debug, Clone, Serialize)]
-pub struct ProgressOut {
-    pub text: String,
-    pub said_by: &'static str,
-    pub source: Option<&'static str>,
-    pub todos_kept: bool,
+/// A `blockers[]` entry: GSD's description, type and workaround.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Blocker {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub description: Field<Scalar>,
+    /// GSD's blocker type (`technical`, `human_action`, `external`).
+    #[serde(rename = "type", skip_serializing_if = "Field::is_missing")]
+    pub kind: Field<Scalar>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub workaround: Field<String>,
 }
 
-/// A `baton.session_commits[]` entry as baton writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct CommitOut<'a> {
-    pub short: &'a str,
-    pub subject: &'a str,
+impl Blocker {
+    /// What blocks, as the views give it: the description, else the entry as written.
+    pub fn description(&self) -> &str {
+        self.description.get().and_then(Scalar::as_text).unwrap_or_default()
+    }
+
+    pub fn kind(&self) -> Option<&str> {
+        self.kind.get().and_then(Scalar::as_text)
+    }
 }
 
-/// `baton.sources` as baton writes it: `ok`, or why a source of facts was missing.
-#[derive(Debug, Clone, Serialize)]
-pub struct SourcesOut {
-    pub git: String,
-    pub transcript: String,
-    pub planning: &'static str,
+/// A `decisions[]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Decision {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub decision: Field<Scalar>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub rationale: Field<Scalar>,
+    /// The phase it was made in (`null` outside one).
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub phase: Field<String>,
 }
 
-/// A `completed_tasks[]` / `remaining_tasks[]` entry as baton writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct TaskOut {
-    pub id: usize,
-    pub name: String,
-    /// `done`, `in_progress` or `not_started`.
-    pub status: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub progress: Option<String>,
+impl Decision {
+    /// The decision, as the views give it: its text, else the entry as written.
+    pub fn decision(&self) -> &str {
+        self.decision.get().and_then(Scalar::as_text).unwrap_or_default()
+    }
+
+    pub fn rationale(&self) -> Option<&str> {
+        self.rationale.get().and_then(Scalar::as_text)
+    }
 }
 
-/// A `blockers[]` entry as baton writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct BlockerOut {
-    pub description: String,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub workaround: String,
+/// A `human_actions_pending[]` entry (baton carries them over; GSD and people write them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HumanAction {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub action: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub blocking: Field<bool>,
 }
 
-/// A `decisions[]` entry as baton writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct DecisionOut {
-    pub decision: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rationale: Option<String>,
-    pub phase: Option<String>,
+impl HumanAction {
+    /// The action, as the views give it: its text, else the entry as written.
+    pub fn action(&self) -> &str {
+        self.action.text().unwrap_or_default()
+    }
+
+    pub fn blocking(&self) -> bool {
+        self.blocking.get() == Some(&true)
+    }
 }
 
-/// A list entry of HANDOFF.json, from one of the `…Out` types.
-pub fn entry(value: impl Serialize) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
+/// `baton.figures`: how full the context was.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Figures {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub used_pct: Field<u64>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub remaining_pct: Field<f64>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub used_tokens: Field<u64>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub window_tokens: Field<u64>,
+}
+
+/// `baton.last_failure`: the last tool call that failed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Failure {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub tool: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub command: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub error_line: Field<String>,
+    /// The same command succeeded afterwards.
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub succeeded_later: Field<bool>,
+}
+
+impl Failure {
+    /// What failed: the command, else the tool, else "a tool call".
+    pub fn what(&self) -> &str {
+        self.command.text().or(self.tool.text()).unwrap_or("a tool call")
+    }
+}
+
+/// `baton.agent_progress`: the agent's last words, said to be its own.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentProgress {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub text: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub said_by: Field<String>,
+    /// Whose transcript it was read from.
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub source: Field<String>,
+    /// The session kept a todo list (its words are then not its only record of progress).
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub todos_kept: Field<bool>,
+}
+
+/// A `baton.session_commits[]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SessionCommit {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub short: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub subject: Field<String>,
+}
+
+/// `baton.sources`: `ok`, or why a source of facts was missing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Sources {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub git: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub transcript: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub planning: Field<String>,
+}
+
+/// A `baton.background_processes[]` entry: a process the agent started in the background.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BackgroundProcess {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub command: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub description: Field<String>,
+    /// The shell id the host gave it (`bash_1`).
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub id: Field<String>,
+    /// The agent stopped it later.
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub stopped: Field<bool>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub started_at: Field<String>,
+}
+
+impl BackgroundProcess {
+    /// The command, as the views give it (a listed process always has one).
+    pub fn command(&self) -> &str {
+        self.command.text().unwrap_or_default()
+    }
+}
+
+/// A `baton.commands_run[]` entry: a shell command the agent ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CommandRun {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub command: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub exit_code: Field<i64>,
+    /// It ended in an error.
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub failed: Field<bool>,
+}
+
+/// `baton.checkpoint`: what the checkpoint saved (or, before it is made, was asked to).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CheckpointRecord {
+    /// The mode asked for, and the one used (`ref`, `branch`, `off`).
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub requested: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub used: Field<String>,
+    /// The full ref that points at the commit.
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub reference: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub branch: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub commit: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub short: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub parent: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub base: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub fallback_reason: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub skipped_large: Field<Vec<Field<String>>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub unreadable: Field<Vec<Field<String>>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub skipped_budget: Field<Vec<Field<String>>>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub skipped_over_budget: Field<u64>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub files_included: Field<u64>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub files_deleted: Field<u64>,
+}
+
+/// `baton.generated_text`: the text baton generated for a GSD field last time, to tell a
+/// person's edit from its own.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GeneratedText {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub next_action: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub context_notes: Field<String>,
+}
+
+/// `baton.compaction_audit`: what the summary of a compaction kept of the snapshot.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CompactionAudit {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub at: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub trigger: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub kept: Field<u64>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub total: Field<u64>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub summary: Field<String>,
+    /// The facts the summary lost, as the audit records them (`kind`, `text`).
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub dropped: Field<Value>,
+}
+
+/// A `baton.resumptions[]` entry: a session that was given the handoff.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Resumption {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub session_id: Field<String>,
+    /// RFC 3339.
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub at: Field<String>,
+    /// How the session started (`startup`, `resume` …).
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub source: Field<String>,
+}
+
+/// `baton.closed`: how the handoff was closed (`done`, `discard`) and when.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Closed {
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub how: Field<String>,
+    #[serde(skip_serializing_if = "Field::is_missing")]
+    pub at: Field<String>,
 }
