@@ -19,7 +19,8 @@
      --stdin-pipe          stdin is a Windows pipe fed from this helper's stdin
      --stdin-hold-ms N     keep that pipe open N ms after this helper's stdin ends
                            (-1: until the program exits)
-   Exits with the program's exit code; 120-125 are the helper's own failures.
+   Exits with the program's exit code; 120-125 are the helper's own failures. The program
+   ends with this helper (a job object), its own children do not.
 */
 #include <windows.h>
 #include <stdio.h>
@@ -187,11 +188,27 @@ int wmain(int argc, wchar_t **argv)
         startup.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
         startup.hStdError = GetStdHandle(STD_ERROR_HANDLE);
     }
+    /* The program runs in a job that ends it when this helper's handles close: a test
+       harness that kills the wine process running this helper ends the program too. Its
+       own children break away silently, as a host's do (Node's libuv sets the same). */
+    HANDLE job = CreateJobObjectW(NULL, NULL);
+    JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits = {0};
+    limits.BasicLimitInformation.LimitFlags =
+        JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK;
+    if (!job || !SetInformationJobObject(job, JobObjectExtendedLimitInformation, &limits, sizeof limits))
+        return fwprintf(stderr, L"launch.exe: no job object (error %lu)\n", GetLastError()), 124;
     PROCESS_INFORMATION child;
-    if (!CreateProcessW(NULL, line, NULL, NULL, TRUE, 0, NULL, directory, &startup, &child)) {
+    if (!CreateProcessW(NULL, line, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL, directory, &startup, &child)) {
         fwprintf(stderr, L"launch.exe: cannot start %ls (error %lu)\n", argv[i + 1], GetLastError());
         return 122;
     }
+    if (!AssignProcessToJobObject(job, child.hProcess)) {
+        fwprintf(stderr, L"launch.exe: cannot put %ls in its job (error %lu)\n", argv[i + 1], GetLastError());
+        TerminateProcess(child.hProcess, 125);
+        return 125;
+    }
+    ResumeThread(child.hThread);
+    CloseHandle(child.hThread);
     HANDLE feeder = NULL;
     if (stdin_pipe) {
         CloseHandle(pipe_read);

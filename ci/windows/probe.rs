@@ -15,7 +15,14 @@ type Handle = *mut c_void;
 unsafe extern "system" {
     fn GetStdHandle(which: u32) -> Handle;
     fn GetFileType(file: Handle) -> u32;
-    fn PeekNamedPipe(pipe: Handle, buf: *mut c_void, size: u32, read: *mut u32, avail: *mut u32, left: *mut u32) -> i32;
+    fn PeekNamedPipe(
+        pipe: Handle,
+        buf: *mut c_void,
+        size: u32,
+        read: *mut u32,
+        avail: *mut u32,
+        left: *mut u32,
+    ) -> i32;
     fn GetLastError() -> u32;
     fn CreateJobObjectW(attributes: *mut c_void, name: *const u16) -> Handle;
     fn AssignProcessToJobObject(job: Handle, process: Handle) -> i32;
@@ -31,7 +38,17 @@ fn main() {
             println!("home_dir = {:?}", std::env::home_dir());
             println!("temp_dir = {:?}", std::env::temp_dir());
             println!("current_dir = {:?}", std::env::current_dir());
-            for name in ["USERPROFILE", "HOME", "TEMP", "TMP", "TMPDIR", "SystemRoot", "USERNAME", "APPDATA", "LOCALAPPDATA"] {
+            for name in [
+                "USERPROFILE",
+                "HOME",
+                "TEMP",
+                "TMP",
+                "TMPDIR",
+                "SystemRoot",
+                "USERNAME",
+                "APPDATA",
+                "LOCALAPPDATA",
+            ] {
                 println!("{name} = {:?}", std::env::var_os(name));
             }
         }
@@ -45,14 +62,26 @@ fn main() {
             let mut available = 0u32;
             let started = Instant::now();
             let peeked = loop {
-                let ok = unsafe { PeekNamedPipe(stdin, std::ptr::null_mut(), 0, std::ptr::null_mut(), &mut available, std::ptr::null_mut()) };
+                let ok = unsafe {
+                    PeekNamedPipe(
+                        stdin,
+                        std::ptr::null_mut(),
+                        0,
+                        std::ptr::null_mut(),
+                        &mut available,
+                        std::ptr::null_mut(),
+                    )
+                };
                 if ok == 0 || available > 0 || started.elapsed() > Duration::from_millis(500) {
                     break ok;
                 }
                 std::thread::sleep(Duration::from_millis(20));
             };
             let error = if peeked == 0 { unsafe { GetLastError() } } else { 0 };
-            println!("GetFileType = {kind}; PeekNamedPipe ok = {peeked}, error = {error}, available = {available} after {} ms", started.elapsed().as_millis());
+            println!(
+                "GetFileType = {kind}; PeekNamedPipe ok = {peeked}, error = {error}, available = {available} after {} ms",
+                started.elapsed().as_millis()
+            );
             if arg(1) == "read" {
                 let mut text = String::new();
                 let started = Instant::now();
@@ -84,10 +113,18 @@ fn main() {
             let (target, new) = (dir.join("target.json"), dir.join("target.json.tmp"));
             std::fs::write(&target, "old").unwrap();
             std::fs::write(&new, "new").unwrap();
-            println!("rename onto an existing file: {:?} -> {:?}", std::fs::rename(&new, &target), std::fs::read_to_string(&target));
+            println!(
+                "rename onto an existing file: {:?} -> {:?}",
+                std::fs::rename(&new, &target),
+                std::fs::read_to_string(&target)
+            );
             let held = std::fs::File::open(&target).unwrap();
             std::fs::write(&new, "newer").unwrap();
-            println!("rename onto a file open elsewhere: {:?} -> {:?}", std::fs::rename(&new, &target), std::fs::read_to_string(&target));
+            println!(
+                "rename onto a file open elsewhere: {:?} -> {:?}",
+                std::fs::rename(&new, &target),
+                std::fs::read_to_string(&target)
+            );
             drop(held);
             let _ = std::fs::remove_file(&new);
         }
@@ -112,8 +149,14 @@ fn main() {
             // Wine 8 reports success and creates nothing; a Unix symlink made beside it from
             // Linux (`unixlink`) is followed and shows as a plain file.
             println!("symlink_file: {:?}", std::os::windows::fs::symlink_file(dir.join("real"), &link));
-            println!("symlink_metadata(link): {:?}", std::fs::symlink_metadata(&link).map(|m| m.file_type().is_symlink()));
-            println!("symlink_metadata(unixlink) is_symlink: {:?}", std::fs::symlink_metadata(dir.join("unixlink")).map(|m| m.file_type().is_symlink()));
+            println!(
+                "symlink_metadata(link): {:?}",
+                std::fs::symlink_metadata(&link).map(|m| m.file_type().is_symlink())
+            );
+            println!(
+                "symlink_metadata(unixlink) is_symlink: {:?}",
+                std::fs::symlink_metadata(dir.join("unixlink")).map(|m| m.file_type().is_symlink())
+            );
         }
         "write-locked" => {
             // Can a file another process has open be written over or deleted?
@@ -159,23 +202,37 @@ fn main() {
                 unsafe { SetHandleInformation(stdout, 1, 0) }; // HANDLE_FLAG_INHERIT off
             }
             let null = std::process::Stdio::null;
-            std::process::Command::new("cmd").args(["/c", "ping -n 4 127.0.0.1 >NUL"]).stdin(null()).stdout(null()).stderr(null()).spawn().unwrap();
+            #[expect(clippy::zombie_processes, reason = "the point: a child left running")]
+            std::process::Command::new("cmd")
+                .args(["/c", "ping -n 4 127.0.0.1 >NUL"])
+                .stdin(null())
+                .stdout(null())
+                .stderr(null())
+                .spawn()
+                .unwrap();
             println!("detach: started a 3 s child, exiting");
         }
         "job" => {
             // A child tree in a Job object, ended at once (what a relay's Ctrl-C would do).
             use std::os::windows::io::AsRawHandle;
             let job = unsafe { CreateJobObjectW(std::ptr::null_mut(), std::ptr::null()) };
-            let mut child = std::process::Command::new("cmd").args(["/c", "ping -n 30 127.0.0.1 >NUL"]).spawn().unwrap();
+            let mut child =
+                std::process::Command::new("cmd").args(["/c", "ping -n 30 127.0.0.1 >NUL"]).spawn().unwrap();
             let assigned = unsafe { AssignProcessToJobObject(job, child.as_raw_handle()) };
             std::thread::sleep(Duration::from_millis(300));
             let started = Instant::now();
             let terminated = unsafe { TerminateJobObject(job, 9) };
             let status = child.wait();
-            println!("job: created {}, assigned {assigned}, terminated {terminated}; child {status:?} after {} ms", !job.is_null(), started.elapsed().as_millis());
+            println!(
+                "job: created {}, assigned {assigned}, terminated {terminated}; child {status:?} after {} ms",
+                !job.is_null(),
+                started.elapsed().as_millis()
+            );
         }
         _ => {
-            eprintln!("probe: env | args .. | stdin [read] | rmdir-readonly DIR | replace DIR | lock DIR | symlink DIR | write-locked DIR | spawn PROGRAM .. | job | canonicalize PATH | exit CODE");
+            eprintln!(
+                "probe: env | args .. | stdin [read] | rmdir-readonly DIR | replace DIR | lock DIR | symlink DIR | write-locked DIR | spawn PROGRAM .. | job | canonicalize PATH | exit CODE"
+            );
             std::process::exit(2);
         }
     }
