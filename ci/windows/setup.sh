@@ -80,6 +80,7 @@ if [ ! -f "$hello" ] || [ "$here/hello.rs" -nt "$hello" ]; then
   rustc --edition 2021 -O --target x86_64-pc-windows-gnu -o "$hello" "$here/hello.rs"
 fi
 "$here/run.sh" -- "$hello"
+"$here/runner.sh" "$hello" >/dev/null # cargo's runner for the Windows target
 status=0
 WINEDLLOVERRIDES="$WINEDLLOVERRIDES;bcryptprimitives=d" wine "$hello" >/dev/null 2>&1 || status=$?
 case $status in
