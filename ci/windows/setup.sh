@@ -21,6 +21,7 @@ part() { printf 'windows setup: %-50s %3d s\n' "$1" $((SECONDS - part_started));
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # 1. The Rust target (the standard library for Windows; rustc links through mingw's gcc).
+command -v rustup >/dev/null 2>&1 || { echo "rustup is needed to add the x86_64-pc-windows-gnu target" >&2; exit 1; }
 if ! rustup target list --installed | grep -qx x86_64-pc-windows-gnu; then
   rustup target add x86_64-pc-windows-gnu
 fi
@@ -32,8 +33,8 @@ missing=()
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 || missing+=(gcc-mingw-w64-x86-64)
 command -v wine >/dev/null 2>&1 || missing+=(wine wine64)
 if [ ${#missing[@]} -gt 0 ]; then
-  install() { as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
-  install || { as_root apt-get update -qq && install; }
+  apt_install() { as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
+  apt_install || { as_root apt-get update -qq && apt_install; }
 fi
 part "apt: mingw-w64, wine"
 x86_64-w64-mingw32-gcc --version | head -n 1
@@ -59,7 +60,12 @@ part "helpers: bcryptprimitives.dll, launch.exe"
 # names C:\users\<name> after $USER when it creates the prefix).
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
   mkdir -p "$(dirname "$WINEPREFIX")"
-  USER=$BATON_WINE_USER wineboot --init >/dev/null 2>&1
+  boot_log=$BATON_WINE_TOOLS/wineboot.log
+  if ! USER=$BATON_WINE_USER wineboot --init >"$boot_log" 2>&1; then
+    cat "$boot_log" >&2
+    echo "wineboot could not make the prefix $WINEPREFIX" >&2
+    exit 1
+  fi
   wineserver --wait
 fi
 if [ ! -d "$WINEPREFIX/drive_c/users/$BATON_WINE_USER" ]; then
@@ -77,7 +83,7 @@ part "wine prefix $WINEPREFIX"
 # shim disabled it exits 53 (wine 8.0 has no ProcessPrng): what the shim is there for.
 hello=$BATON_WINE_TOOLS/hello.exe
 if [ ! -f "$hello" ] || [ "$here/hello.rs" -nt "$hello" ]; then
-  rustc --edition 2021 -O --target x86_64-pc-windows-gnu -o "$hello" "$here/hello.rs"
+  rustc --edition 2024 -O --target x86_64-pc-windows-gnu -o "$hello" "$here/hello.rs"
 fi
 "$here/run.sh" -- "$hello"
 "$here/runner.sh" "$hello" >/dev/null # cargo's runner for the Windows target
