@@ -330,12 +330,12 @@ pub fn brief(found: &Found, handoff: &HandoffDoc, today: &Today) -> String {
 
     // 4. Blockers and human actions.
     for blocker in handoff.blockers().iter().take(5) {
-        let kind = blocker.kind.as_deref().map(|t| format!(" ({})", one_line(t, 20))).unwrap_or_default();
-        lines.push(format!("Blocker{kind}: {}", quote(&blocker.description, 300)));
+        let kind = blocker.kind().map(|t| format!(" ({})", one_line(t, 20))).unwrap_or_default();
+        lines.push(format!("Blocker{kind}: {}", quote(blocker.description(), 300)));
     }
     for action in handoff.human_actions().iter().take(5) {
-        let blocking = if action.blocking { " (blocking)" } else { "" };
-        lines.push(format!("Human action pending{blocking}: {}", quote(&action.action, 300)));
+        let blocking = if action.blocking() { " (blocking)" } else { "" };
+        lines.push(format!("Human action pending{blocking}: {}", quote(action.action(), 300)));
     }
 
     // 5. Where.
@@ -374,13 +374,13 @@ pub fn brief(found: &Found, handoff: &HandoffDoc, today: &Today) -> String {
     let in_progress: Vec<String> = handoff
         .completed_tasks()
         .iter()
-        .filter(|t| t.status.as_deref() == Some("in_progress"))
-        .map(|t| quote(&t.name, 160))
+        .filter(|t| t.status.text() == Some("in_progress"))
+        .map(|t| quote(t.name(), 160))
         .collect();
     if !in_progress.is_empty() {
         lines.push(format!("In progress: {}.", in_progress.join("; ")));
     }
-    let remaining: Vec<String> = handoff.remaining_tasks().iter().map(|t| quote(&t.name, 120)).collect();
+    let remaining: Vec<String> = handoff.remaining_tasks().iter().map(|t| quote(t.name(), 120)).collect();
     if !remaining.is_empty() {
         let more = remaining.len().saturating_sub(6);
         let more = if more > 0 { format!(" and {more} more") } else { String::new() };
@@ -432,12 +432,11 @@ pub fn brief(found: &Found, handoff: &HandoffDoc, today: &Today) -> String {
 
     // 10. The checkpoint.
     let checkpoint = baton.checkpoint();
-    if let Some(reference) = checkpoint.reference.as_deref().filter(|r| r.starts_with("refs/baton/")) {
+    if let Some(reference) = checkpoint.reference.text().filter(|r| r.starts_with("refs/baton/")) {
         let reference = one_line(reference, 120);
-        let short =
-            checkpoint.short.as_deref().map(|s| format!(" ({})", one_line(s, 12))).unwrap_or_default();
+        let short = checkpoint.short.text().map(|s| format!(" ({})", one_line(s, 12))).unwrap_or_default();
         lines.push(format!("Checkpoint{short}: the working tree as it was is saved at {reference}; inspect with `git diff HEAD {reference}`."));
-    } else if let Some(branch) = checkpoint.branch.as_deref() {
+    } else if let Some(branch) = checkpoint.branch.text() {
         lines.push(format!("Checkpoint: a wip commit on branch `{}`.", one_line(branch, 80)));
     }
 
@@ -462,14 +461,14 @@ fn session_fact_lines(baton: &doc::BatonSection<'_>, no_todos: bool) -> Vec<Stri
         } else {
             "The agent's own last words before the pause"
         };
-        lines.push(format!("{label}: {}", quote(words, 500)));
+        lines.push(format!("{label}: {}", quote(&words, 500)));
     }
     if let Some(line) = list_line("Files it wrote", &baton.files_touched(), 10) {
         lines.push(format!("{line}."));
     }
     if let Some(failure) = baton.last_failure() {
-        let error = failure.error_line.as_deref().map(|e| format!(": {}", quote(e, 200))).unwrap_or_default();
-        lines.push(format!("Last failing command: {}{error}.", quote(&failure.what, 200)));
+        let error = failure.error_line.text().map(|e| format!(": {}", quote(e, 200))).unwrap_or_default();
+        lines.push(format!("Last failing command: {}{error}.", quote(failure.what(), 200)));
     }
     let commands = baton.commands_run();
     if !commands.is_empty() {
@@ -495,8 +494,8 @@ fn background_lines(baton: &doc::BatonSection<'_>) -> Vec<String> {
         .background_processes()
         .iter()
         .map(|p| {
-            let id = p.id.as_deref().map(|i| format!(" [{}]", one_line(i, 40))).unwrap_or_default();
-            format!("{}{id}", quote(&p.command, 120))
+            let id = p.id.text().map(|i| format!(" [{}]", one_line(i, 40))).unwrap_or_default();
+            format!("{}{id}", quote(p.command(), 120))
         })
         .collect()
 }
@@ -542,12 +541,12 @@ pub fn compact_brief(handoff: &HandoffDoc) -> String {
         .iter()
         .chain(handoff.remaining_tasks().iter())
         .map(|t| {
-            let state = match t.status.as_deref() {
+            let state = match t.status.text() {
                 Some("done") => "done",
                 Some("in_progress") => "in progress",
                 _ => "pending",
             };
-            format!("{} ({state})", quote(&t.name, 120))
+            format!("{} ({state})", quote(t.name(), 120))
         })
         .collect();
     if !todos.is_empty() {
@@ -558,8 +557,8 @@ pub fn compact_brief(handoff: &HandoffDoc) -> String {
         lines.push(format!("{line}."));
     }
     if let Some(failure) = baton.last_failure() {
-        let error = failure.error_line.as_deref().map(|e| format!(": {}", quote(e, 200))).unwrap_or_default();
-        lines.push(format!("Last failure: {}{error}.", quote(&failure.what, 160)));
+        let error = failure.error_line.text().map(|e| format!(": {}", quote(e, 200))).unwrap_or_default();
+        lines.push(format!("Last failure: {}{error}.", quote(failure.what(), 160)));
     }
     let background = background_lines(&baton);
     if !background.is_empty() {

@@ -14,6 +14,8 @@
 //! value on its line and one indented `  - item` line per item. An empty value renders as
 //! `—` and reads back as empty.
 
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+
 /// A value to render.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FieldValue {
@@ -466,6 +468,22 @@ pub fn parse<'a>(lines: impl IntoIterator<Item = &'a str>) -> Parsed {
         }
     }
     parsed
+}
+
+/// A time as people and agents write it: RFC 3339, or `YYYY-MM-DD[ T]HH:MM[:SS]` (UTC,
+/// with an optional `Z` or ` UTC`), or a date alone (its midnight, UTC).
+pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    let text = text.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t.with_timezone(&Utc));
+    }
+    let bare = text.trim_end_matches(" UTC").trim_end_matches('Z').trim();
+    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"] {
+        if let Ok(t) = NaiveDateTime::parse_from_str(bare, format) {
+            return Some(t.and_utc());
+        }
+    }
+    NaiveDate::parse_from_str(bare, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0)).map(|t| t.and_utc())
 }
 
 #[cfg(test)]

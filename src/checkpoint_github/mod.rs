@@ -39,8 +39,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::Config;
-use crate::handoff::doc::{Baton, Field, HandoffDoc, one_line};
+use crate::handoff::doc::{Baton, Field, HandoffDoc};
 use crate::handoff::store;
+use crate::util::text::one_line;
 use crate::{fsx, places, planning};
 
 use gh::{Candidate, Gh, GhError, LABEL};

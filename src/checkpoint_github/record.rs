@@ -26,8 +26,8 @@ use serde::Serialize;
 
 use super::fields::{self, FieldValue};
 use super::state::State;
-use crate::handoff::doc::one_line;
 use crate::util::hash::fnv1a;
+use crate::util::text::one_line;
 
 /// GitHub refuses comments over 65,536 characters; this leaves room.
 pub const COMMENT_LIMIT: usize = 60_000;

@@ -19,14 +19,14 @@
 //! reply summary are the newest record's (a blocker missing from it was resolved). The
 //! decision is the newest one any record states (decisions stay true once made).
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::Value;
 
+use super::fields::parse_time;
 use super::record::{Author, Form, Record};
 use super::state::{self, State};
 use super::summary::{Summary, SummaryForm};
-use crate::handoff::doc::{self, Baton, BlockerOut, DecisionOut, Field, Handoff, Scalar, TaskOut};
+use crate::handoff::doc::{Baton, Blocker, Decision, Field, Handoff, Scalar, TaskEntry, Written};
 
 /// The associations whose records are restored: people with write access.
 pub const TRUSTED_ASSOCIATIONS: [&str; 3] = ["OWNER", "MEMBER", "COLLABORATOR"];
@@ -62,22 +62,6 @@ impl Ignored {
             url: record.url.clone(),
         }
     }
-}
-
-/// A time as people and agents write it: RFC 3339, or `YYYY-MM-DD[ T]HH:MM[:SS]` (UTC,
-/// with an optional `Z` or ` UTC`), or a date alone (its midnight, UTC).
-pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
-    let text = text.trim();
-    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
-        return Some(t.with_timezone(&Utc));
-    }
-    let bare = text.trim_end_matches(" UTC").trim_end_matches('Z').trim();
-    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"] {
-        if let Ok(t) = NaiveDateTime::parse_from_str(bare, format) {
-            return Some(t.and_utc());
-        }
-    }
-    NaiveDate::parse_from_str(bare, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0)).map(|t| t.and_utc())
 }
 
 /// When a record counts as written (see the module's doc).
@@ -253,34 +237,41 @@ pub fn to_handoff(restored: &Restored, origin: &Origin) -> Handoff {
         .filter(|dir| {
             !dir.starts_with('/') && !dir.contains('\\') && !dir.split('/').any(|part| part == "..")
         });
-    let completed: Vec<Value> = s
+    let completed: Vec<Written<TaskEntry>> = s
         .completed
         .iter()
         .enumerate()
         .map(|(n, name)| {
-            doc::entry(TaskOut {
-                id: n + 1,
-                name: name.clone(),
-                status: "done",
-                commit: None,
-                progress: None,
+            Written::new(&TaskEntry {
+                id: Field::Set(n as u64 + 1),
+                name: Field::Set(Scalar::Text(name.clone())),
+                status: Field::Set("done".into()),
+                ..TaskEntry::default()
             })
         })
         .collect();
-    let blockers: Vec<Value> = s
+    let blockers: Vec<Written<Blocker>> = s
         .blocker
         .iter()
         .map(|b| {
             let (description, kind) = state::parse_blocker(b);
-            doc::entry(BlockerOut { description, kind: kind.unwrap_or_default(), workaround: String::new() })
+            Written::new(&Blocker {
+                description: Field::Set(Scalar::Text(description)),
+                kind: Field::Set(Scalar::Text(kind.unwrap_or_default())),
+                workaround: Field::Set(String::new()),
+            })
         })
         .collect();
-    let decisions: Vec<Value> = s
+    let decisions: Vec<Written<Decision>> = s
         .decision
         .iter()
         .map(|d| {
             let (decision, rationale) = state::parse_decision(d);
-            doc::entry(DecisionOut { decision, rationale, phase: stage.phase.clone() })
+            Written::new(&Decision {
+                decision: Field::Set(Scalar::Text(decision)),
+                rationale: Field::or_missing(rationale.map(Scalar::Text)),
+                phase: Field::from(stage.phase.clone()),
+            })
         })
         .collect();
 
@@ -318,7 +309,7 @@ pub fn to_handoff(restored: &Restored, origin: &Origin) -> Handoff {
         // The record's own status is the task's (blocked, in progress, done…); the
         // handoff itself is paused, so the next session can resume it once accepted.
         task_status: Field::Set(if s.status.is_empty() { "paused".into() } else { s.status.clone() }),
-        key_paths: Field::Set(s.key_paths.iter().cloned().map(Value::from).collect()),
+        key_paths: Field::Set(s.key_paths.iter().cloned().map(Field::Set).collect()),
         plan_path: Field::from(s.plan_path.clone()),
         writer: Field::Set(concat!("baton ", env!("CARGO_PKG_VERSION")).to_string()),
         ..Baton::default()

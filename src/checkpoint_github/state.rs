@@ -9,7 +9,8 @@
 
 use serde::Serialize;
 
-use crate::handoff::doc::{HandoffDoc, one_line};
+use crate::handoff::doc::HandoffDoc;
+use crate::util::text::one_line;
 
 pub const STATUS_MAX: usize = 100;
 pub const STAGE_MAX: usize = 300;

@@ -14,11 +14,10 @@
 
 use serde::Serialize;
 
-use super::fields::{self, FieldValue};
+use super::fields::{self, FieldValue, parse_time};
 use super::record::BODY_LIMIT;
-use super::restore::parse_time;
 use super::state::{GOAL_MAX, ITEM_MAX, NEXT_MAX, STAGE_MAX, STATUS_MAX};
-use crate::handoff::doc::one_line;
+use crate::util::text::one_line;
 
 pub const START: &str = "<!-- baton:summary:start -->";
 pub const END: &str = "<!-- baton:summary:end -->";

@@ -207,7 +207,7 @@ fn prune(cwd: &std::path::Path, older_than: Option<std::time::Duration>) -> Exit
     let root = crate::gitx::project_dir(cwd);
     let keep: Vec<String> = crate::handoff::doc::HandoffDoc::read(&root, &config.handoff_dir())
         .and_then(Result::ok)
-        .and_then(|doc| doc.baton().checkpoint().reference)
+        .and_then(|doc| doc.baton().checkpoint().reference.text().map(str::to_string))
         .into_iter()
         .collect();
     match crate::gitx::refs::prune(cwd, older_than, &keep, crate::metrics::now_unix()) {

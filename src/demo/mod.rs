@@ -371,7 +371,7 @@ fn print_handoff(out: &mut impl Write, demo: &Demo) -> io::Result<()> {
     let sections = format!("{md_rel}: {}", sections.join(" "));
     writeln!(out, "  {}", wrap(&sections, width.saturating_sub(2), "    "))?;
     let checkpoint = handoff.baton().checkpoint();
-    if let (Some(reference), Ok(repo)) = (checkpoint.reference.as_deref(), git2::Repository::open(&project)) {
+    if let (Some(reference), Ok(repo)) = (checkpoint.reference.text(), git2::Repository::open(&project)) {
         let commit = repo.find_reference(reference).and_then(|r| r.peel_to_commit());
         if let Ok(commit) = commit {
             let files = changed_files(&repo, &commit);

@@ -27,32 +27,12 @@ use git2::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::facts::{RepoState, head_info};
-use super::{Repo, display_path, git_err, rel_path, short_id};
+use super::facts::{RepoState, snapshot_budget};
+use super::{Repo, display_path, git_err, head_info, rel_path, short_id, signature};
 use crate::fsx;
 
 /// Working-tree files larger than this are left out of a Ref checkpoint (and listed).
 pub const MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
-
-/// What a Ref checkpoint may spend on working-tree files: past any of these the rest
-/// are left out, counted and (the first [`SKIPPED_LISTED`]) named. Tracked files the
-/// agent changed go first, then untracked ones, in path order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SnapshotBudget {
-    pub max_files: usize,
-    pub max_bytes: u64,
-    pub max_time: std::time::Duration,
-}
-
-impl Default for SnapshotBudget {
-    fn default() -> SnapshotBudget {
-        SnapshotBudget {
-            max_files: 2_000,
-            max_bytes: 64 * 1024 * 1024,
-            max_time: std::time::Duration::from_millis(250),
-        }
-    }
-}
 
 /// How many skipped paths a checkpoint names (the count covers the rest).
 pub const SKIPPED_LISTED: usize = 20;
@@ -235,13 +215,6 @@ pub(super) fn run(repo: &Repo, request: &CheckpointRequest<'_>) -> Result<Checkp
     result.requested = request.mode;
     result.fallback_reason = fallback_reason;
     Ok(result)
-}
-
-/// The identity from the repository's (and the user's) git config, else baton's own.
-pub(super) fn signature(git: &Repository) -> Result<Signature<'static>, GitError> {
-    git.signature()
-        .or_else(|_| Signature::now("baton", "baton@localhost"))
-        .map_err(git_err("making the commit signature"))
 }
 
 fn with_newline(message: &str) -> String {
@@ -517,17 +490,6 @@ fn add_worktree(
         result.files_included += 1;
     }
     Ok(())
-}
-
-/// The snapshot budget: the default, or `BATON_SNAPSHOT_MAX_FILES` (for tests and for
-/// people who want more or less of the working tree in a checkpoint).
-/// The budget, with `BATON_SNAPSHOT_MAX_FILES` applied.
-pub(super) fn snapshot_budget() -> SnapshotBudget {
-    let mut budget = SnapshotBudget::default();
-    if let Some(n) = std::env::var("BATON_SNAPSHOT_MAX_FILES").ok().and_then(|v| v.trim().parse().ok()) {
-        budget.max_files = n;
-    }
-    budget
 }
 
 /// True when a parent folder of `path` is not a real folder (a symlink, a file, missing).

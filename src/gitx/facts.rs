@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use git2::{Repository, RepositoryState, Sort, Status, StatusOptions};
 use serde::Serialize;
 
-use super::{Repo, display_path, git_err, serialize_path, short_id};
+use super::{Repo, display_path, git_err, head_info, serialize_path, short_id};
 
 /// At most this many session commits are listed.
 pub const MAX_SESSION_COMMITS: usize = 50;
@@ -139,6 +139,36 @@ pub struct SessionCommit {
     pub time: i64,
 }
 
+/// What a Ref checkpoint may spend on working-tree files: past any of these the rest
+/// are left out, counted and (the first [`super::checkpoint::SKIPPED_LISTED`]) named. Tracked files the
+/// agent changed go first, then untracked ones, in path order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotBudget {
+    pub max_files: usize,
+    pub max_bytes: u64,
+    pub max_time: std::time::Duration,
+}
+
+impl Default for SnapshotBudget {
+    fn default() -> SnapshotBudget {
+        SnapshotBudget {
+            max_files: 2_000,
+            max_bytes: 64 * 1024 * 1024,
+            max_time: std::time::Duration::from_millis(250),
+        }
+    }
+}
+
+/// The snapshot budget: the default, or `BATON_SNAPSHOT_MAX_FILES` (for tests and for
+/// people who want more or less of the working tree in a checkpoint).
+pub(super) fn snapshot_budget() -> SnapshotBudget {
+    let mut budget = SnapshotBudget::default();
+    if let Some(n) = std::env::var("BATON_SNAPSHOT_MAX_FILES").ok().and_then(|v| v.trim().parse().ok()) {
+        budget.max_files = n;
+    }
+    budget
+}
+
 /// One working-tree status scan. Holds the changes for the facts and every path a
 /// checkpoint has to look at (both sides of a rename).
 #[derive(Debug, Clone, Default)]
@@ -216,7 +246,7 @@ impl Scan {
             });
         }
         // The checkpoint's own budget: it stores no more files than that.
-        let budget = super::checkpoint::snapshot_budget();
+        let budget = snapshot_budget();
         let opened =
             super::untracked::open_small_first(git, folders, budget.max_files, started + budget.max_time)?;
         let mut unopened = Vec::new();
@@ -272,28 +302,6 @@ fn state_of(status: Status) -> FileState {
     } else {
         FileState::Untracked
     }
-}
-
-/// Where HEAD points: (branch short name, is detached, HEAD commit if born).
-pub(super) struct HeadInfo {
-    pub branch: Option<String>,
-    /// The full ref HEAD points to (`refs/heads/main`), also when unborn.
-    pub branch_ref: Option<String>,
-    pub detached: bool,
-    pub commit: Option<git2::Oid>,
-}
-
-pub(super) fn head_info(git: &Repository) -> Result<HeadInfo, GitError> {
-    let head = git.find_reference("HEAD").map_err(git_err("reading HEAD"))?;
-    let branch_ref = head.symbolic_target_bytes().map(|t| String::from_utf8_lossy(t).into_owned());
-    let detached = branch_ref.is_none();
-    let branch = branch_ref.as_deref().map(|r| r.strip_prefix("refs/heads/").unwrap_or(r).to_string());
-    let commit = match head.resolve() {
-        Ok(resolved) => resolved.target(),
-        Err(e) if e.code() == git2::ErrorCode::NotFound => None,
-        Err(e) => return Err(git_err("resolving HEAD")(e)),
-    };
-    Ok(HeadInfo { branch, branch_ref, detached, commit })
 }
 
 pub(super) fn gather_from(repo: &Repo, since: Option<DateTime<Utc>>) -> Result<GitFacts, GitError> {
@@ -420,7 +428,7 @@ mod tests {
         t.write("src/lib.rs", "pub fn f() {}\n");
         t.commit_all("init");
         t.write("src/lib.rs", "pub fn g() {}\n");
-        for i in 0..crate::gitx::checkpoint::SnapshotBudget::default().max_files + 5 {
+        for i in 0..SnapshotBudget::default().max_files + 5 {
             t.write(&format!("gen/d{:02}/f{i:05}.txt", i / 100), "x\n");
         }
         t.write("notes/plan.md", "new\n");

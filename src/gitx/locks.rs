@@ -329,7 +329,7 @@ fn recover_ref(git: &Repository, scratch: &Path, hex_name: &str) -> Option<Strin
     let finish =
         name.starts_with("refs/heads/") && parent.is_some() && now == parent && index_has(git, commit);
     if finish && fs::rename(&lock, git.commondir().join(&name)).is_ok() {
-        if let (Ok(who), Ok(found)) = (super::checkpoint::signature(git), git.find_commit(commit)) {
+        if let (Ok(who), Ok(found)) = (super::signature(git), git.find_commit(commit)) {
             let subject = String::from_utf8_lossy(found.summary_bytes().unwrap_or_default()).into_owned();
             log_update(git, &name, now, commit, &who, &format!("commit: {subject}"));
         }

@@ -28,6 +28,7 @@
 //! ```
 
 pub mod checkpoint;
+mod deadline;
 pub mod facts;
 mod locks;
 pub mod quick;
@@ -44,7 +45,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-use git2::{ErrorCode, Oid, Repository};
+use git2::{ErrorCode, Oid, Repository, Signature};
 
 pub use checkpoint::{Checkpoint, CheckpointRequest, Mode};
 pub use facts::{GitFacts, Scan, SessionCommit};
@@ -170,6 +171,35 @@ pub fn short_id(id: Oid) -> String {
     let mut text = id.to_string();
     text.truncate(7);
     text
+}
+
+/// Where HEAD points: (branch short name, is detached, HEAD commit if born).
+struct HeadInfo {
+    pub branch: Option<String>,
+    /// The full ref HEAD points to (`refs/heads/main`), also when unborn.
+    pub branch_ref: Option<String>,
+    pub detached: bool,
+    pub commit: Option<git2::Oid>,
+}
+
+fn head_info(git: &Repository) -> Result<HeadInfo, GitError> {
+    let head = git.find_reference("HEAD").map_err(git_err("reading HEAD"))?;
+    let branch_ref = head.symbolic_target_bytes().map(|t| String::from_utf8_lossy(t).into_owned());
+    let detached = branch_ref.is_none();
+    let branch = branch_ref.as_deref().map(|r| r.strip_prefix("refs/heads/").unwrap_or(r).to_string());
+    let commit = match head.resolve() {
+        Ok(resolved) => resolved.target(),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => None,
+        Err(e) => return Err(git_err("resolving HEAD")(e)),
+    };
+    Ok(HeadInfo { branch, branch_ref, detached, commit })
+}
+
+/// The identity from the repository's (and the user's) git config, else baton's own.
+fn signature(git: &Repository) -> Result<Signature<'static>, GitError> {
+    git.signature()
+        .or_else(|_| Signature::now("baton", "baton@localhost"))
+        .map_err(git_err("making the commit signature"))
 }
 
 /// Turns a libgit2 error into the module's error text, with what was being done.

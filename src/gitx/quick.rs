@@ -9,7 +9,8 @@
 //! branch without markers. The index is only read, never refreshed or written.
 
 use super::GitError;
-use std::ffi::{c_char, c_int, c_void};
+use super::deadline::{Deadline, diff_options, progress};
+use std::ffi::c_void;
 use std::path::Path;
 use std::ptr;
 use std::time::{Duration, Instant};
@@ -36,60 +37,6 @@ pub struct QuickStatus {
     /// Commits ahead of and behind the upstream; `None` without an upstream.
     pub ahead_behind: Option<(u32, u32)>,
     pub elapsed: Duration,
-}
-
-/// The deadline a diff's progress callback checks (here and in `untracked`).
-pub(super) struct Deadline {
-    at: Instant,
-    calls: u32,
-    pub(super) expired: bool,
-}
-
-/// How often (in files) the callback looks at the clock.
-const CLOCK_EVERY: u32 = 32;
-
-impl Deadline {
-    pub(super) fn new(at: Instant) -> Deadline {
-        Deadline { at, calls: 0, expired: false }
-    }
-
-    /// One more file: whether the deadline has passed (the clock is read every
-    /// [`CLOCK_EVERY`] files, and the first).
-    pub(super) fn passed(&mut self) -> bool {
-        self.calls = self.calls.wrapping_add(1);
-        if self.calls % CLOCK_EVERY == 1 && Instant::now() >= self.at {
-            self.expired = true;
-        }
-        self.expired
-    }
-}
-
-extern "C" fn progress(
-    _diff: *const raw::git_diff,
-    _old_path: *const c_char,
-    _new_path: *const c_char,
-    payload: *mut c_void,
-) -> c_int {
-    // SAFETY: `payload` is the `Deadline` that `diff_with_deadline` passes in the options;
-    // it outlives the libgit2 call that invokes this callback, and nothing else touches
-    // it meanwhile. Nothing here can panic, so no unwinding crosses the C frames.
-    let deadline = unsafe { &mut *payload.cast::<Deadline>() };
-    if deadline.passed() { raw::GIT_EUSER } else { 0 }
-}
-
-/// Diff options as `git_diff_init_options` fills them, with `flags` and submodules
-/// ignored.
-pub(super) fn diff_options(flags: u32, doing: &'static str) -> Result<raw::git_diff_options, GitError> {
-    // SAFETY: a zeroed git_diff_options is what git_diff_init_options expects to fill.
-    let mut options: raw::git_diff_options = unsafe { std::mem::zeroed() };
-    // SAFETY: `options` is a valid, writable git_diff_options; version 1 is the only one.
-    let rc = unsafe { raw::git_diff_init_options(&mut options, 1) };
-    if rc < 0 {
-        return Err(GitError::Git { doing, source: git2::Error::last_error(rc) });
-    }
-    options.flags = flags;
-    options.ignore_submodules = raw::GIT_SUBMODULE_IGNORE_ALL;
-    Ok(options)
 }
 
 enum Sides<'a> {
@@ -168,7 +115,7 @@ pub fn quick_status(root: &Path, budget: Duration) -> Result<QuickStatus, GitErr
     }
     let ahead_behind = ahead_behind(&repo);
     let mut deadline = Deadline::new(start + budget);
-    let counts = if Instant::now() >= deadline.at { None } else { count_files(&repo, &mut deadline)? };
+    let counts = if deadline.reached() { None } else { count_files(&repo, &mut deadline)? };
     Ok(QuickStatus { counts, ahead_behind, elapsed: start.elapsed() })
 }
 
@@ -220,7 +167,7 @@ pub fn quick_paths(root: &Path, budget: Duration) -> Result<QuickPaths, GitError
     if repo.is_bare() {
         return Err(format!("{} is a bare repository", root.display()).into());
     }
-    let head = super::facts::head_info(&repo)?;
+    let head = super::head_info(&repo)?;
     let mut deadline = Deadline::new(start + budget);
     let index = repo.index().map_err(|e| format!("cannot read the index: {}", e.message()))?;
     let tree = match head.commit {

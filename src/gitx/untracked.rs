@@ -9,7 +9,7 @@
 //! deadline, whichever comes first, and says which folders it finished.
 
 use super::GitError;
-use super::quick::{Deadline, diff_options};
+use super::deadline::{Deadline, diff_options};
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::ptr;
 use std::time::Instant;

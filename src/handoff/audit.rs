@@ -21,11 +21,12 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
-use super::doc::{self, HandoffDoc};
+use super::doc::{self, CompactionAudit, Field, HandoffDoc, Written};
 use crate::host::HostKind;
 use crate::state::{Edit, Guard, VersionedFile};
+use crate::util::text::one_line;
 use crate::{fsx, places};
 
 /// What Claude Code keeps back from the window for the reply, and the margin below that
@@ -136,7 +137,7 @@ pub struct Fact {
 
 impl Fact {
     pub fn new(kind: FactKind, text: &str) -> Fact {
-        Fact { kind, text: doc::one_line(text, FACT_CHARS) }
+        Fact { kind, text: one_line(text, FACT_CHARS) }
     }
 }
 
@@ -149,13 +150,13 @@ pub fn snapshot_facts(handoff: &HandoffDoc) -> Vec<Fact> {
         .completed_tasks()
         .into_iter()
         .chain(handoff.remaining_tasks())
-        .filter(|t| t.status.as_deref() != Some("done"));
-    facts.extend(open.map(|t| Fact::new(FactKind::Todo, &t.name)));
+        .filter(|t| t.status.text() != Some("done"));
+    facts.extend(open.map(|t| Fact::new(FactKind::Todo, t.name())));
     facts.extend(baton.user_words().iter().map(|w| Fact::new(FactKind::UserWords, w)));
     if let Some(failure) = baton.last_failure() {
-        let text = match failure.error_line {
-            Some(line) => format!("{}: {line}", failure.what),
-            None => failure.what,
+        let text = match failure.error_line.text() {
+            Some(line) => format!("{}: {line}", failure.what()),
+            None => failure.what().to_string(),
         };
         facts.push(Fact::new(FactKind::Failure, &text));
     }
@@ -544,11 +545,15 @@ pub fn record_in_handoff(
     if handoff.baton().session_id() != Some(session_id) || !handoff.writable() {
         return Err(RecordError::NotThisSessions);
     }
-    let entry = json!({
-        "at": record.at, "trigger": record.trigger, "kept": record.kept, "total": record.total,
-        "summary": record.words(), "dropped": record.dropped,
-    });
-    handoff.baton_mut().compaction_audit = doc::Field::Set(entry);
+    let entry = CompactionAudit {
+        at: Field::Set(record.at.clone()),
+        trigger: Field::from(record.trigger.clone()),
+        kept: Field::Set(record.kept as u64),
+        total: Field::Set(record.total as u64),
+        summary: Field::Set(record.words()),
+        dropped: Field::json(&record.dropped),
+    };
+    handoff.baton_mut().compaction_audit = Field::Set(Written::new(&entry));
     Ok(super::store::rewrite_json(&root.join(dir).join("HANDOFF.json"), &handoff)?)
 }
 

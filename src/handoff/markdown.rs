@@ -8,7 +8,18 @@
 use std::fmt::Write as _;
 
 use super::doc::HandoffDoc;
-use super::model::{Carried, Snapshot, Summary, TaskLine, TaskState, one_line};
+use super::model::{Built, Snapshot, Summary, TaskLine, TaskState, one_line};
+
+/// Constraints and anti-patterns someone wrote into the previous `.continue-here.md`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Carried {
+    /// `- [ ] CONSTRAINT: …` lines, as written (checked or not).
+    pub constraints: Vec<String>,
+    /// Rows of the Critical Anti-Patterns table: pattern, description, severity, prevention.
+    pub anti_patterns: Vec<[String; 4]>,
+    /// The Pre-Execution Critique section's lines.
+    pub critique: Vec<String>,
+}
 
 /// Text from the transcript inside a tagged section: one line, and no `<` that could
 /// close the section early.
@@ -36,14 +47,10 @@ fn commands_line(commands: &[(String, Option<i64>, bool)], keep: usize, max: usi
     Some(format!("Commands the agent ran (latest last): {}", shown.join(", ")))
 }
 
-/// Renders the file.
-pub fn render(
-    json: &HandoffDoc,
-    snapshot: &Snapshot,
-    tasks: &[TaskLine],
-    carried: &Carried,
-    summary: &Summary,
-) -> String {
+/// Renders the file of the handoff built from `snapshot`, with what the previous one
+/// carried.
+pub fn render(built: &Built, snapshot: &Snapshot, carried: &Carried) -> String {
+    let Built { json, tasks, summary, .. } = built;
     let planning = &snapshot.planning;
     let baton = json.baton();
     let mut out = String::new();
@@ -117,17 +124,17 @@ pub fn render(
     if !decisions.is_empty() {
         out.push_str("<decisions_made>\n\n");
         for decision in &decisions {
-            match &decision.rationale {
+            match decision.rationale() {
                 Some(why) => {
                     let _ = writeln!(
                         out,
                         "- {} because {}",
-                        one_line(&decision.decision, 400),
+                        one_line(decision.decision(), 400),
                         one_line(why, 400)
                     );
                 }
                 None => {
-                    let _ = writeln!(out, "- {}", one_line(&decision.decision, 400));
+                    let _ = writeln!(out, "- {}", one_line(decision.decision(), 400));
                 }
             }
         }
@@ -139,18 +146,18 @@ pub fn render(
     if !blockers.is_empty() || !human.is_empty() {
         out.push_str("<blockers>\n");
         for blocker in &blockers {
-            let text = one_line(&blocker.description, 400);
-            let kind = blocker.kind.as_deref().map(|t| format!(" ({})", one_line(t, 40))).unwrap_or_default();
+            let text = one_line(blocker.description(), 400);
+            let kind = blocker.kind().map(|t| format!(" ({})", one_line(t, 40))).unwrap_or_default();
             let workaround = blocker
                 .workaround
-                .as_deref()
+                .text()
                 .map(|w| format!(": workaround {}", one_line(w, 300)))
                 .unwrap_or_default();
             let _ = writeln!(out, "- {text}{kind}{workaround}");
         }
         for action in &human {
-            let blocking = if action.blocking { " (blocking)" } else { "" };
-            let _ = writeln!(out, "- Human action pending{blocking}: {}", one_line(&action.action, 400));
+            let blocking = if action.blocking() { " (blocking)" } else { "" };
+            let _ = writeln!(out, "- Human action pending{blocking}: {}", one_line(action.action(), 400));
         }
         out.push_str("</blockers>\n\n");
     }
@@ -168,8 +175,8 @@ pub fn render(
     if !background.is_empty() {
         out.push_str("## Infrastructure State\n");
         for process in &background {
-            let command = quoted(&process.command, 200);
-            let id = process.id.as_deref().map(|i| format!(" ({})", quoted(i, 40))).unwrap_or_default();
+            let command = quoted(process.command(), 200);
+            let id = process.id.text().map(|i| format!(" ({})", quoted(i, 40))).unwrap_or_default();
             let _ = writeln!(
                 out,
                 "- `{command}`{id}: started in the background by the paused session; check whether it still runs, restart if needed"
@@ -285,9 +292,9 @@ fn current_state(json: &HandoffDoc, snapshot: &Snapshot, summary: &Summary) -> S
         lines.push(format!("{uncommitted} uncommitted file(s); see HANDOFF.json `uncommitted_files`."));
     }
     let checkpoint = baton.checkpoint();
-    if let Some(reference) = checkpoint.reference.as_deref() {
+    if let Some(reference) = checkpoint.reference.text() {
         lines.push(format!("Checkpoint: `{reference}` (inspect with `git diff HEAD {reference}`)."));
-    } else if let Some(branch) = checkpoint.branch.as_deref() {
+    } else if let Some(branch) = checkpoint.branch.text() {
         lines.push(format!("Checkpoint: a wip commit on `{branch}`."));
     }
     let mut text = lines.join("\n");

@@ -260,7 +260,8 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         .as_ref()
         .filter(|_| checkpoint_mode != Mode::Off)
         .map(|_| planned_checkpoint(request.checkpoint, &request.session_id));
-    let mut handoff = model::build(&snapshot, previous_doc.as_ref(), &carried, planned.as_ref(), &root);
+    let mut handoff = model::build(&snapshot, previous_doc.as_ref(), planned.as_ref(), &root);
+    let markdown = markdown::render(&handoff, &snapshot, &carried);
     // The GitHub issue the task is checkpointed to outlives any one handoff.
     doc::carry_issue(
         existing.doc.as_ref().or(main_doc.as_ref()).or(previous_doc.as_ref()),
@@ -277,7 +278,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
         }
     }
     let (json_path, markdown_path) =
-        store::write_files(&files_root, &dir, &handoff.json, &handoff.continue_here, &handoff.markdown)?;
+        store::write_files(&files_root, &dir, &handoff.json, &handoff.continue_here, &markdown)?;
     if let (Some(repo), None) = (&repo, &private) {
         quiet::exclude_untracked_planning(repo, &project_rel, &request.dir);
     }
@@ -296,10 +297,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
                     relative_slash(&project_rel.join(&dir).join("HANDOFF.json")),
                     std::fs::read(&json_path).unwrap_or_default(),
                 ),
-                (
-                    relative_slash(&project_rel.join(&handoff.continue_here)),
-                    handoff.markdown.clone().into_bytes(),
-                ),
+                (relative_slash(&project_rel.join(&handoff.continue_here)), markdown.clone().into_bytes()),
             ];
             let message = commit_message(mode, request.trigger, &handoff.summary, request.figure.as_ref());
             let req = CheckpointRequest {
@@ -320,7 +318,7 @@ pub fn write(request: &Request) -> Result<Outcome, WriteError> {
     if !on_branch && (checkpoint.is_some() || checkpoint_note.is_some()) {
         let mut json = handoff.json.clone();
         let baton = json.baton_mut();
-        baton.checkpoint = doc::Field::json(&checkpoint);
+        baton.checkpoint = doc::Field::from(checkpoint.as_ref().map(model::checkpoint_record));
         if let Some(note) = &checkpoint_note {
             baton.checkpoint_note = doc::Field::Set(note.clone());
         }

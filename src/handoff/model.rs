@@ -1,5 +1,6 @@
-//! The handoff as one model, built from the facts by a pure function and rendered twice
-//! (HANDOFF.json here, `.continue-here.md` in `markdown.rs`), so the two never disagree.
+//! The handoff as one model, built from the facts by a pure function: HANDOFF.json, the
+//! task lines and the summary. `markdown.rs` renders `.continue-here.md` from the same
+//! [`Built`], so the two never disagree.
 //!
 //! The JSON keeps GSD's schema 1.0 field for field, in GSD's order; what that schema has
 //! no field for goes under a `baton` object. Fields the agent or a person wrote in the
@@ -10,18 +11,17 @@
 use std::path::Path;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde_json::{Value, json};
 
 use crate::gitx::{Checkpoint, GitFacts, SessionCommit};
 use crate::metrics::Figure;
 use crate::planning::{ContextKind, Planning};
 use crate::transcript::{SessionFacts, TodoItem};
 
-pub use super::doc::one_line;
 use super::doc::{
-    Baton, CommitOut, FailureOut, Field, FiguresOut, Handoff, HandoffDoc, ProgressOut, Scalar, SourcesOut,
-    TaskOut, field,
+    self, AgentProgress, Baton, CheckpointRecord, Failure, Field, Figures, GeneratedText, Handoff,
+    HandoffDoc, Scalar, Sources, TaskEntry, Written, field,
 };
+pub use crate::util::text::one_line;
 
 /// What made baton write the handoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,17 +113,6 @@ impl Snapshot {
     }
 }
 
-/// Constraints and anti-patterns someone wrote into the previous `.continue-here.md`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Carried {
-    /// `- [ ] CONSTRAINT: …` lines, as written (checked or not).
-    pub constraints: Vec<String>,
-    /// Rows of the Critical Anti-Patterns table: pattern, description, severity, prevention.
-    pub anti_patterns: Vec<[String; 4]>,
-    /// The Pre-Execution Critique section's lines.
-    pub critique: Vec<String>,
-}
-
 /// A task line of the handoff, in the order todos are listed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskLine {
@@ -145,7 +134,8 @@ pub enum TaskState {
 #[derive(Debug, Clone)]
 pub struct Built {
     pub json: HandoffDoc,
-    pub markdown: String,
+    /// The todo list as task lines.
+    pub tasks: Vec<TaskLine>,
     /// Where `.continue-here.md` goes, relative to the project root.
     pub continue_here: std::path::PathBuf,
     pub summary: Summary,
@@ -278,16 +268,15 @@ fn generated_context_notes(facts: Option<&SessionFacts>) -> String {
 }
 
 /// A list someone wrote into the previous handoff, carried over as written.
-fn carried_list(list: Option<&Field<Vec<Value>>>) -> Vec<Value> {
+fn carried_list<T>(list: Option<&Field<Vec<Written<T>>>>) -> Vec<Written<T>> {
     list.and_then(Field::get).cloned().unwrap_or_default()
 }
 
-/// A field someone edited: it differs from the text baton generated for it last time.
-fn edited(previous: Option<&HandoffDoc>, key: &str) -> Option<String> {
-    let previous = previous?;
-    let current = if key == field::NEXT_ACTION { previous.next_action() } else { previous.context_notes() }?;
-    let generated = previous.baton().generated_text(key);
-    (generated != Some(current)).then(|| current.to_string())
+/// A field someone edited: its text differs from the text baton generated for it last
+/// time.
+fn edited(current: Option<&str>, generated: &Field<String>) -> Option<String> {
+    let current = current?;
+    (generated.get().map(String::as_str) != Some(current)).then(|| current.to_string())
 }
 
 fn plan_number(planning: &Planning) -> Field<Scalar> {
@@ -314,22 +303,49 @@ fn position(tasks: &[TaskLine], planning: &Planning) -> (Option<usize>, Option<u
     (None, total)
 }
 
-fn task_json(task: &TaskLine) -> Value {
+fn task_entry(task: &TaskLine) -> Written<TaskEntry> {
     let (status, commit, progress) = match task.state {
         TaskState::Done => ("done", task.commit.clone(), None),
         TaskState::InProgress => ("in_progress", None, Some(task.progress.clone().unwrap_or_default())),
         TaskState::NotStarted => ("not_started", None, None),
     };
-    super::doc::entry(TaskOut { id: task.id, name: task.name.clone(), status, commit, progress })
+    Written::new(&TaskEntry {
+        id: Field::Set(task.id as u64),
+        name: Field::Set(Scalar::Text(task.name.clone())),
+        status: Field::Set(status.to_string()),
+        commit: Field::or_missing(commit),
+        progress: Field::or_missing(progress),
+    })
+}
+
+/// `baton.checkpoint` of a checkpoint made or planned.
+pub fn checkpoint_record(checkpoint: &Checkpoint) -> Written<CheckpointRecord> {
+    let text = |t: &Option<String>| Field::from(t.clone());
+    let list = |l: &[String]| Field::Set(l.iter().cloned().map(Field::Set).collect());
+    Written::new(&CheckpointRecord {
+        requested: Field::Set(checkpoint.requested.word().to_string()),
+        used: Field::Set(checkpoint.used.word().to_string()),
+        reference: text(&checkpoint.reference),
+        branch: text(&checkpoint.branch),
+        commit: text(&checkpoint.commit),
+        short: text(&checkpoint.short),
+        parent: text(&checkpoint.parent),
+        base: text(&checkpoint.base),
+        fallback_reason: text(&checkpoint.fallback_reason),
+        skipped_large: list(&checkpoint.skipped_large),
+        unreadable: list(&checkpoint.unreadable),
+        skipped_budget: list(&checkpoint.skipped_budget),
+        skipped_over_budget: Field::Set(checkpoint.skipped_over_budget as u64),
+        files_included: Field::Set(checkpoint.files_included as u64),
+        files_deleted: Field::Set(checkpoint.files_deleted as u64),
+    })
 }
 
 /// Builds the handoff from a snapshot. `previous` is this session's previous HANDOFF.json
-/// (for what someone wrote into it), `carried` what its `.continue-here.md` held, and
-/// `checkpoint` what the checkpoint did or will do.
+/// (for what someone wrote into it), and `checkpoint` what the checkpoint did or will do.
 pub fn build(
     snapshot: &Snapshot,
     previous: Option<&HandoffDoc>,
-    carried: &Carried,
     checkpoint: Option<&Checkpoint>,
     root: &Path,
 ) -> Built {
@@ -342,8 +358,9 @@ pub fn build(
 
     let generated_next = generated_next_action(&tasks, facts, planning);
     let generated_notes = generated_context_notes(facts);
-    let kept_next = edited(previous, field::NEXT_ACTION);
-    let kept_notes = edited(previous, field::CONTEXT_NOTES);
+    let generated_before = previous.map(|p| p.baton().generated_text()).unwrap_or_default();
+    let kept_next = edited(previous.and_then(HandoffDoc::next_action), &generated_before.next_action);
+    let kept_notes = edited(previous.and_then(HandoffDoc::context_notes), &generated_before.context_notes);
     let next_action = kept_next.clone().unwrap_or_else(|| generated_next.clone());
     let context_notes = kept_notes.clone().unwrap_or_else(|| generated_notes.clone());
 
@@ -351,25 +368,25 @@ pub fn build(
     let blockers = carried_list(before.map(|b| &b.blockers));
     let human_actions = carried_list(before.map(|b| &b.human_actions_pending));
     let decisions = carried_list(before.map(|b| &b.decisions));
-    let uncommitted: Vec<Value> = git
+    let uncommitted: Vec<Field<String>> = git
         .map(|g| {
             g.uncommitted
                 .iter()
                 .filter(|c| !snapshot.is_handoff_file(&c.path))
-                .map(|c| Value::from(c.path.clone()))
+                .map(|c| Field::Set(c.path.clone()))
                 .collect()
         })
         .unwrap_or_default();
 
-    let mut generated = super::doc::GENERATED_FIELDS.to_vec();
-    let mut generated_text = serde_json::Map::new();
+    let mut generated = doc::GENERATED_FIELDS.to_vec();
+    let mut generated_text = GeneratedText::default();
     if kept_next.is_none() {
         generated.push(field::NEXT_ACTION);
-        generated_text.insert(field::NEXT_ACTION.into(), Value::from(generated_next));
+        generated_text.next_action = Field::Set(generated_next);
     }
     if kept_notes.is_none() {
         generated.push(field::CONTEXT_NOTES);
-        generated_text.insert(field::CONTEXT_NOTES.into(), Value::from(generated_notes));
+        generated_text.context_notes = Field::Set(generated_notes);
     }
 
     let phase = planning.phase.as_ref();
@@ -381,30 +398,35 @@ pub fn build(
         .map(str::to_string)
         .unwrap_or_else(|| timestamp.clone());
     let files_touched = facts.map(|f| touched_files(f, root)).unwrap_or_default();
-    let last_failure = facts.and_then(|f| f.last_failure.as_ref()).map(|f| FailureOut {
-        tool: f.tool.as_deref(),
-        command: f.command.as_deref(),
-        error_line: f.error_line.as_deref(),
-        succeeded_later: f.succeeded_later,
+    let last_failure = facts.and_then(|f| f.last_failure.as_ref()).map(|f| {
+        Written::new(&Failure {
+            tool: Field::from(f.tool.clone()),
+            command: Field::from(f.command.clone()),
+            error_line: Field::from(f.error_line.clone()),
+            succeeded_later: Field::Set(f.succeeded_later),
+        })
     });
-    let figure = snapshot.figure.as_ref().map(|f| FiguresOut {
-        used_pct: f.used_pct(),
-        remaining_pct: f.remaining_pct,
-        used_tokens: f.used_tokens,
-        window_tokens: f.window_tokens,
+    let figures = snapshot.figure.as_ref().map(|f| {
+        Written::new(&Figures {
+            used_pct: Field::Set(u64::from(f.used_pct())),
+            remaining_pct: Field::Set(f.remaining_pct),
+            used_tokens: Field::from(f.used_tokens),
+            window_tokens: Field::from(f.window_tokens),
+        })
     });
-    let completed_json: Vec<Value> =
-        tasks.iter().filter(|t| t.state != TaskState::NotStarted).map(task_json).collect();
-    let remaining_json: Vec<Value> =
-        tasks.iter().filter(|t| t.state == TaskState::NotStarted).map(task_json).collect();
+    let completed: Vec<Written<TaskEntry>> =
+        tasks.iter().filter(|t| t.state != TaskState::NotStarted).map(task_entry).collect();
+    let remaining: Vec<Written<TaskEntry>> =
+        tasks.iter().filter(|t| t.state == TaskState::NotStarted).map(task_entry).collect();
 
     let text = |t: Option<&str>| Field::from(t.map(str::to_string));
+    let texts = |list: &[String]| Field::Set(list.iter().cloned().map(Field::Set).collect());
     let mut baton = Baton {
         id: Field::Set(snapshot.id.clone()),
         trigger: Field::Set(snapshot.trigger.as_str().to_string()),
         session_id: Field::Set(snapshot.session_id.clone()),
         transcript_path: text(snapshot.transcript_path.as_deref()),
-        figures: Field::json(figure),
+        figures: Field::from(figures),
         branch: text(git.and_then(|g| g.branch.as_deref())),
         head: text(git.and_then(|g| g.head.as_deref())),
         base_commit: text(git.and_then(|g| g.head_full.as_deref())),
@@ -418,56 +440,85 @@ pub fn build(
         } else {
             snapshot.project_rel.to_string_lossy().into_owned()
         }),
-        files_touched: Field::Set(files_touched.into_iter().map(Value::from).collect()),
-        user_words: Field::Set(
-            facts.map(|f| f.user_words.iter().cloned().map(Value::from).collect()).unwrap_or_default(),
-        ),
+        files_touched: texts(&files_touched),
+        user_words: texts(facts.map(|f| f.user_words.as_slice()).unwrap_or_default()),
         background_processes: Field::Set(
             facts
-                .map(|f| f.background_processes.iter().filter(|p| !p.stopped).map(|p| json!(p)).collect())
+                .map(|f| {
+                    let running = f.background_processes.iter().filter(|p| !p.stopped);
+                    running
+                        .map(|p| {
+                            Written::new(&doc::BackgroundProcess {
+                                command: Field::Set(p.command.clone()),
+                                description: Field::from(p.description.clone()),
+                                id: Field::from(p.id.clone()),
+                                stopped: Field::Set(p.stopped),
+                                started_at: Field::from(p.started_at.clone()),
+                            })
+                        })
+                        .collect()
+                })
                 .unwrap_or_default(),
         ),
-        last_failure: Field::json(last_failure),
+        last_failure: Field::from(last_failure),
         commands_run: Field::Set(
-            facts.map(|f| f.commands_run.iter().map(|c| json!(c)).collect()).unwrap_or_default(),
+            facts
+                .map(|f| {
+                    f.commands_run
+                        .iter()
+                        .map(|c| {
+                            Written::new(&doc::CommandRun {
+                                command: Field::Set(c.command.clone()),
+                                exit_code: Field::from(c.exit_code),
+                                failed: Field::Set(c.failed),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         ),
         // What the agent last said: on a host that keeps no todo list, its own statement
         // of progress. Quoted as its words, never as instructions.
-        agent_progress: Field::json(facts.and_then(|f| f.last_assistant_text.as_deref()).map(|t| {
-            ProgressOut {
-                text: one_line(t, 1500),
-                said_by: "the agent (its last message before the pause)",
-                source: facts.map(|f| f.format.describe()),
-                todos_kept: facts.is_some_and(|f| f.todos.is_some()),
-            }
+        agent_progress: Field::from(facts.and_then(|f| f.last_assistant_text.as_deref()).map(|t| {
+            Written::new(&AgentProgress {
+                text: Field::Set(one_line(t, 1500)),
+                said_by: Field::Set("the agent (its last message before the pause)".to_string()),
+                source: Field::from(facts.map(|f| f.format.describe().to_string())),
+                todos_kept: Field::Set(facts.is_some_and(|f| f.todos.is_some())),
+            })
         })),
         transcript_format: Field::json(facts.map(|f| f.format)),
         session_commits: Field::Set(
             commits
                 .iter()
-                .map(|c| super::doc::entry(CommitOut { short: &c.short, subject: &c.subject }))
+                .map(|c| {
+                    Written::new(&doc::SessionCommit {
+                        short: Field::Set(c.short.clone()),
+                        subject: Field::Set(c.subject.clone()),
+                    })
+                })
                 .collect(),
         ),
         placeholder_summaries: Field::Set(
             phase
-                .map(|p| p.placeholder_summaries().iter().map(|s| Value::from(s.file.clone())).collect())
+                .map(|p| p.placeholder_summaries().iter().map(|s| Field::Set(s.file.clone())).collect())
                 .unwrap_or_default(),
         ),
         first_request: Field::from(facts.and_then(|f| f.first_request.as_deref()).map(|r| one_line(r, 600))),
         last_request: Field::from(facts.and_then(|f| f.last_request.as_deref()).map(|r| one_line(r, 600))),
         model: text(facts.and_then(|f| f.model.as_deref())),
-        checkpoint: Field::json(checkpoint),
-        sources: Field::json(SourcesOut {
-            git: snapshot.git.status(),
-            transcript: snapshot.transcript.status(),
-            planning: if planning.exists { "ok" } else { ".planning/ did not exist" },
-        }),
-        generated: Field::Set(generated.into_iter().map(Value::from).collect()),
-        generated_text: Field::Set(generated_text),
+        checkpoint: Field::from(checkpoint.map(checkpoint_record)),
+        sources: Field::Set(Written::new(&Sources {
+            git: Field::Set(snapshot.git.status()),
+            transcript: Field::Set(snapshot.transcript.status()),
+            planning: Field::Set(if planning.exists { "ok" } else { ".planning/ did not exist" }.to_string()),
+        })),
+        generated: Field::Set(generated.into_iter().map(|name| Field::Set(name.to_string())).collect()),
+        generated_text: Field::Set(Written::new(&generated_text)),
         generated_at: Field::Set(timestamp.clone()),
         first_written: Field::Set(first_written),
         refreshes: Field::Set(refreshes),
-        schema: Field::Set(Value::from(super::doc::BATON_SCHEMA)),
+        schema: Field::Set(serde_json::Value::from(doc::BATON_SCHEMA)),
         writer: Field::Set(concat!("baton ", env!("CARGO_PKG_VERSION")).to_string()),
         ..Baton::default()
     };
@@ -486,8 +537,8 @@ pub fn build(
         task: Field::from(task.map(|t| t as u64)),
         total_tasks: Field::from(total_tasks.map(|t| t as u64)),
         status: Field::Set("paused".into()),
-        completed_tasks: Field::Set(completed_json),
-        remaining_tasks: Field::Set(remaining_json),
+        completed_tasks: Field::Set(completed),
+        remaining_tasks: Field::Set(remaining),
         blockers: Field::Set(blockers.clone()),
         human_actions_pending: Field::Set(human_actions.clone()),
         decisions: Field::Set(decisions),
@@ -513,8 +564,7 @@ pub fn build(
         gsd: planning.gsd,
     };
     let json = HandoffDoc::from_handoff(out, root);
-    let markdown = super::markdown::render(&json, snapshot, &tasks, carried, &summary);
-    Built { json, markdown, continue_here: planning.continue_here.clone(), summary }
+    Built { json, tasks, continue_here: planning.continue_here.clone(), summary }
 }
 
 #[cfg(test)]
@@ -537,11 +587,5 @@ mod tests {
         );
         assert_eq!(matching_commit("Write tests for limits and reset", &commits), None);
         assert_eq!(matching_commit("", &commits), None);
-    }
-
-    #[test]
-    fn one_line_folds_and_cuts() {
-        assert_eq!(one_line("a\n\tb\u{7}  c", 100), "a b c");
-        assert_eq!(one_line("abcdef", 4), "abc…");
     }
 }

@@ -48,14 +48,14 @@ pub fn render(handoff: &HandoffDoc, usage: Option<&SessionUsage>, generated_at: 
 
     out.push_str("\n## What was done\n\n");
     let done: Vec<TaskEntry> =
-        handoff.completed_tasks().into_iter().filter(|t| t.status.as_deref() == Some("done")).collect();
+        handoff.completed_tasks().into_iter().filter(|t| t.status.text() == Some("done")).collect();
     let commits = baton.session_commits();
     if done.is_empty() && commits.is_empty() {
         out.push_str("Nothing recorded as done (no completed todos, no commits this session).\n");
     }
     for task in &done {
-        let commit = task.commit.as_deref().map(|c| format!(" ({})", one_line(c))).unwrap_or_default();
-        let _ = writeln!(out, "- {}{commit}", one_line(&task.name));
+        let commit = task.commit.text().map(|c| format!(" ({})", one_line(c))).unwrap_or_default();
+        let _ = writeln!(out, "- {}{commit}", one_line(task.name()));
     }
     if !commits.is_empty() {
         out.push_str("\nCommits this session:\n\n");
@@ -79,7 +79,7 @@ pub fn render(handoff: &HandoffDoc, usage: Option<&SessionUsage>, generated_at: 
     }
 
     out.push_str("\n## Blockers and open items\n\n");
-    let in_progress = |t: &TaskEntry| t.status.as_deref() == Some("in_progress");
+    let in_progress = |t: &TaskEntry| t.status.text() == Some("in_progress");
     let open: Vec<TaskEntry> =
         handoff.completed_tasks().into_iter().filter(in_progress).chain(handoff.remaining_tasks()).collect();
     let blockers = handoff.blockers();
@@ -89,13 +89,13 @@ pub fn render(handoff: &HandoffDoc, usage: Option<&SessionUsage>, generated_at: 
     }
     for task in &open {
         let state = if in_progress(task) { "in progress" } else { "not started" };
-        let _ = writeln!(out, "- {} ({state})", one_line(&task.name));
+        let _ = writeln!(out, "- {} ({state})", one_line(task.name()));
     }
     for blocker in &blockers {
-        let _ = writeln!(out, "- Blocker: {}", one_line(&blocker.description));
+        let _ = writeln!(out, "- Blocker: {}", one_line(blocker.description()));
     }
     for action in &human {
-        let _ = writeln!(out, "- Human action: {}", one_line(&action.action));
+        let _ = writeln!(out, "- Human action: {}", one_line(action.action()));
     }
     if let Some(next) = handoff.next_action() {
         let _ = writeln!(out, "\nNext action: {}", crate::handoff::model::one_line(next, 600));

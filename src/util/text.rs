@@ -1,6 +1,7 @@
 //! Text rules shared by every printed surface: display width and cutting (the status
-//! line, the report's tables), token counts in short and in full form, ages, ANSI
-//! colour, and the one escaping of text from outside baton for a terminal.
+//! line, the report's tables), one line out of free text, token counts in short and in
+//! full form, ages, ANSI colour, and the one escaping of text from outside baton for a
+//! terminal.
 //!
 //! Text baton did not write (repository files, configs, transcripts, paths, host payload
 //! fields, git output) may hold control characters: an OSC 52 that writes the clipboard,
@@ -52,6 +53,24 @@ pub fn cut(text: &str, max: usize) -> String {
     out.truncate(trimmed);
     out.push('…');
     out
+}
+
+/// One line of text out of free text: control characters out, whitespace folded, cut.
+pub fn one_line(text: &str, max: usize) -> String {
+    let folded: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if folded.chars().count() > max {
+        let mut cut: String = folded.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    } else {
+        folded
+    }
 }
 
 /// A token count as people read it: `850`, `1.2k`, `38k`, `1.2M` (whole thousands from
@@ -252,6 +271,12 @@ impl fmt::Display for OutsidePath<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_folds_and_cuts() {
+        assert_eq!(one_line("a\n\tb\u{7}  c", 100), "a b c");
+        assert_eq!(one_line("abcdef", 4), "abc…");
+    }
 
     #[test]
     fn widths() {

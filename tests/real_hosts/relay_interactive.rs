@@ -107,6 +107,20 @@ fn baton_run_claude_interactive_relays_twenty_steps_across_contexts() {
                 agent.decisions().iter().map(|d| format!("{}:{:?}", d.done, d.made)).collect();
             format!("{}\n{pane}", moves.join(" "))
         });
+        // A leg that crossed CRITICAL and finished the task within its grace calls still has
+        // its handoff pending: baton hands over once more (countdown, a fresh leg that finds
+        // nothing left and says so). The user types `/exit` only once that has settled: no new
+        // request for 12 s after the last finish.
+        if finished {
+            let mut settled = (server.main_requests().len(), Instant::now());
+            tmux.wait_for(Duration::from_secs(120), |_| {
+                let count = server.main_requests().len();
+                if count != settled.0 {
+                    settled = (count, Instant::now());
+                }
+                status.exists() || (done() && settled.1.elapsed() > Duration::from_secs(12))
+            });
+        }
         // The user ends the session; baton prints its summary and exits with the host's status.
         std::thread::sleep(Duration::from_secs(2));
         tmux.type_line("/exit", || status.exists());
@@ -231,7 +245,7 @@ fn a_key_during_the_countdown_cancels_on_claude_code() {
         checks.check(
             "the summary: 1 leg, the host exited with its context paused",
             exited
-                && stderr.lines().last().is_some_and(|l| {
+                && stderr.lines().any(|l| {
                     l.starts_with("baton run: 1 leg;") && l.contains("exited with its context paused")
                 }),
             || stderr.clone(),
