@@ -90,7 +90,7 @@ pub struct HookInput {
     pub prompt: Option<String>,
     /// OpenCode's plugin: the newest reply's tokens and the model's limits.
     #[serde(deserialize_with = "lenient")]
-    pub opencode: Option<super::PluginReport>,
+    pub opencode: Option<PluginReport>,
     /// HandoffFacts (baton's OpenCode plugin): a digest of the session's messages, read
     /// within bounds as it streams in.
     pub opencode_messages: Option<crate::transcript::opencode::Digest>,
@@ -136,6 +136,68 @@ impl HookInput {
             None if gemini_key_set => "AfterTool".to_string(),
             None => String::new(),
         }
+    }
+}
+
+/// What baton's plugin (OpenCode, Kilo CLI) reports of the newest reply of the request
+/// (`opencode` on stdin): the figure the event carries.
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct PluginReport {
+    /// `tokens.input`: the prompt less its cached part.
+    #[serde(deserialize_with = "number")]
+    pub input: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub cache_read: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub cache_write: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub output: Option<f64>,
+    /// `providerID/modelID` of the reply.
+    #[serde(deserialize_with = "text")]
+    pub model: Option<String>,
+    /// The model's `limit.context`, `limit.input` and `limit.output`.
+    #[serde(deserialize_with = "number")]
+    pub context_limit: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub input_limit: Option<f64>,
+    #[serde(deserialize_with = "number")]
+    pub output_limit: Option<f64>,
+    /// When the reply was completed, in Unix milliseconds.
+    #[serde(deserialize_with = "number")]
+    pub completed_at: Option<f64>,
+    /// The host the plugin was written for (`opencode`, `kilo`).
+    #[serde(deserialize_with = "text")]
+    pub host: Option<String>,
+}
+
+fn count(value: Option<f64>) -> Option<u64> {
+    value.filter(|v| *v >= 0.0 && *v < 1e12).map(|v| v.round() as u64)
+}
+
+impl PluginReport {
+    /// The reply's prompt: input plus both cache counts (output excluded, as on every
+    /// host). `None` before the first reply (all zero).
+    pub fn prompt_tokens(&self) -> Option<u64> {
+        let input = count(self.input)?;
+        let total = input + count(self.cache_read).unwrap_or(0) + count(self.cache_write).unwrap_or(0);
+        (total > 0).then_some(total)
+    }
+
+    /// The window OpenCode gives the model (`limit.context`; 0 means unknown).
+    pub fn window(&self) -> Option<u64> {
+        count(self.context_limit).filter(|w| *w > 0)
+    }
+
+    /// When the reply was written, in Unix seconds.
+    pub fn written_at(&self) -> Option<i64> {
+        self.completed_at.filter(|ms| *ms > 0.0 && *ms < 1e15).map(|ms| (ms / 1000.0) as i64)
+    }
+
+    /// The model id without its provider (`standin/m` → `m`) is not used: baton's tables
+    /// and configuration name models as OpenCode does, `provider/model`.
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
     }
 }
 

@@ -39,8 +39,10 @@ use std::time::Duration;
 
 pub use codex::USABLE_PCT as CODEX_USABLE_PCT;
 pub use envelope::Envelope;
-pub use input::{Event, HookInput, RateWindow, StatuslineInput, SubagentRowsInput, SubagentTask};
-pub use opencode::{Report as PluginReport, is_baton_plugin, plugin_binary, plugin_text};
+pub use input::{
+    Event, HookInput, PluginReport, RateWindow, StatuslineInput, SubagentRowsInput, SubagentTask,
+};
+pub use opencode::{is_baton_plugin, plugin_binary, plugin_text};
 pub use spec::{
     Compaction, CompactionBrief, CompactionEnd, CompactionSettings, EventSpec, FigureSource, Grammar,
     Install, InstallFacts, PauseStop, Payload, RecordQuery, Recorded, ReplyWait, SettingsSeen, Spec,

@@ -16,7 +16,7 @@
 //!   The hook runs before the request, not after the tool (`tool.execute.after`): the
 //!   reply that issued a call records its tokens only after every call of that reply has
 //!   finished, so at the tool's own hook the figure would be one reply behind.
-//! - Figure: the `opencode` object of the event ([`Report`]), taken by the plugin from the
+//! - Figure: the `opencode` object of the event ([`super::PluginReport`]), taken by the plugin from the
 //!   newest assistant message of the request (its `tokens`, not a compaction summary's)
 //!   and the model's `limit` (`chat.params`): the window OpenCode itself works with.
 //! - Envelope: `hookSpecificOutput.additionalContext` is appended to the output of the
@@ -41,9 +41,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
-use super::lenient::{number, text};
 use super::spec::{
     Compaction, CompactionBrief, CompactionEnd, EventSpec, FigureSource, Grammar, Install, InstallFacts,
     PauseStop, RecordQuery, Recorded, Spec, TrustFacts, TrustFinding,
@@ -204,67 +201,6 @@ const OUTPUT_RESERVE_MAX: u64 = 32_000;
 /// The reserve under `limit.input` (its default `compaction.reserved`).
 const INPUT_RESERVE: u64 = 20_000;
 
-/// What the plugin reports of the newest reply of the request (`opencode` on stdin).
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct Report {
-    /// `tokens.input`: the prompt less its cached part.
-    #[serde(deserialize_with = "number")]
-    pub input: Option<f64>,
-    #[serde(deserialize_with = "number")]
-    pub cache_read: Option<f64>,
-    #[serde(deserialize_with = "number")]
-    pub cache_write: Option<f64>,
-    #[serde(deserialize_with = "number")]
-    pub output: Option<f64>,
-    /// `providerID/modelID` of the reply.
-    #[serde(deserialize_with = "text")]
-    pub model: Option<String>,
-    /// The model's `limit.context`, `limit.input` and `limit.output`.
-    #[serde(deserialize_with = "number")]
-    pub context_limit: Option<f64>,
-    #[serde(deserialize_with = "number")]
-    pub input_limit: Option<f64>,
-    #[serde(deserialize_with = "number")]
-    pub output_limit: Option<f64>,
-    /// When the reply was completed, in Unix milliseconds.
-    #[serde(deserialize_with = "number")]
-    pub completed_at: Option<f64>,
-    /// The host the plugin was written for (`opencode`, `kilo`).
-    #[serde(deserialize_with = "text")]
-    pub host: Option<String>,
-}
-
-fn count(value: Option<f64>) -> Option<u64> {
-    value.filter(|v| *v >= 0.0 && *v < 1e12).map(|v| v.round() as u64)
-}
-
-impl Report {
-    /// The reply's prompt: input plus both cache counts (output excluded, as on every
-    /// host). `None` before the first reply (all zero).
-    pub fn prompt_tokens(&self) -> Option<u64> {
-        let input = count(self.input)?;
-        let total = input + count(self.cache_read).unwrap_or(0) + count(self.cache_write).unwrap_or(0);
-        (total > 0).then_some(total)
-    }
-
-    /// The window OpenCode gives the model (`limit.context`; 0 means unknown).
-    pub fn window(&self) -> Option<u64> {
-        count(self.context_limit).filter(|w| *w > 0)
-    }
-
-    /// When the reply was written, in Unix seconds.
-    pub fn written_at(&self) -> Option<i64> {
-        self.completed_at.filter(|ms| *ms > 0.0 && *ms < 1e15).map(|ms| (ms / 1000.0) as i64)
-    }
-
-    /// The model id without its provider (`standin/m` → `m`) is not used: baton's tables
-    /// and configuration name models as OpenCode does, `provider/model`.
-    pub fn model(&self) -> Option<&str> {
-        self.model.as_deref()
-    }
-}
-
 /// The token count where OpenCode compacts (pure): `limit.input` less its reserve when
 /// the model has one, else the window less the model's output limit (at most 32,000;
 /// unknown: 32,000).
@@ -327,7 +263,8 @@ mod tests {
         assert_eq!(report.prompt_tokens(), Some(130_000));
         assert_eq!(report.window(), Some(200_000));
         assert_eq!(report.written_at(), Some(1_796_144_511));
-        let zero: Report = serde_json::from_str(r#"{"input": 0, "context_limit": 0}"#).unwrap();
+        let zero: super::super::PluginReport =
+            serde_json::from_str(r#"{"input": 0, "context_limit": 0}"#).unwrap();
         assert_eq!(zero.prompt_tokens(), None);
         assert_eq!(zero.window(), None);
     }
