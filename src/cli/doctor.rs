@@ -16,7 +16,7 @@ pub(super) struct DoctorArgs {
     #[arg(long)]
     json: bool,
     /// Check these hosts instead of those baton is installed for (comma-separate or repeat).
-    #[arg(long, value_parser = super::hosts::choice("Every host, installed or not"), value_delimiter = ',', value_name = "HOST")]
+    #[arg(long, value_parser = super::hosts::doctor_choice(), value_delimiter = ',', value_name = "HOST")]
     host: Vec<HostChoice>,
 }
 

@@ -29,7 +29,7 @@ struct TargetArgs {
     /// Which host's settings (comma-separate or repeat for several).
     #[arg(
         long,
-        value_parser = super::hosts::choice(super::hosts::install_all_help()),
+        value_parser = super::hosts::install_choice(),
         value_delimiter = ',',
         default_value = HostKind::DEFAULT.id(),
         value_name = "HOST"

@@ -186,7 +186,10 @@ impl HostKind {
     /// `baton status`, `report` and `pause` find its sessions by themselves.
     pub const DEFAULT: HostKind = HostKind::Claude;
 
-    /// The host's file: the one place a variant is tied to its implementation.
+    /// The host's file: the one place a variant is tied to its implementation. Never
+    /// inlined: each copy would carry its own table of the hosts' functions, for the loader
+    /// to relocate at every start.
+    #[inline(never)]
     pub fn host(self) -> &'static dyn Host {
         match self {
             HostKind::Claude => &claude::ClaudeCode,
