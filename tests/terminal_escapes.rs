@@ -14,8 +14,8 @@ use std::process::Output;
 use common::{SESSION, Sandbox, TestRepo, gsd_planning, told};
 use serde_json::{Value, json};
 
-/// The sequences of the issue, one after the other.
-const PLANT: &str = "\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}]8;;mailto:x@evil.invalid\u{1b}\\click\u{1b}]8;;\u{1b}\\\u{1b}[2J\u{1b}]0;pwned\u{7}\u{9b}31m";
+/// The sequences of the issue, one after the other, and a bidirectional override.
+const PLANT: &str = "\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}]8;;mailto:x@evil.invalid\u{1b}\\click\u{1b}]8;;\u{1b}\\\u{1b}[2J\u{1b}]0;pwned\u{7}\u{9b}31m\u{202e}gnp.exe";
 
 /// How the start of [`PLANT`] reads once shown.
 const SHOWN: &str = "\\u001b]52;c;ZXZpbA==\\u0007";
@@ -32,7 +32,7 @@ fn raw_control(text: &str) -> Option<(usize, char)> {
                 .map(|r| r.bytes().take_while(|b| b.is_ascii_digit() || *b == b';').count());
             params.is_none_or(|n| rest.as_bytes().get(1 + n) != Some(&b'm'))
         }
-        c => c.is_control(),
+        c => c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'),
     })
 }
 

@@ -129,18 +129,30 @@ pub fn paint(text: &str, code: &str, colour: bool) -> String {
 }
 
 /// Whether `c` is a control character a terminal may act on: C0 (ESC, BEL, newline …),
-/// DEL and C1 (U+0080–U+009F, U+009B among them).
+/// DEL and C1 (U+0080–U+009F, U+009B among them); or a bidirectional embedding, override
+/// or isolate (U+202A–U+202E, U+2066–U+2069), which makes a terminal show text in another
+/// order than it is read (a path or a command that looks like another).
 fn is_control(c: char) -> bool {
-    matches!(c, '\0'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+    matches!(c, '\0'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Whether the UTF-8 sequence at the start of `bytes` encodes a C1 character or a
+/// bidirectional control ([`is_control`]'s characters above U+007F).
+fn multibyte_control(bytes: &[u8]) -> bool {
+    match bytes {
+        [0xc2, next, ..] => (0x80..=0x9f).contains(next),
+        [0xe2, 0x80, next, ..] => (0xaa..=0xae).contains(next),
+        [0xe2, 0x81, next, ..] => (0xa6..=0xa9).contains(next),
+        _ => false,
+    }
 }
 
 /// Whether `bytes` (UTF-8) holds a control character other than those `keep` allows,
-/// byte by byte: C1 characters are the two-byte sequences `C2 80`..`C2 9F`.
+/// byte by byte: C1 characters are the two-byte sequences `C2 80`..`C2 9F`, the
+/// bidirectional controls three-byte sequences starting `E2`.
 fn needs_escaping(bytes: &[u8], keep: impl Fn(u8) -> bool) -> bool {
     bytes.iter().enumerate().any(|(i, &b)| {
-        (b < 0x20 && !keep(b))
-            || b == 0x7f
-            || (b == 0xc2 && bytes.get(i + 1).is_some_and(|n| (0x80..=0x9f).contains(n)))
+        (b < 0x20 && !keep(b)) || b == 0x7f || ((b == 0xc2 || b == 0xe2) && multibyte_control(&bytes[i..]))
     })
 }
 
@@ -229,7 +241,7 @@ fn first_to_show(text: &str) -> Option<usize> {
             },
             b'\n' => at += 1,
             b if b < 0x20 || b == 0x7f => return Some(at),
-            0xc2 if bytes.get(at + 1).is_some_and(|n| (0x80..=0x9f).contains(n)) => return Some(at),
+            0xc2 | 0xe2 if multibyte_control(&bytes[at..]) => return Some(at),
             _ => at += 1,
         }
     }
@@ -330,14 +342,14 @@ mod tests {
     }
 
     /// The sequences of issue 32: OSC 52, OSC 8, ESC [ 2J, OSC 0, U+009B.
-    const PLANTED: &str = "a\u{1b}]52;c;ZXZpbA==\u{7}b\u{1b}]8;;http://evil.invalid\u{1b}\\c\u{1b}[2Jd\u{1b}]0;title\u{7}e\u{9b}31mf\u{7f}";
+    const PLANTED: &str = "a\u{1b}]52;c;ZXZpbA==\u{7}b\u{1b}]8;;http://evil.invalid\u{1b}\\c\u{1b}[2Jd\u{1b}]0;title\u{7}e\u{9b}31mf\u{7f}g\u{202e}h\u{2066}i";
 
     #[test]
     fn outside_text_shows_every_control_character() {
         let shown = outside(PLANTED).to_string();
         assert_eq!(
             shown,
-            "a\\u001b]52;c;ZXZpbA==\\u0007b\\u001b]8;;http://evil.invalid\\u001b\\c\\u001b[2Jd\\u001b]0;title\\u0007e\\u009b31mf\\u007f"
+            "a\\u001b]52;c;ZXZpbA==\\u0007b\\u001b]8;;http://evil.invalid\\u001b\\c\\u001b[2Jd\\u001b]0;title\\u0007e\\u009b31mf\\u007fg\\u202eh\\u2066i"
         );
         assert!(!shown.chars().any(is_control));
         assert_eq!(outside("two\nlines\tand a tab").to_string(), "two\\u000alines\\u0009and a tab");
@@ -358,6 +370,8 @@ mod tests {
         assert!(shown.starts_with("\u{1b}[33mx\u{1b}[0ma\\u001b]52;"), "{shown}");
         assert_eq!(shown.matches('\u{1b}').count(), 2, "only the colour's two ESCs: {shown}");
         assert!(!shown.contains('\u{9b}') && !shown.contains('\u{7}') && !shown.contains('\u{7f}'));
+        assert!(!shown.contains('\u{202e}') && !shown.contains('\u{2066}'));
+        assert_eq!(for_terminal("left \u{2069}right \u{202d}\u{2010}"), "left \\u2069right \\u202d\u{2010}");
         assert!(shown.ends_with('\n'));
         // A colour sequence too long to be baton's, and one cut short, are shown.
         assert_eq!(for_terminal("\u{1b}[1;2;3;4;5;6;7;8;9m"), "\\u001b[1;2;3;4;5;6;7;8;9m");
