@@ -21,7 +21,9 @@ use std::time::Duration;
 
 use crate::config::Config;
 use crate::host::{Grammar, HostKind};
-use crate::run_record::{LegNote, RUN_ID_ENV, RUN_LEG_ENV, RunRecord, load, note};
+use crate::run_record::{
+    self, EndReason, LegNote, RUN_ID_ENV, RUN_LEG_ENV, RunEnd, RunRecord, load, note, now_ms,
+};
 use crate::util::proc::RunError;
 
 /// baton's fixed continue prompt: never text from the repository, the transcript or a
@@ -361,6 +363,17 @@ pub fn summary(record: &RunRecord, legs_run: u32, end: NextStep) -> String {
     format!("baton run: {legs}; {}; {end}.", parts.join("; "))
 }
 
+/// Why a leg ended, from what the runner saw (pure): paused when its own handoff is
+/// pending, done on a clean exit, else a crash (a signal's 128 + N read as the signal).
+pub fn classify(paused: bool, code: i32, peak_used_pct: Option<u32>) -> EndReason {
+    match (paused, code) {
+        (true, _) => EndReason::Paused { used_pct: peak_used_pct },
+        (false, 0) => EndReason::Done,
+        (false, code) if code > 128 => EndReason::Crashed { code: None, signal: Some(code - 128) },
+        (false, code) => EndReason::Crashed { code: Some(code), signal: None },
+    }
+}
+
 /// How one leg ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LegEnd {
@@ -406,10 +419,31 @@ pub fn run_headless(
     let max_legs = max_legs.max(1);
     let mut leg = 1;
     let mut elapsed = vec![];
+    run_record::update(run_id, |record| {
+        record.host = Some(command.host.id().to_string());
+        record.command =
+            std::iter::once(command.program.clone()).chain(command.args.iter().cloned()).collect();
+        record.project = Some(handoffs.project.clone());
+        record.started_ms.get_or_insert(now_ms());
+        record.invocations += 1;
+    });
     loop {
         let mut child = std::process::Command::new(&command.program);
         child.args(command.leg_args(leg)).env(RUN_ID_ENV, run_id).env(RUN_LEG_ENV, leg.to_string());
         let started = std::time::Instant::now();
+        let started_ms = now_ms();
+        run_record::update(run_id, |record| {
+            // The hand-over: from the previous leg's pause (else its end) to this start.
+            if let Some(previous) = record.legs.iter_mut().find(|n| n.leg + 1 == leg) {
+                let from = previous.paused_ms.or(previous.ended_ms).unwrap_or(started_ms);
+                let waited: u64 = previous.waits.iter().map(|w| w.end_ms.saturating_sub(w.start_ms)).sum();
+                previous.handover_ms = Some(started_ms.saturating_sub(from).saturating_sub(waited));
+            }
+            let invocation = record.invocations.max(1);
+            let note = record.leg_mut(leg);
+            note.started_ms = Some(started_ms);
+            note.invocation = Some(invocation);
+        });
         let program = || command.program.clone();
         // The pause stopped the agent: a host that ends its turn exits by itself; one that
         // goes on after a hook's stop (Codex) is ended by the relay.
@@ -428,12 +462,22 @@ pub fn run_headless(
         note(run_id, leg, |note| {
             note.ended = true;
             note.handoff_pending = paused;
+            note.ended_ms = Some(now_ms());
+            note.exit_code = Some(ended.code);
+            note.end_reason = Some(classify(paused, ended.code, note.peak_used_pct));
         });
         let record = load(run_id);
         let next = next_step(paused, leg, max_legs);
         let code = ended.code;
         after_leg(&LegEnd { leg, code, next, interrupted: ended.interrupted }, &record);
         if next != NextStep::Continue {
+            let end = if next == NextStep::Done { RunEnd::Done } else { RunEnd::MaxLegs };
+            run_record::update(run_id, |record| {
+                record.end = Some(end);
+                record.exit_code = Some(code);
+                record.ended_ms = Some(now_ms());
+            });
+            let record = load(run_id);
             return Ok(RunOutcome { legs: leg, code, end: next, record, elapsed });
         }
         leg += 1;
@@ -580,7 +624,7 @@ mod tests {
                 pause_armed: true,
                 ..LegNote::default()
             }],
-            current_leg: None,
+            ..RunRecord::default()
         };
         let text = summary(&record, 2, NextStep::Done);
         assert!(text.starts_with("baton run: 2 legs;"), "{text}");
