@@ -199,11 +199,19 @@ fn finish(outcome: Result<relay::RunOutcome, relay::RelayError>, command: &[Stri
                 faults::MAX_CRASH_RESTARTS + 1
             )
         }
-        RunEnd::Futile { filled_by } => errln!(
-            "baton run: {} legs in a row completed nothing and paused at CRITICAL again: the context is nearly full from its first request. What fills it at the start: {}. Make that smaller (or use a model with a larger window), then {again}.",
-            faults::MAX_FUTILE_IN_A_ROW,
-            filled_by.as_deref().unwrap_or("not measured")
-        ),
+        RunEnd::Futile { filled_by } => {
+            let at = outcome
+                .record
+                .leg(last)
+                .and_then(|n| n.peak_used_pct)
+                .map(|p| format!(" (at {p} %)"))
+                .unwrap_or_default();
+            errln!(
+                "baton run: {} legs in a row completed nothing and paused at CRITICAL again{at}: the context is nearly full from its first request. What fills it at the start: {}. Make that smaller (or use a model with a larger window), then {again}.",
+                faults::MAX_FUTILE_IN_A_ROW,
+                filled_by.as_deref().unwrap_or("not measured")
+            )
+        }
         RunEnd::Other => {}
     }
     ExitStatus::Code(outcome.exit_code())

@@ -25,9 +25,12 @@ pub struct Snapshot {
     head: Option<String>,
 }
 
-/// Whether `relative` is one of baton's own files in the handoff folder (the handoff, its
-/// archive, pending ones, reports).
+/// Whether `relative` is one of baton's own files: in the handoff folder (the handoff, its
+/// archive, pending ones, reports), or a handoff's `.continue-here.md` wherever GSD keeps it.
 fn batons_own(relative: &Path, handoff_dir: &Path) -> bool {
+    if relative.file_name().is_some_and(|n| n == ".continue-here.md") {
+        return true;
+    }
     let Ok(inside) = relative.strip_prefix(handoff_dir) else { return false };
     let first = inside.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
     first.is_some_and(|name| name.starts_with("HANDOFF") || name == "handoffs" || name == "reports")
@@ -144,7 +147,7 @@ pub fn describe_fill(parts: &[(String, u64)]) -> String {
         .iter()
         .map(|(name, len)| format!("{} ({} KB)", crate::util::text::outside(name), len.div_ceil(1024)))
         .collect();
-    words.join(", ")
+    format!("{}; the rest is the host's own (its system prompt, tools, MCP servers)", words.join(", "))
 }
 
 #[cfg(test)]
@@ -181,6 +184,7 @@ mod tests {
         assert!(batons_own(Path::new(".planning/handoffs/archive/x.json"), dir));
         assert!(!batons_own(Path::new(".planning/STATE.md"), dir));
         assert!(!batons_own(Path::new("src/HANDOFF.rs"), dir));
+        assert!(batons_own(Path::new(".planning/phases/01-x/.continue-here.md"), dir));
     }
 
     #[test]
@@ -189,7 +193,10 @@ mod tests {
             ("CLAUDE.md".into(), 2048),
             ("the brief (.planning/HANDOFF.json)".into(), 400_000),
         ]);
-        assert_eq!(text, "the brief (.planning/HANDOFF.json) (391 KB), CLAUDE.md (2 KB)");
+        assert!(
+            text.starts_with("the brief (.planning/HANDOFF.json) (391 KB), CLAUDE.md (2 KB); the rest"),
+            "{text}"
+        );
         assert!(describe_fill(&[]).starts_with("nothing baton can name"));
     }
 }

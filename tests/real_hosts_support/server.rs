@@ -400,12 +400,7 @@ type Refusal = (&'static str, Vec<(String, String)>, Vec<u8>);
 
 /// The refusal of a main request while a planned fault plays (recorded as refused), or
 /// `None`: the request is answered.
-fn refuse(
-    method: &str,
-    target: &str,
-    body: &[u8],
-    shared: &Mutex<Shared>,
-) -> Option<Refusal> {
+fn refuse(method: &str, target: &str, body: &[u8], shared: &Mutex<Shared>) -> Option<Refusal> {
     let path = target.split('?').next().unwrap_or_default().to_string();
     let api = api_of(&path)?;
     let parsed: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
