@@ -486,6 +486,9 @@ pub enum Event {
     LegEnded(LegEnd),
     /// A leg left no handoff of its own: one was written from its transcript's facts.
     HandoffFromFacts { leg: u32, handoff: Option<String> },
+    /// A leg briefed from `handoff` did nothing before its fault: that handoff stays the
+    /// brief of the next leg.
+    BriefKept { leg: u32, handoff: String },
     /// The next leg starts after a wait, sending nothing until then.
     Waiting { until_ms: u64, why: WaitReason },
     /// The next leg starts now.
@@ -684,9 +687,19 @@ pub fn run_headless(
                 !matches!(end, RunEnd::Done | RunEnd::MaxLegs | RunEnd::Futile { .. })
             }
         };
-        if from_facts && !paused {
-            let handoff = handoff_from_facts(command.host, handoffs, run_id, leg);
-            on_event(&Event::HandoffFromFacts { leg, handoff }, &load(run_id));
+        // A briefed leg that did nothing before its fault has no facts of its own: the
+        // handoff it was briefed from stands for the next leg (written again from this
+        // leg's transcript, it would lose the work before it).
+        let did_nothing = facts.progress.as_ref().is_some_and(|p| *p == run_record::Progress::default());
+        match (&leg_note.briefed_from, did_nothing) {
+            _ if !from_facts || paused => {}
+            (Some(handoff), true) => {
+                on_event(&Event::BriefKept { leg, handoff: handoff.clone() }, &load(run_id));
+            }
+            _ => {
+                let handoff = handoff_from_facts(command.host, handoffs, run_id, leg);
+                on_event(&Event::HandoffFromFacts { leg, handoff }, &load(run_id));
+            }
         }
         let wait = match decision {
             faults::Decision::End(end) => return Ok(end_run(run_id, first_leg..=leg, code, end, elapsed)),

@@ -124,6 +124,9 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
         Event::HandoffFromFacts { leg, handoff: None } => errln!(
             "baton run: leg {leg} left no handoff and none could be written from its facts (no session recorded); the next leg is briefed from what is pending"
         ),
+        Event::BriefKept { leg, handoff } => errln!(
+            "baton run: leg {leg} completed nothing before it ended; {handoff}, which briefed it, stays the brief"
+        ),
         Event::Waiting { until_ms, why } => {
             let left = until_ms.saturating_sub(crate::run_record::now_ms()).div_ceil(1000);
             match why {

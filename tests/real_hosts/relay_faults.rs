@@ -358,3 +358,151 @@ fn baton_run_claude_print_ends_a_futile_relay() {
         checks.finish();
     });
 }
+
+// ---- Codex and Gemini CLI ----
+
+/// The headless hosts besides Claude Code.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Other {
+    Codex,
+    Gemini,
+}
+
+/// A world set up for `host` against `server`, and `baton run [flags] -- <host command>`
+/// with its environment.
+fn other_host(
+    world: &World,
+    server: &Server,
+    host: Other,
+    flags: &[&str],
+) -> (Vec<String>, Vec<(&'static str, String)>) {
+    let mut args: Vec<String> = vec!["run".into()];
+    args.extend(flags.iter().map(|f| f.to_string()));
+    args.push("--".into());
+    match host {
+        Other::Codex => {
+            world.codex_setup(server);
+            common::write(&world.sandbox.user_config(), r#"{"handoff": {"on_critical": "relay"}}"#);
+            args.push(super::relay::codex_command(world).display().to_string());
+            args.extend(super::relay::CODEX_ARGS.map(str::to_string));
+            args.push(TASK.to_string());
+            (args, super::relay::codex_env())
+        }
+        Other::Gemini => {
+            world.gemini_setup();
+            // The user's bound on Gemini CLI's own retries (10 attempts over ~3.5 min by
+            // default): two.
+            let settings = world.sandbox.home().join(".gemini/settings.json");
+            let mut value: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&settings).unwrap_or_default())
+                    .unwrap_or_default();
+            value["general"]["maxAttempts"] = serde_json::json!(2);
+            common::write(&settings, &value.to_string());
+            super::relay::gemini_config(world, "relay", true);
+            args.push(super::relay::gemini_command(world).display().to_string());
+            args.extend(super::relay::GEMINI_ARGS.map(str::to_string));
+            args.extend(["-p".to_string(), TASK.to_string()]);
+            (args, super::relay::gemini_env(server))
+        }
+    }
+}
+
+fn usage_limit_on(host: Other, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
+    let mut checks = Checks::new(name);
+    let world = World::new(hosts);
+    let agent = small_agent();
+    let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+    server.plan_fault(FaultPlan {
+        fault: Fault::UsageLimit,
+        at_main: 8,
+        lasting: Some(Duration::from_secs(20)),
+    });
+    let (args, env) = other_host(&world, &server, host, &[]);
+    let run = run_baton(&world, &args, &env, |_| {});
+    world.save_requests(&server, &format!("relay-faults-{host:?}-usage-limit"));
+    eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
+    check_completed(&mut checks, &agent, &run);
+    check_steps_once(&mut checks, &world, 1);
+    let played = server.faults_played();
+    let requests = server.main_requests();
+    let refused = requests.iter().filter(|r| r.refused).count();
+    checks.check(
+        "the usage limit refused the host's request(s) only until the reset",
+        (1..=2).contains(&refused),
+        || format!("{refused} refused; {played:?}\n{}", server.summary()),
+    );
+    let (start, reset) = played.first().map_or((0, 0), |p| (p.start_ms, p.end_ms.unwrap_or(0)));
+    let early = requests.iter().filter(|r| !r.refused && r.millis > start && r.millis < reset).count();
+    checks.check("no request before the reset", early == 0, || server.summary());
+    checks.check(
+        "stderr says the relay waits for the reset, and until when",
+        run.stderr.contains("waiting for the usage limit's reset: until "),
+        || run.stderr.clone(),
+    );
+    check_later_legs_briefed(&mut checks, &server);
+    checks.finish();
+}
+
+fn server_errors_on(host: Other, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
+    let mut checks = Checks::new(name);
+    let world = World::new(hosts);
+    let agent = small_agent();
+    let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+    server.plan_fault(FaultPlan {
+        fault: Fault::Overloaded,
+        at_main: 8,
+        lasting: Some(Duration::from_secs(6)),
+    });
+    let (args, env) = other_host(&world, &server, host, &[]);
+    let run = run_baton(&world, &args, &env, |_| {});
+    world.save_requests(&server, &format!("relay-faults-{host:?}-errors"));
+    eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
+    check_completed(&mut checks, &agent, &run);
+    check_steps_once(&mut checks, &world, 1);
+    checks
+        .check("stderr names the retries", run.stderr.contains("after the API error"), || run.stderr.clone());
+    check_later_legs_briefed(&mut checks, &server);
+
+    let world = World::new(hosts);
+    let agent = small_agent();
+    let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+    server.plan_fault(FaultPlan { fault: Fault::Overloaded, at_main: 3, lasting: None });
+    let (args, env) = other_host(&world, &server, host, &["--retries", "1"]);
+    let run = run_baton(&world, &args, &env, |_| {});
+    eprintln!("real hosts: {name} for ever stderr (tail):\n{}", common_tail(&run.stderr));
+    checks.check("errors for ever: exit 5", run.status.and_then(|s| s.code()) == Some(5), || run.describe());
+    checks.check(
+        "one line names the API error",
+        run.stderr.lines().any(|l| l.starts_with("baton run: the model server kept failing: ")),
+        || run.stderr.clone(),
+    );
+    checks.finish();
+}
+
+#[test]
+fn baton_run_codex_exec_waits_for_a_usage_limits_reset() {
+    with_hosts("relay faults: codex exec usage limit", |hosts| {
+        usage_limit_on(Other::Codex, "relay faults: codex exec usage limit", hosts);
+    });
+}
+
+#[test]
+fn baton_run_codex_exec_retries_server_errors() {
+    with_hosts("relay faults: codex exec server errors", |hosts| {
+        server_errors_on(Other::Codex, "relay faults: codex exec server errors", hosts);
+    });
+}
+
+#[test]
+fn baton_run_gemini_print_waits_for_a_usage_limits_reset() {
+    with_hosts("relay faults: gemini -p usage limit", |hosts| {
+        usage_limit_on(Other::Gemini, "relay faults: gemini -p usage limit", hosts);
+    });
+}
+
+#[test]
+fn baton_run_gemini_print_retries_server_errors() {
+    with_hosts("relay faults: gemini -p server errors", |hosts| {
+        server_errors_on(Other::Gemini, "relay faults: gemini -p server errors", hosts);
+    });
+}
