@@ -214,7 +214,7 @@ fn a_relay_that_repeats_nothing_reports_its_legs_and_0_repeated() {
         "Relay run-1b-1: 2 legs in 42 s, on claude",
         "Leg 1  10:00:00 → 10:00:12 (12 s)  paused at 82 %",
         "peak context: 82 % (160,000 tokens)",
-        "completed: 3 todos (of 6), 3 steps, 0 commits, 1 file (steps.log)",
+        "completed: 3 todos (of 6), 3 steps, 0 commits, wrote steps.log",
         "hand-over to leg 2: 18 s",
         "Leg 2  10:00:30 → 10:00:42 (12 s)  done",
         "Repeated steps: 0",

@@ -45,22 +45,21 @@ fn completed_line(row: &LegRow) -> String {
     }
     parts.push(plural(done.steps, "step", "steps"));
     parts.push(plural(done.commits, "commit", "commits"));
-    if let Some(changed) = done.files_changed {
-        parts.push(format!("{} changed", plural(changed as usize, "file", "files")));
-    }
-    let files = if done.files_written.is_empty() {
-        "no file written".to_string()
+    if done.files_written.is_empty() {
+        parts.push("no file written".into());
     } else {
         let shown: Vec<String> = done.files_written.iter().take(5).map(|f| outside(f).to_string()).collect();
         let more = done.files_written.len().saturating_sub(5);
         let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-        format!("{} ({}{more})", plural(done.files_written.len(), "file", "files"), shown.join(", "))
-    };
-    parts.push(files);
+        parts.push(format!("wrote {}{more}", shown.join(", ")));
+    }
+    if let Some(changed) = done.files_changed {
+        parts.push(format!("{} changed in the work tree", plural(changed as usize, "file", "files")));
+    }
     parts.join(", ")
 }
 
-fn leg_block(out: &mut String, row: &LegRow, next: Option<u32>, colour: bool) {
+fn leg_block(out: &mut String, row: &LegRow, next: Option<u32>, scale: u64, colour: bool) {
     let span = row.seconds.map(|s| format!(" ({})", duration(s))).unwrap_or_default();
     let head = format!("Leg {}", row.leg);
     let _ = writeln!(
@@ -101,7 +100,7 @@ fn leg_block(out: &mut String, row: &LegRow, next: Option<u32>, colour: bool) {
     if !row.context.is_empty() {
         let values: Vec<u64> = row.context.iter().map(|p| p.tokens).collect();
         let max = values.iter().copied().max().unwrap_or(0);
-        let (line, _) = sparkline(&values, max, SPARKLINE_MAX);
+        let (line, _) = sparkline(&values, scale.max(max), SPARKLINE_MAX);
         let _ = writeln!(out, "  context: {line} {} replies, up to {}", values.len(), short_tokens(max));
     }
     for session in &row.sessions {
@@ -136,8 +135,10 @@ pub fn render(report: &RelayReport, colour: bool) -> String {
         let _ = writeln!(out, "record: {}", outside(record));
     }
     let _ = writeln!(out);
+    // One scale for every leg's sparkline, so the legs compare.
+    let scale = report.legs.iter().filter_map(|l| l.peak_tokens).max().unwrap_or(0);
     for (i, row) in report.legs.iter().enumerate() {
-        leg_block(&mut out, row, report.legs.get(i + 1).map(|n| n.leg), colour);
+        leg_block(&mut out, row, report.legs.get(i + 1).map(|n| n.leg), scale, colour);
         let _ = writeln!(out);
     }
     if report.repeated.is_empty() {
