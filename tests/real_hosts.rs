@@ -867,3 +867,4 @@ mod relay;
 mod relay_chat_hosts;
 mod relay_interactive;
 mod relay_opencode;
+mod relay_report;

@@ -151,10 +151,15 @@ struct TraceBuilder {
     last_message: Option<String>,
 }
 
-/// Texts a result starts with (or holds) when the call never ran.
+/// Texts a result starts with (or holds) when the call never ran: baton's refusal (every
+/// host that shows it), Codex's and Qwen Code's / Copilot CLI's words for a PreToolUse
+/// denial, Gemini CLI 0.61.0's for a BeforeTool stop (the call's own error, seen in the
+/// real-host relay), a person's refusal.
 const NOT_RUN_MARKS: &[&str] = &[
     "baton refused this call",
     "Command blocked by PreToolUse hook",
+    "Denied by preToolUse hook",
+    "Agent execution stopped by hook",
     "The user doesn't want to",
     "[Request interrupted by user",
     "User rejected",
@@ -247,9 +252,15 @@ pub fn action_of(tool: &str, input: &Value) -> Action {
         | "web_fetch"
         | "webfetch"
         | "websearch"
-        | "google_web_search" => {
-            let target = path_of(input, &["file_path", "path", "absolute_path", "pattern", "url", "query"])
-                .unwrap_or_default();
+        | "google_web_search"
+        | "toolsearch"
+        | "bashoutput"
+        | "taskoutput"
+        | "taskget"
+        | "notebookread"
+        | "view_image" => {
+            let keys = ["file_path", "path", "absolute_path", "pattern", "url", "query", "taskId", "bash_id"];
+            let target = path_of(input, &keys).unwrap_or_default();
             Action::Read { target }
         }
         _ => Action::Other { input_hash: hash_value(input) },
@@ -600,13 +611,19 @@ mod tests {
                 "toolCalls": [
                     {"id": "g1", "name": "run_shell_command", "args": {"command": "echo step-02 >> steps.log"}, "status": "success",
                      "result": [{"functionResponse": {"response": {"output": "Output: DONE\nExit Code: 0"}}}]},
-                    {"id": "g2", "name": "write_file", "args": {"file_path": "b.txt", "content": "y"}, "status": "cancelled"}]}),
+                    {"id": "g2", "name": "write_file", "args": {"file_path": "b.txt", "content": "y"}, "status": "cancelled"},
+                    {"id": "g3", "name": "run_shell_command", "args": {"command": "echo step-03 >> steps.log"}, "status": "error",
+                     "result": [{"functionResponse": {"response": {"error": "Agent execution stopped by hook: baton: context 93 % — paused"}}}]},
+                    {"id": "g4", "name": "run_shell_command", "args": {"command": "false"}, "status": "error",
+                     "result": [{"functionResponse": {"response": {"output": "Exit Code: 1"}}}]}]}),
         ]);
         let trace = trace_from_bytes(Format::GeminiChat, &bytes);
         assert_eq!(trace.started_at.as_deref(), Some("2026-01-01T10:00:00Z"));
         assert_eq!(trace.figures.len(), 1);
         assert_eq!(trace.calls[0].outcome, Outcome::Ran);
         assert_eq!(trace.calls[1].outcome, Outcome::NotRun);
+        assert_eq!(trace.calls[2].outcome, Outcome::NotRun, "stopped at BeforeTool: it never ran");
+        assert_eq!(trace.calls[3].outcome, Outcome::Failed);
     }
 
     #[test]
@@ -620,6 +637,8 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_eq!(action_of("TodoWrite", &json!({"todos": []})), Action::Plan);
+        let search = action_of("ToolSearch", &json!({"query": "select:TaskCreate", "max_results": 5}));
+        assert_eq!(search, Action::Read { target: "select:TaskCreate".into() }, "it only loads tools");
         let argv = action_of("shell", &json!({"command": ["bash", "-lc", "make test"]}));
         assert_eq!(argv, Action::Shell { command: "make test".into() });
     }

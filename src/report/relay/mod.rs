@@ -255,11 +255,15 @@ pub struct RelayReport {
     /// How many `baton run`s ran the relay (more than 1 after an interruption).
     pub invocations: u32,
     pub legs: Vec<LegRow>,
-    /// Calls a leg ran again, in order.
+    /// Calls a leg ran again, in order: steps, and reads (which a fresh context makes).
     pub repeated: Vec<Repeat>,
-    /// How many repeats, and how many of them side effects (the relay's failure).
+    /// Steps a leg ran again (every repeat but a read), and how many of them side
+    /// effects (the relay's own failure).
     pub repeated_steps: usize,
     pub repeated_side_effects: usize,
+    /// Reads a leg made again (a file, a search, the tools loaded): a fresh context's
+    /// cost, not a step.
+    pub repeated_reads: usize,
     /// Seconds from the first leg's start to the last leg's end.
     pub seconds: Option<f64>,
 }
@@ -438,8 +442,9 @@ impl RelayReport {
             exit_code: record.exit_code,
             invocations: record.invocations,
             legs: rows,
-            repeated_steps: repeated.len(),
+            repeated_steps: repeated.iter().filter(|r| r.effect != repeats::Effect::ReadOnly).count(),
             repeated_side_effects: side_effects,
+            repeated_reads: repeated.iter().filter(|r| r.effect == repeats::Effect::ReadOnly).count(),
             repeated,
             seconds,
         }
@@ -550,6 +555,28 @@ mod tests {
                 .unwrap()
                 .contains("leg 2 ran again what leg 1 had done (echo step-01 >> steps.log)")
         );
+    }
+
+    #[test]
+    fn a_read_made_again_by_a_fresh_context_is_no_repeated_step() {
+        let search = || TraceCall {
+            tool: "ToolSearch".into(),
+            action: Action::Read { target: "select:TaskCreate".into() },
+            at: None,
+            outcome: Outcome::Ran,
+        };
+        let legs = vec![
+            leg(1, "2026-01-01T10:00:00Z", "2026-01-01T10:01:00Z", vec![search()], 1, LegNote::default()),
+            leg(2, "2026-01-01T10:01:02Z", "2026-01-01T10:02:00Z", vec![search()], 2, LegNote::default()),
+        ];
+        let record =
+            RunRecord { legs: legs.iter().map(|l| l.note.clone()).collect(), ..RunRecord::default() };
+        let report = RelayReport::build("run-1", None, &record, legs);
+        assert_eq!((report.repeated_steps, report.repeated_side_effects, report.repeated_reads), (0, 0, 1));
+        assert!(report.failure().is_none());
+        let text = text::render(&report, false);
+        assert!(text.contains("Repeated steps: 0"), "{text}");
+        assert!(text.contains("Read again by a later leg: 1"), "{text}");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::repeats::{Effect, Repeat};
 use super::{LegRow, RelayReport};
 use crate::report::sparkline;
 use crate::util::text::{one_line, outside, paint, short_tokens, thousands};
@@ -111,6 +112,23 @@ fn leg_block(out: &mut String, row: &LegRow, next: Option<u32>, scale: u64, colo
     }
 }
 
+fn list_repeats(out: &mut String, repeats: &[&Repeat]) {
+    for repeat in repeats.iter().take(REPEATS_LISTED) {
+        let mark = if repeat.is_failure() { "  side effect" } else { "" };
+        let _ = writeln!(
+            out,
+            "  leg {} again (first in leg {}): {} {}{mark}",
+            repeat.leg,
+            repeat.of_leg,
+            outside(&repeat.tool),
+            outside(&one_line(&repeat.what, 100))
+        );
+    }
+    if repeats.len() > REPEATS_LISTED {
+        let _ = writeln!(out, "  … and {} more", repeats.len() - REPEATS_LISTED);
+    }
+}
+
 /// Renders the report.
 pub fn render(report: &RelayReport, colour: bool) -> String {
     let mut out = String::new();
@@ -141,28 +159,22 @@ pub fn render(report: &RelayReport, colour: bool) -> String {
         leg_block(&mut out, row, report.legs.get(i + 1).map(|n| n.leg), scale, colour);
         let _ = writeln!(out);
     }
-    if report.repeated.is_empty() {
-        let _ = writeln!(out, "Repeated steps: 0 (no leg ran again a call an earlier leg had run)");
+    let steps: Vec<&Repeat> = report.repeated.iter().filter(|r| r.effect != Effect::ReadOnly).collect();
+    let reads: Vec<&Repeat> = report.repeated.iter().filter(|r| r.effect == Effect::ReadOnly).collect();
+    if steps.is_empty() {
+        let _ = writeln!(out, "Repeated steps: 0 (no leg ran again a step an earlier leg had run)");
     } else {
         let _ = writeln!(
             out,
             "Repeated steps: {} ({} with a side effect)",
             report.repeated_steps, report.repeated_side_effects
         );
-        for repeat in report.repeated.iter().take(REPEATS_LISTED) {
-            let mark = if repeat.is_failure() { "  side effect" } else { "" };
-            let _ = writeln!(
-                out,
-                "  leg {} again (first in leg {}): {} {}{mark}",
-                repeat.leg,
-                repeat.of_leg,
-                outside(&repeat.tool),
-                outside(&one_line(&repeat.what, 100))
-            );
-        }
-        if report.repeated.len() > REPEATS_LISTED {
-            let _ = writeln!(out, "  … and {} more", report.repeated.len() - REPEATS_LISTED);
-        }
+        list_repeats(&mut out, &steps);
+    }
+    if !reads.is_empty() {
+        let _ =
+            writeln!(out, "Read again by a later leg: {} (a fresh context's cost, not a step)", reads.len());
+        list_repeats(&mut out, &reads);
     }
     if let Some(failure) = report.failure() {
         let _ = writeln!(
