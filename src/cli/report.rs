@@ -20,7 +20,8 @@ pub(super) struct ReportArgs {
     #[arg(long, value_name = "PATH", conflicts_with = "relay")]
     transcript: Option<PathBuf>,
     /// The project folder (default: the current folder): the session that wrote its
-    /// pending handoff is reported, else its newest transcript.
+    /// pending handoff is reported, else its newest transcript; with --relay, its newest
+    /// run.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["session", "transcript"])]
     cwd: Option<PathBuf>,
     /// Print one JSON object for machines instead of the text report.

@@ -1,8 +1,8 @@
 //! A session's course, read whole for `baton report --relay`: every tool call with what it
 //! was asked to do and whether it ran, and the context figure after each reply, with their
 //! times. Claude Code's transcript (and the hosts whose lines are put in its shape:
-//! Factory Droid, Copilot CLI), Codex's rollout and Gemini CLI's chat recording are read;
-//! another format gives its times and nothing else.
+//! Factory Droid, Copilot CLI), Codex's rollout, Gemini CLI's and Qwen Code's chat
+//! recordings are read; OpenCode's messages are no file (baton's plugin sends them).
 //!
 //! The file is read front to back, one line at a time, at most [`TRACE_BUDGET`] bytes;
 //! what is kept of each call is bounded (a command clipped, a file's content hashed).
@@ -330,13 +330,17 @@ impl TraceBuilder {
                 }
             }
             Format::CopilotEvents => {
+                // The figure is a usage record of its own, not on the reply's line.
+                if let Some(super::copilot::LineFact::Usage(usage)) = super::copilot::fact_from_line(line) {
+                    self.figure(None, usage.tokens, at.clone());
+                }
                 if let Some(shaped) = super::copilot::claude_shaped(&value) {
                     self.claude_line(&shaped, at);
                 }
             }
             Format::CodexRollout => self.codex_line(&value, at),
             Format::GeminiChat => self.gemini_line(&value, at),
-            Format::QwenChat => {}
+            Format::QwenChat => self.qwen_line(&value, at),
         }
     }
 
@@ -500,6 +504,52 @@ impl TraceBuilder {
         }
     }
 
+    /// Qwen Code's recording: `assistant` lines with `functionCall` parts and the prompt's
+    /// size, `tool_result` lines with `functionResponse` parts and the call's status.
+    fn qwen_line(&mut self, value: &Value, at: Option<String>) {
+        let parts = || {
+            value
+                .pointer("/message/parts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|p| p.is_object())
+        };
+        match text(value.get("type")) {
+            Some("assistant") => {
+                if let Some(model) = text(value.get("model")) {
+                    self.trace.model = Some(clip(model, SHORT_TEXT_MAX));
+                }
+                if let Some(tokens) = value.pointer("/usageMetadata/promptTokenCount").and_then(Value::as_u64)
+                {
+                    self.figure(text(value.get("uuid")), tokens, at.clone());
+                }
+                for call in parts().filter_map(|p| p.get("functionCall")) {
+                    let Some(name) = text(call.get("name")) else { continue };
+                    let empty = Value::Null;
+                    self.call(text(call.get("id")), name, call.get("args").unwrap_or(&empty), at.clone());
+                }
+            }
+            Some("tool_result") => {
+                let status = value.pointer("/toolCallResult/status").and_then(Value::as_str);
+                for response in parts().filter_map(|p| p.get("functionResponse")) {
+                    let Some(id) = text(response.get("id")) else { continue };
+                    let output: Vec<&str> = ["output", "error"]
+                        .iter()
+                        .filter_map(|key| text(response.get("response").and_then(|r| r.get(*key))))
+                        .collect();
+                    let output = output.join("\n");
+                    match status {
+                        Some("cancelled") => self.result(id, false, "[Request interrupted by user]"),
+                        Some("error") => self.result(id, true, &output),
+                        _ => self.result(id, false, &output),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn finish(mut self) -> Trace {
         self.trace.format = self.format;
         self.trace
@@ -641,6 +691,40 @@ mod tests {
         assert_eq!(search, Action::Read { target: "select:TaskCreate".into() }, "it only loads tools");
         let argv = action_of("shell", &json!({"command": ["bash", "-lc", "make test"]}));
         assert_eq!(argv, Action::Shell { command: "make test".into() });
+    }
+
+    /// Captured from the real Qwen Code against the stand-in server (see
+    /// tests/fixtures/real/README.md).
+    #[test]
+    fn qwen_codes_recording_gives_its_calls_and_figures() {
+        let bytes = include_bytes!("../../tests/fixtures/real/qwen/chat-at-critical.jsonl");
+        let trace = trace_from_bytes(Format::QwenChat, bytes);
+        assert!(!trace.figures.is_empty(), "{trace:?}");
+        assert!(
+            trace.calls.iter().any(|c| matches!(c.action, Action::Shell { .. }) && c.outcome.ran()),
+            "{trace:?}"
+        );
+        assert!(trace.started_at.is_some() && trace.model.is_some());
+    }
+
+    /// Captured from the real Copilot CLI and Factory Droid (tests/fixtures/real/README.md):
+    /// their lines are read in Claude Code's shape; Copilot CLI's usage records give the
+    /// figure per call, Factory Droid keeps none per reply.
+    #[test]
+    fn copilots_and_droids_calls_in_claude_codes_shape() {
+        let copilot = trace_from_bytes(
+            Format::CopilotEvents,
+            include_bytes!("../../tests/fixtures/real/copilot/events-at-critical.jsonl"),
+        );
+        assert!(!copilot.figures.is_empty() && copilot.calls.iter().any(|c| c.outcome.ran()), "{copilot:?}");
+        let droid = trace_from_bytes(
+            Format::DroidSession,
+            include_bytes!("../../tests/fixtures/real/droid/session-at-critical.jsonl"),
+        );
+        assert!(
+            droid.calls.iter().any(|c| matches!(c.action, Action::Shell { .. }) && c.outcome.ran()),
+            "{droid:?}"
+        );
     }
 
     #[test]
