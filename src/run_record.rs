@@ -338,6 +338,27 @@ fn record_file(run_id: &str) -> Option<(VersionedFile, Guard)> {
     Some((file, guard))
 }
 
+/// The most records [`all_records`] reads (the newest, by file time).
+const RECORDS_READ: usize = 200;
+
+/// The runs' records in baton's state dir, with their ids: the newest [`RECORDS_READ`].
+pub fn all_records() -> Vec<(String, RunRecord)> {
+    let Some(dir) = places::state_dir().map(|d| d.join("runs")) else { return vec![] };
+    let mut files: Vec<(std::time::SystemTime, String)> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let id = name.strip_suffix(".json")?.to_string();
+            let modified = entry.metadata().ok()?.modified().ok()?;
+            valid_run_id(&id).then_some((modified, id))
+        })
+        .collect();
+    files.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
+    files.into_iter().take(RECORDS_READ).map(|(_, id)| (id.clone(), load(&id))).collect()
+}
+
 /// The run's record as stored.
 pub fn load(run_id: &str) -> RunRecord {
     record_file(run_id)
