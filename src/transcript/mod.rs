@@ -30,6 +30,7 @@ mod tail;
 #[cfg(test)]
 mod testing;
 mod todos;
+pub mod trace;
 
 use std::io;
 use std::path::Path;
@@ -49,6 +50,7 @@ pub use line::{Compaction, Usage};
 pub use todos::TodoItem;
 #[cfg(test)]
 pub use todos::TodoSource;
+pub use trace::{Action, Outcome, Trace, TraceCall, read_trace};
 
 /// The last lines of the record at `path` that parse as JSON, newest first: at most
 /// `max_lines`, within `budget` bytes read from its end (the relay's look at how a leg

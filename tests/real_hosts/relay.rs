@@ -293,6 +293,7 @@ pub(super) fn check_relay(
         || run.stderr.clone(),
     );
     check_no_compaction_and_permissions(checks, world, server);
+    super::relay_report::check_relay_report(checks, world, starts.len());
     // Time per hand-over: the last request of a leg to the first of the next.
     let gaps: Vec<f64> = starts
         .iter()
