@@ -254,3 +254,96 @@ fn scan_file(
     }
     Ok((newest, tail.stats()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXTURES: &[(Format, &[u8])] = &[
+        (
+            Format::CodexRollout,
+            include_bytes!("../../tests/fixtures/real/codex/rollout-at-PostToolUse-3.jsonl"),
+        ),
+        (Format::CodexRollout, include_bytes!("../../tests/fixtures/real/codex/rollout-at-critical.jsonl")),
+        (Format::GeminiChat, include_bytes!("../../tests/fixtures/real/gemini/chat-at-AfterTool-1.jsonl")),
+        (Format::QwenChat, include_bytes!("../../tests/fixtures/real/qwen/transcript-with-compress.jsonl")),
+        (Format::QwenChat, include_bytes!("../../tests/fixtures/real/qwen/chat-at-critical.jsonl")),
+        (Format::CopilotEvents, include_bytes!("../../tests/fixtures/real/copilot/events.jsonl")),
+        (Format::CopilotEvents, include_bytes!("../../tests/fixtures/real/copilot/events-at-critical.jsonl")),
+    ];
+
+    /// For every line boundary (and mid-line cut) of each real record: read the first
+    /// part, append the rest, read again from the mark. The figure must be the one a
+    /// fresh read of the whole file gives, and the second read must read only the part
+    /// appended (and the cut line again).
+    #[test]
+    fn a_read_from_the_mark_gives_what_a_fresh_read_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        for (format, bytes) in FIXTURES {
+            let path = dir.path().join("record.jsonl");
+            let whole = {
+                std::fs::write(&path, bytes).unwrap();
+                read_from(*format, &path, None).unwrap().0
+            };
+            assert!(whole.is_some(), "{format:?}: the fixture has a figure");
+            let cuts = (1..bytes.len()).filter(|i| bytes[i - 1] == b'\n' || i % 97 == 0);
+            for cut in cuts {
+                std::fs::write(&path, &bytes[..cut]).unwrap();
+                crate::transcript::resume::written_a_minute_ago(&path);
+                let (first, mark) = read_from(*format, &path, None).unwrap();
+                let mark = mark.expect("a mark");
+                assert_eq!(first, read_from(*format, &path, Some(&mark)).unwrap().0, "unchanged");
+                assert!(read_from(*format, &path, Some(&mark)).unwrap().1.is_none(), "no new mark");
+                let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+                std::io::Write::write_all(&mut file, &bytes[cut..]).unwrap();
+                let (resumed, next) = read_from(*format, &path, Some(&mark)).unwrap();
+                assert_eq!(resumed, whole, "{format:?} cut at {cut}");
+                let next = next.expect("a new mark");
+                assert_eq!(next.resume_at, bytes.len() as u64 - u64::from(bytes.last() != Some(&b'\n')));
+            }
+        }
+    }
+
+    #[test]
+    fn a_replaced_or_truncated_record_is_read_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("record.jsonl");
+        let (format, bytes) = FIXTURES[0];
+        std::fs::write(&path, bytes).unwrap();
+        let (whole, mark) = read_from(format, &path, None).unwrap();
+        let mark = mark.unwrap();
+        // Truncated to its first line: no figure there.
+        let first_line = bytes.iter().position(|b| *b == b'\n').unwrap() + 1;
+        std::fs::write(&path, &bytes[..first_line]).unwrap();
+        assert_eq!(read_from(format, &path, Some(&mark)).unwrap().0, None);
+        // Replaced by another file (a new inode) that has the figure again.
+        let other = dir.path().join("other.jsonl");
+        std::fs::write(&other, bytes).unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        assert_eq!(read_from(format, &path, Some(&mark)).unwrap().0, whole);
+    }
+
+    #[test]
+    fn newer_lines_go_over_the_kept_figure() {
+        let reading =
+            |tokens| KeptReading { tokens, model: None, window: None, written_at: None, current: true };
+        let kept = RecordState { format: Format::CopilotEvents, reading: Some(reading(5)), window: None };
+        let nothing = Newest::default();
+        assert_eq!(nothing.over(Some(&kept)), (Some(reading(5)), None));
+        let finished = Newest { finished: true, ..Newest::default() };
+        assert_eq!(finished.over(Some(&kept)).0, Some(KeptReading { current: false, ..reading(5) }));
+        let cleared = Newest { cleared: true, ..Newest::default() };
+        assert_eq!(cleared.over(Some(&kept)).0, None);
+        let newer = Newest { reading: Some(reading(9)), ..Newest::default() };
+        assert_eq!(newer.clone().over(Some(&kept)).0, Some(reading(9)));
+        // Codex: the newest window goes with the newest figure, wherever each was read.
+        let codex =
+            RecordState { format: Format::CodexRollout, reading: Some(reading(5)), window: Some(100) };
+        let window = Newest { window: Some(200), ..Newest::default() };
+        assert_eq!(
+            window.over(Some(&codex)),
+            (Some(KeptReading { window: Some(200), ..reading(5) }), Some(200))
+        );
+        assert_eq!(newer.over(Some(&codex)).0, Some(KeptReading { window: Some(100), ..reading(9) }));
+    }
+}

@@ -45,8 +45,17 @@ pub struct Mark<S> {
     pub resume_at: u64,
     /// [`anchor_of`] the bytes just before `resume_at`.
     pub anchor: u64,
+    /// The file was written less than [`RACY_NANOS`] before it was read: a rewrite of the
+    /// same size could share its modification time (file systems keep it coarsely), so
+    /// the same size and time do not prove it unchanged.
+    #[serde(default)]
+    pub racy: bool,
     pub state: S,
 }
+
+/// How recent a write makes a read's stamp unsure ([`Mark::racy`]): the coarsest
+/// modification times kept (2 s, FAT; the kernel's clock tick elsewhere).
+pub const RACY_NANOS: i64 = 2_000_000_000;
 
 /// How to read the file given the mark kept from the last read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,16 +69,19 @@ pub enum Plan {
     Whole,
 }
 
-/// The plan for a file stamped `now`, given the last read's mark (pure). A different
-/// file (replaced, rotated), a shorter one (truncated), or more appended than `budget`
-/// (the reader's own bound: the part in between would be skipped) is read whole.
-pub fn plan(kept: Option<(&FileStamp, u64)>, now: &FileStamp, budget: u64) -> Plan {
-    let Some((then, resume_at)) = kept else { return Plan::Whole };
+/// The plan for a file stamped `now`, given the last read's mark (its stamp, where it
+/// stopped, whether the stamp was racy) (pure). A different file (replaced, rotated), a
+/// shorter one (truncated), more appended than `budget` (the reader's own bound: the
+/// part in between would be skipped), or one of the same size written since (or maybe
+/// since: a racy stamp), is read whole.
+pub fn plan(kept: Option<(&FileStamp, u64, bool)>, now: &FileStamp, budget: u64) -> Plan {
+    let Some((then, resume_at, racy)) = kept else { return Plan::Whole };
     if then.dev != now.dev || then.ino != now.ino || now.len < then.len || resume_at > then.len {
         return Plan::Whole;
     }
-    if now.len == then.len && now.modified == then.modified {
-        return Plan::Unchanged;
+    if now.len == then.len {
+        // Nothing appended: unchanged, or written over in place.
+        return if now.modified == then.modified && !racy { Plan::Unchanged } else { Plan::Whole };
     }
     if now.len - resume_at >= budget {
         return Plan::Whole;
@@ -93,7 +105,7 @@ pub fn anchor_at(file: &File, at: u64) -> io::Result<u64> {
 /// The plan for `file`, the kept mark's anchor checked: a [`Plan::From`] whose anchor
 /// no longer matches is [`Plan::Whole`].
 pub fn plan_for<S>(file: &File, now: &FileStamp, kept: Option<&Mark<S>>, budget: u64) -> Plan {
-    let stored = kept.map(|m| (&m.file, m.resume_at));
+    let stored = kept.map(|m| (&m.file, m.resume_at, m.racy));
     match plan(stored, now, budget) {
         Plan::From(at) if kept.is_some_and(|m| anchor_at(file, at).ok() == Some(m.anchor)) => Plan::From(at),
         Plan::From(_) => Plan::Whole,
@@ -106,7 +118,20 @@ pub fn plan_for<S>(file: &File, now: &FileStamp, kept: Option<&Mark<S>>, budget:
 pub fn mark_after<S>(file: &File, now: FileStamp, complete_end: Option<u64>, state: S) -> Option<Mark<S>> {
     let resume_at = complete_end?;
     let anchor = anchor_at(file, resume_at).ok()?;
-    Some(Mark { file: now, resume_at, anchor, state })
+    let read_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(i64::MAX, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    let racy = now.modified.saturating_add(RACY_NANOS) > read_at;
+    Some(Mark { file: now, resume_at, anchor, racy, state })
+}
+
+/// Sets a file's modification time a minute back: written long before it is read, as
+/// a transcript is between two calls when nothing happened (a read just after a write
+/// is racy, [`Mark::racy`]).
+#[cfg(test)]
+pub fn written_a_minute_ago(path: &std::path::Path) {
+    let file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    file.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60)).unwrap();
 }
 
 #[cfg(test)]
@@ -120,27 +145,42 @@ mod tests {
     #[test]
     fn an_unchanged_file_is_not_read() {
         let then = stamp(7, 1000, 5);
-        assert_eq!(plan(Some((&then, 990)), &stamp(7, 1000, 5), 1 << 20), Plan::Unchanged);
+        assert_eq!(plan(Some((&then, 990, false)), &stamp(7, 1000, 5), 1 << 20), Plan::Unchanged);
+        // Read just after a write: the same size and time may be a rewrite.
+        assert_eq!(plan(Some((&then, 990, true)), &stamp(7, 1000, 5), 1 << 20), Plan::Whole);
+        assert_eq!(plan(Some((&then, 990, true)), &stamp(7, 1200, 5), 1 << 20), Plan::From(990));
     }
 
     #[test]
     fn an_appended_file_is_read_from_the_last_complete_line() {
         let then = stamp(7, 1000, 5);
-        assert_eq!(plan(Some((&then, 990)), &stamp(7, 1500, 6), 1 << 20), Plan::From(990));
-        // Rewritten to the same size: what follows the resume point is read again.
-        assert_eq!(plan(Some((&then, 990)), &stamp(7, 1000, 9), 1 << 20), Plan::From(990));
+        assert_eq!(plan(Some((&then, 990, false)), &stamp(7, 1500, 6), 1 << 20), Plan::From(990));
+        // Written over in place to the same size: read whole.
+        assert_eq!(plan(Some((&then, 990, false)), &stamp(7, 1000, 9), 1 << 20), Plan::Whole);
     }
 
     #[test]
     fn a_replaced_truncated_or_far_grown_file_is_read_whole() {
         let then = stamp(7, 1000, 5);
         assert_eq!(plan(None, &stamp(7, 1000, 5), 1 << 20), Plan::Whole, "no mark");
-        assert_eq!(plan(Some((&then, 990)), &stamp(8, 1500, 6), 1 << 20), Plan::Whole, "another inode");
+        assert_eq!(
+            plan(Some((&then, 990, false)), &stamp(8, 1500, 6), 1 << 20),
+            Plan::Whole,
+            "another inode"
+        );
         let other_disk = FileStamp { dev: 2, ..stamp(7, 1500, 6) };
-        assert_eq!(plan(Some((&then, 990)), &other_disk, 1 << 20), Plan::Whole, "another device");
-        assert_eq!(plan(Some((&then, 990)), &stamp(7, 500, 6), 1 << 20), Plan::Whole, "truncated");
-        assert_eq!(plan(Some((&then, 990)), &stamp(7, 5000, 6), 1000), Plan::Whole, "more than the budget");
-        assert_eq!(plan(Some((&then, 2000)), &stamp(7, 5000, 6), 1 << 20), Plan::Whole, "a broken mark");
+        assert_eq!(plan(Some((&then, 990, false)), &other_disk, 1 << 20), Plan::Whole, "another device");
+        assert_eq!(plan(Some((&then, 990, false)), &stamp(7, 500, 6), 1 << 20), Plan::Whole, "truncated");
+        assert_eq!(
+            plan(Some((&then, 990, false)), &stamp(7, 5000, 6), 1000),
+            Plan::Whole,
+            "more than the budget"
+        );
+        assert_eq!(
+            plan(Some((&then, 2000, false)), &stamp(7, 5000, 6), 1 << 20),
+            Plan::Whole,
+            "a broken mark"
+        );
     }
 
     #[test]

@@ -362,4 +362,90 @@ mod tests {
         let right_after = read_since(&path, at, None).unwrap();
         assert_eq!(right_after.reading.unwrap().tokens, 140_000);
     }
+
+    const FIXTURE: &[u8] = include_bytes!("../../../tests/fixtures/transcript.jsonl");
+
+    /// The figure, where it came from, and what was written after it.
+    fn essence(tail: &TranscriptTail) -> (Option<(u64, ReadingSource, Option<String>)>, u64) {
+        let reading = tail.reading.as_ref().map(|r| (r.tokens, r.source, r.model.clone()));
+        (reading, tail.bytes_after_figure)
+    }
+
+    #[test]
+    fn a_read_from_the_mark_gives_what_a_fresh_read_gives_and_reads_only_what_is_new() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, FIXTURE).unwrap();
+        let whole = essence(&read_resuming(&path, None, false, None).unwrap().0);
+        assert_eq!(whole.0.as_ref().unwrap().0, 144_012);
+        for cut in (1..FIXTURE.len()).filter(|i| FIXTURE[i - 1] == b'\n' || i % 101 == 0) {
+            std::fs::write(&path, &FIXTURE[..cut]).unwrap();
+            crate::transcript::resume::written_a_minute_ago(&path);
+            let (first, mark) = read_resuming(&path, None, false, None).unwrap();
+            let mark = mark.expect("a mark");
+            let (again, none) = read_resuming(&path, None, false, Some(&mark)).unwrap();
+            assert_eq!(essence(&again), essence(&first), "unchanged at {cut}");
+            assert!(none.is_none(), "nothing to write when nothing changed");
+            let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+            std::io::Write::write_all(&mut file, &FIXTURE[cut..]).unwrap();
+            let (resumed, next) = read_resuming(&path, None, false, Some(&mark)).unwrap();
+            assert_eq!(essence(&resumed), whole, "cut at {cut}");
+            // What is read: the bytes appended, the part of a line cut at the first read,
+            // and the newline before it.
+            let read = resumed.reading.as_ref().unwrap().stats.bytes_read;
+            assert!(read <= (FIXTURE.len() as u64 - mark.resume_at) + 1, "cut at {cut}: read {read}");
+            assert_eq!(next.unwrap().resume_at, FIXTURE.len() as u64);
+        }
+    }
+
+    #[test]
+    fn an_unchanged_transcript_is_not_read_and_the_tool_call_is_looked_for_behind_the_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let reply = format!("{}\n", line("m1", 100_000, Some("toolu_1")));
+        let result = "{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\",\"content\":\"xxxxxxxx\"}]}}\n";
+        std::fs::write(&path, &reply).unwrap();
+        crate::transcript::resume::written_a_minute_ago(&path);
+        let (first, mark) = read_resuming(&path, Some("toolu_1"), false, None).unwrap();
+        assert!(first.tool_use_seen);
+        let mark = mark.unwrap();
+        let (same, none) = read_resuming(&path, Some("toolu_1"), false, Some(&mark)).unwrap();
+        assert!(none.is_none());
+        assert_eq!(same.reading.as_ref().unwrap().stats.bytes_read, 0, "nothing read");
+        assert_eq!(same.reading.unwrap().tokens, 100_000);
+        // A second call of the same reply: its id is behind the mark, found there.
+        assert!(!same.tool_use_seen);
+        assert!(seen_between(&path, same.unread_after_figure.unwrap(), "toolu_1"));
+        assert!(!seen_between(&path, same.unread_after_figure.unwrap(), "toolu_2"));
+        // A tool result appended: the kept figure stands, what follows it is counted.
+        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut file, result.as_bytes()).unwrap();
+        let (after, mark) = read_resuming(&path, Some("toolu_2"), false, Some(&mark)).unwrap();
+        assert_eq!(after.reading.as_ref().unwrap().tokens, 100_000);
+        assert_eq!(after.bytes_after_figure, 8);
+        assert_eq!(after.reading.unwrap().stats.bytes_read, result.len() as u64 + 1);
+        assert_eq!(mark.as_ref().unwrap().state.figure.as_ref().unwrap().bytes_after, 8);
+        // A subagent's reader does not take the session's mark.
+        let (sub, _) = read_resuming(&path, None, true, mark.as_ref()).unwrap();
+        assert!(sub.reading.is_none(), "no sidechain reply in the session's transcript");
+    }
+
+    #[test]
+    fn a_compaction_without_a_size_after_the_kept_figure_hides_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, format!("{}\n", line("m1", 150_000, None))).unwrap();
+        let mark = read_resuming(&path, None, false, None).unwrap().1.unwrap();
+        let boundary = "{\"type\":\"system\",\"subtype\":\"compact_boundary\",\"compactMetadata\":{\"trigger\":\"manual\"}}\n";
+        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut file, boundary.as_bytes()).unwrap();
+        let (tail, mark) = read_resuming(&path, None, false, Some(&mark)).unwrap();
+        assert!(tail.reading.is_none());
+        let mark = mark.unwrap();
+        assert!(mark.state.blocked);
+        std::io::Write::write_all(&mut file, b"{\"type\":\"user\"}\n").unwrap();
+        assert!(read_resuming(&path, None, false, Some(&mark)).unwrap().0.reading.is_none(), "still hidden");
+        std::io::Write::write_all(&mut file, format!("{}\n", line("m2", 40_000, None)).as_bytes()).unwrap();
+        assert_eq!(read_resuming(&path, None, false, Some(&mark)).unwrap().0.reading.unwrap().tokens, 40_000);
+    }
 }
