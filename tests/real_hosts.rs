@@ -868,3 +868,4 @@ mod relay_chat_hosts;
 mod relay_faults;
 mod relay_interactive;
 mod relay_opencode;
+mod relay_report;
