@@ -90,6 +90,32 @@ fn check_later_legs_briefed(checks: &mut Checks, server: &Server) {
     }
 }
 
+/// `baton report --relay --json` after a run that completed: the first leg ended as
+/// `first`, the last one done, and at most `redone` steps run again.
+fn check_report(checks: &mut Checks, world: &World, first: &str, redone: u64) {
+    let run =
+        world.run(Path::new(common::BATON), &["report", "--relay", "--json"], &[], Duration::from_secs(60));
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_default();
+    let ended: Vec<String> = report["legs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|leg| leg["ended"]["kind"].as_str().unwrap_or("?").to_string())
+        .collect();
+    checks.check(
+        &format!("baton report --relay: the first leg ended as {first}, the last done"),
+        ended.first().is_some_and(|k| k == first) && ended.last().is_some_and(|k| k == "done"),
+        || format!("{ended:?}\n{}", run.describe()),
+    );
+    let repeated = report["repeated_steps"].as_u64();
+    checks.check(
+        &format!("baton report --relay: at most {redone} repeated steps"),
+        repeated.is_some_and(|n| n <= redone),
+        || format!("{repeated:?}: {}", report["repeated"]),
+    );
+    eprintln!("real hosts: relay faults: report: legs ended {ended:?}, repeated steps {repeated:?}");
+}
+
 /// The record's legs as `why` words, for the report line and the checks.
 fn record_reasons(world: &World) -> Vec<String> {
     let runs = world.sandbox.root().join("state").join("baton").join("runs");
@@ -175,6 +201,7 @@ fn baton_run_claude_print_waits_for_a_usage_limits_reset() {
             reasons.first().is_some_and(|r| r == "usage_limit"),
             || format!("{reasons:?}"),
         );
+        check_report(&mut checks, &world, "usage_limit", 0);
         checks.finish();
     });
 }
@@ -212,6 +239,7 @@ fn baton_run_claude_print_retries_server_errors_with_backoff() {
         checks.check("the record has the API errors", reasons.iter().any(|r| r == "api_error"), || {
             format!("{reasons:?}")
         });
+        check_report(&mut checks, &world, "api_error", 0);
 
         // Errors that never stop: within the retry bound, one clear line, non-zero.
         let world = World::new(hosts);
@@ -269,6 +297,7 @@ fn baton_run_claude_print_restarts_a_killed_host() {
             || run.stderr.clone(),
         );
         check_later_legs_briefed(&mut checks, &server);
+        check_report(&mut checks, &world, "crashed", 1);
         checks.finish();
     });
 }
@@ -322,6 +351,7 @@ fn baton_run_claude_print_interrupted_then_continued() {
             || first.chars().take(800).collect(),
         );
         check_steps_once(&mut checks, &world, 1);
+        check_report(&mut checks, &world, "interrupted", 1);
         checks.finish();
     });
 }
@@ -440,6 +470,7 @@ fn usage_limit_on(host: Other, name: &'static str, hosts: &crate::real_hosts_sup
         || run.stderr.clone(),
     );
     check_later_legs_briefed(&mut checks, &server);
+    check_report(&mut checks, &world, "usage_limit", 1);
     checks.finish();
 }
 
@@ -448,11 +479,10 @@ fn server_errors_on(host: Other, name: &'static str, hosts: &crate::real_hosts_s
     let world = World::new(hosts);
     let agent = small_agent();
     let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
-    server.plan_fault(FaultPlan {
-        fault: Fault::Overloaded,
-        at_main: 8,
-        lasting: Some(Duration::from_secs(6)),
-    });
+    // Longer than the host's own retries: Codex's provider has none here; Gemini CLI's
+    // second attempt comes 5-7 s after the first (more on a loaded machine).
+    let lasting = Duration::from_secs(if host == Other::Gemini { 15 } else { 6 });
+    server.plan_fault(FaultPlan { fault: Fault::Overloaded, at_main: 8, lasting: Some(lasting) });
     let (args, env) = other_host(&world, &server, host, &[]);
     let run = run_baton(&world, &args, &env, |_| {});
     world.save_requests(&server, &format!("relay-faults-{host:?}-errors"));
@@ -462,6 +492,7 @@ fn server_errors_on(host: Other, name: &'static str, hosts: &crate::real_hosts_s
     checks
         .check("stderr names the retries", run.stderr.contains("after the API error"), || run.stderr.clone());
     check_later_legs_briefed(&mut checks, &server);
+    check_report(&mut checks, &world, "api_error", 1);
 
     let world = World::new(hosts);
     let agent = small_agent();
@@ -555,6 +586,7 @@ fn interrupted_then_killed_on(host: Other, name: &'static str, hosts: &crate::re
     // At most one step redone after the Ctrl-C and one after the kill.
     check_steps_once(&mut checks, &world, 2);
     check_later_legs_briefed(&mut checks, &server);
+    check_report(&mut checks, &world, "interrupted", 2);
     checks.finish();
 }
 
