@@ -146,6 +146,7 @@ fn baton_run_claude_print_waits_for_a_usage_limits_reset() {
         world.save_requests(&server, "relay-faults-claude-usage-limit");
         eprintln!("real hosts: relay faults: usage limit stderr (tail):\n{}", common_tail(&run.stderr));
         check_completed(&mut checks, &agent, &run);
+        super::relay_report::check_report_after_fault(&mut checks, &world, "usage_limit", 0);
         check_steps_once(&mut checks, &world, 0);
         let played = server.faults_played();
         let requests = server.main_requests();
@@ -201,6 +202,7 @@ fn baton_run_claude_print_retries_server_errors_with_backoff() {
         world.save_requests(&server, "relay-faults-claude-529");
         eprintln!("real hosts: relay faults: 529 stderr (tail):\n{}", common_tail(&run.stderr));
         check_completed(&mut checks, &agent, &run);
+        super::relay_report::check_report_after_fault(&mut checks, &world, "api_error", 0);
         check_steps_once(&mut checks, &world, 0);
         checks.check(
             "stderr names the retries",
@@ -261,6 +263,7 @@ fn baton_run_claude_print_restarts_a_killed_host() {
         world.save_requests(&server, "relay-faults-claude-killed");
         eprintln!("real hosts: relay faults: killed stderr (tail):\n{}", common_tail(&run.stderr));
         check_completed(&mut checks, &agent, &run);
+        super::relay_report::check_report_after_fault(&mut checks, &world, "crashed", 1);
         check_steps_once(&mut checks, &world, 1);
         checks.check(
             "stderr says the host was killed and the handoff written from facts",
@@ -322,6 +325,7 @@ fn baton_run_claude_print_interrupted_then_continued() {
             || first.chars().take(800).collect(),
         );
         check_steps_once(&mut checks, &world, 1);
+        super::relay_report::check_report_after_fault(&mut checks, &world, "interrupted", 1);
         checks.finish();
     });
 }
@@ -422,6 +426,7 @@ fn usage_limit_on(host: Other, name: &'static str, hosts: &crate::real_hosts_sup
     world.save_requests(&server, &format!("relay-faults-{host:?}-usage-limit"));
     eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
     check_completed(&mut checks, &agent, &run);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "usage_limit", 1);
     check_steps_once(&mut checks, &world, 1);
     let played = server.faults_played();
     let requests = server.main_requests();
@@ -458,6 +463,7 @@ fn server_errors_on(host: Other, name: &'static str, hosts: &crate::real_hosts_s
     world.save_requests(&server, &format!("relay-faults-{host:?}-errors"));
     eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
     check_completed(&mut checks, &agent, &run);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "api_error", 1);
     check_steps_once(&mut checks, &world, 1);
     checks
         .check("stderr names the retries", run.stderr.contains("after the API error"), || run.stderr.clone());
