@@ -390,7 +390,7 @@ pub fn summary(record: &RunRecord, legs: std::ops::RangeInclusive<u32>, end: &Ru
         let note = record.leg(leg);
         let took = note
             .and_then(|n| Some(n.ended_ms?.saturating_sub(n.started_ms?)))
-            .map(|ms| format!(" ({})", seconds(ms)))
+            .map(|ms| format!(", took {}", seconds(ms)))
             .unwrap_or_default();
         let peak = note
             .and_then(|n| n.peak_used_pct)
@@ -431,7 +431,7 @@ pub fn summary(record: &RunRecord, legs: std::ops::RangeInclusive<u32>, end: &Ru
                     .collect()
             })
             .unwrap_or_default();
-        parts.push(format!("leg {leg}{took}: {peak}{how}{why}{handoff}{checkpoint}{waits}{handover}"));
+        parts.push(format!("leg {leg}: {peak}{how}{why}{handoff}{checkpoint}{took}{waits}{handover}"));
     }
     let end = match end {
         RunEnd::Done => "the last leg ended without a pause".to_string(),
@@ -628,7 +628,12 @@ pub fn run_headless(
         run_record::update(run_id, |record| {
             // The hand-over: from the previous leg's pause (else its end) to this start.
             if let Some(previous) = record.legs.iter_mut().find(|n| n.leg + 1 == leg) {
-                let from = previous.paused_ms.or(previous.ended_ms).unwrap_or(started_ms);
+                // A handoff written from facts comes after the leg's end: the hand-over
+                // starts at whichever came first.
+                let from = match (previous.paused_ms, previous.ended_ms) {
+                    (Some(paused), Some(ended)) => paused.min(ended),
+                    (paused, ended) => paused.or(ended).unwrap_or(started_ms),
+                };
                 let waited: u64 = previous.waits.iter().map(|w| w.end_ms.saturating_sub(w.start_ms)).sum();
                 previous.handover_ms = Some(started_ms.saturating_sub(from).saturating_sub(waited));
             }

@@ -81,8 +81,9 @@ pub struct LegNote {
     /// The waits after this leg, before the next one started (usage limit, backoff).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waits: Vec<Wait>,
-    /// From this leg's pause ([`LegNote::paused_ms`], else its end) to the next leg's
-    /// start, less [`LegNote::waits`]: what the relay itself cost between two legs (ms).
+    /// From this leg's pause ([`LegNote::paused_ms`], or its end when that came first: a
+    /// handoff written from facts after a fault) to the next leg's start, less
+    /// [`LegNote::waits`]: what the relay itself cost between two legs (ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handover_ms: Option<u64>,
     /// The context figure of the leg's first measured request (used %): what the leg

@@ -73,7 +73,7 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
     if crate::util::pty::stdin_is_terminal() {
         if let Ok(command) = relay::interactive(&args.command) {
             let outcome = relay::interactive::run_interactive(&command, args.max_legs, &new_id, &handoffs);
-            return finish(outcome, &args.command);
+            return finish(outcome, &args.command, args.max_legs);
         }
     }
     let command = match relay::headless(&args.command) {
@@ -112,7 +112,8 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
             let handoff =
                 note.and_then(|n| n.handoff.as_deref()).map(|h| format!(", handoff {h}")).unwrap_or_default();
             match &end.reason {
-                EndReason::Done => {}
+                // Said with what comes next (the next leg, or --max-legs reached).
+                EndReason::Done | EndReason::Paused { .. } => {}
                 reason => {
                     errln!("baton run: leg {} ended: {}{handoff}", end.leg, relay::describe_end(reason))
                 }
@@ -140,14 +141,27 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
                 WaitReason::Other => {}
             }
         }
+        Event::NextLeg { leg, fresh_after: EndReason::Paused { used_pct } } => {
+            let at = used_pct.map(|p| format!(" at {p} %")).unwrap_or_default();
+            let handoff = record
+                .leg(leg - 1)
+                .and_then(|n| n.handoff.as_deref())
+                .map(|h| format!(", handoff {h}"))
+                .unwrap_or_default();
+            errln!("baton run: leg {} paused{at}{handoff}; leg {leg} starts in a fresh context", leg - 1)
+        }
         Event::NextLeg { leg, .. } => errln!("baton run: leg {leg} starts in a fresh context"),
     });
-    finish(outcome, &args.command)
+    finish(outcome, &args.command, args.max_legs)
 }
 
 /// The summary and the exit status ([`faults::exit_code`]), with one line saying why the
 /// run stopped and how to go on when the work is not done.
-fn finish(outcome: Result<relay::RunOutcome, relay::RelayError>, command: &[String]) -> ExitStatus {
+fn finish(
+    outcome: Result<relay::RunOutcome, relay::RelayError>,
+    command: &[String],
+    max_legs: u32,
+) -> ExitStatus {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(why) => {
@@ -155,8 +169,15 @@ fn finish(outcome: Result<relay::RunOutcome, relay::RelayError>, command: &[Stri
             return ExitStatus::Failure;
         }
     };
-    errln!("{}", relay::summary(&outcome.record, outcome.legs.clone(), &outcome.end));
     let last = *outcome.legs.end();
+    if outcome.end == RunEnd::MaxLegs {
+        let note = outcome.record.leg(last);
+        let at = note.and_then(|n| n.peak_used_pct).map(|p| format!(" at {p} %")).unwrap_or_default();
+        let handoff =
+            note.and_then(|n| n.handoff.as_deref()).map(|h| format!(", handoff {h}")).unwrap_or_default();
+        errln!("baton run: leg {last} paused{at}{handoff}; --max-legs {max_legs} reached, not continuing");
+    }
+    errln!("{}", relay::summary(&outcome.record, outcome.legs.clone(), &outcome.end));
     let handoff = outcome
         .record
         .leg(last)

@@ -181,6 +181,7 @@ pub fn run_in_foreground(
     let mut tail = None;
     let waited = command.spawn().map_err(RunError::Spawn).and_then(|mut child| {
         tail = child.stderr.take().map(tee_stderr);
+        let exit = ExitNotice::of(&child);
         let mut ending: Option<(Instant, Duration)> = None;
         let mut signals = [libc::SIGINT, libc::SIGTERM, libc::SIGKILL].into_iter().peekable();
         loop {
@@ -205,7 +206,7 @@ pub fn run_in_foreground(
                 }
                 Some(_) => {}
             }
-            std::thread::sleep(END_POLL);
+            exit.wait(END_POLL);
         }
     });
     // SAFETY: as above, restoring what was there before.
@@ -248,6 +249,51 @@ fn tee_stderr(mut pipe: std::process::ChildStderr) -> Receiver<Vec<u8>> {
         let _ = sender.send(kept);
     });
     receiver
+}
+
+/// Wakes the foreground loop as soon as the child exits, not at the next poll: the
+/// relay's next leg starts without waiting out [`END_POLL`] (a pidfd, Linux 5.3 and
+/// later; elsewhere, or when the kernel has none, the poll's sleep).
+struct ExitNotice {
+    #[cfg(target_os = "linux")]
+    pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+impl ExitNotice {
+    fn of(child: &Child) -> ExitNotice {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::FromRawFd;
+            // SAFETY: pidfd_open on our own child's pid (not yet reaped), no flags; a
+            // descriptor it returns is ours alone.
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
+            let pidfd = i32::try_from(fd).ok().filter(|fd| *fd >= 0).map(|fd| {
+                // SAFETY: a fresh descriptor from the kernel, owned from here on.
+                unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
+            });
+            ExitNotice { pidfd }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = child;
+            ExitNotice {}
+        }
+    }
+
+    /// Sleeps `limit` at most, less when the child exits meanwhile.
+    fn wait(&self, limit: Duration) {
+        #[cfg(target_os = "linux")]
+        if let Some(pidfd) = &self.pidfd {
+            use std::os::fd::AsRawFd;
+            let mut poll = libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            let millis = i32::try_from(limit.as_millis()).unwrap_or(i32::MAX);
+            // SAFETY: one valid pollfd, for the call's duration.
+            if unsafe { libc::poll(&mut poll, 1, millis) } >= 0 {
+                return;
+            }
+        }
+        std::thread::sleep(limit);
+    }
 }
 
 /// How often a foreground child's end is asked about.
@@ -388,6 +434,18 @@ fn kill(child: &mut Child, how: Kill) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_wait_ends_when_the_child_exits() {
+        let mut child = Command::new("sh").args(["-c", "sleep 0.2"]).spawn().unwrap();
+        let exit = ExitNotice::of(&child);
+        assert!(exit.pidfd.is_some(), "the kernel gives a pidfd (Linux 5.3 and later)");
+        let start = Instant::now();
+        exit.wait(Duration::from_secs(60));
+        assert!(start.elapsed() < Duration::from_secs(30), "woken by the exit, not the limit");
+        assert!(child.wait().unwrap().success());
+    }
 
     fn sh(script: &str) -> Command {
         let mut command = Command::new("/bin/sh");

@@ -192,6 +192,11 @@ impl Server {
         Server { port, stop, shared, thread: Some(thread) }
     }
 
+    /// When the server started: a request's `millis` count from here.
+    pub fn started(&self) -> Instant {
+        self.shared.lock().map(|s| s.started).unwrap_or_else(|_| Instant::now())
+    }
+
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
