@@ -512,3 +512,68 @@ fn baton_run_gemini_print_retries_server_errors() {
         server_errors_on(Other::Gemini, "relay faults: gemini -p server errors", hosts);
     });
 }
+
+/// Ctrl-C mid-leg (exit 130, no new leg), then the same command again, whose leg the host
+/// killed from outside mid-way: the relay continues, restarts, and completes the task.
+fn interrupted_then_killed_on(host: Other, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
+    let mut checks = Checks::new(name);
+    let world = World::new(hosts);
+    let agent = small_agent();
+    let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+    let (args, env) = other_host(&world, &server, host, &[]);
+    let count = server.main_counter();
+    let run = run_baton(&world, &args, &env, move |baton| {
+        if wait_until(&count, 6, Duration::from_secs(120)) {
+            // SAFETY: kill() of this test's own process group (the terminal's Ctrl-C).
+            unsafe { libc::kill(-(baton as libc::pid_t), libc::SIGINT) };
+        }
+    });
+    eprintln!("real hosts: {name} Ctrl-C stderr (tail):\n{}", common_tail(&run.stderr));
+    checks.check("Ctrl-C: exit 130", run.status.and_then(|s| s.code()) == Some(130), || run.describe());
+    checks.check(
+        "Ctrl-C: no new leg",
+        server.main_requests().iter().filter(|r| r.turn == 0).count() == 1,
+        || server.summary(),
+    );
+    let count = server.main_counter();
+    let from = count();
+    let run = run_baton(&world, &args, &env, move |baton| {
+        if wait_until(&count, from + 6, Duration::from_secs(120)) {
+            for child in children_of(baton) {
+                // SAFETY: kill() of a process of this test's own run.
+                unsafe { libc::kill(child as libc::pid_t, libc::SIGKILL) };
+            }
+        }
+    });
+    world.save_requests(&server, &format!("relay-faults-{host:?}-interrupted-killed"));
+    eprintln!("real hosts: {name} continued stderr (tail):\n{}", common_tail(&run.stderr));
+    checks.check(
+        "the same command continued the relay",
+        run.stderr.contains("continuing the relay this command started"),
+        || run.stderr.clone(),
+    );
+    checks.check(
+        "the killed host was restarted",
+        run.stderr.contains("the host was killed (signal 9)"),
+        || run.stderr.clone(),
+    );
+    check_completed(&mut checks, &agent, &run);
+    // At most one step redone after the Ctrl-C and one after the kill.
+    check_steps_once(&mut checks, &world, 2);
+    check_later_legs_briefed(&mut checks, &server);
+    checks.finish();
+}
+
+#[test]
+fn baton_run_codex_exec_interrupted_continued_and_killed() {
+    with_hosts("relay faults: codex exec Ctrl-C and kill", |hosts| {
+        interrupted_then_killed_on(Other::Codex, "relay faults: codex exec Ctrl-C and kill", hosts);
+    });
+}
+
+#[test]
+fn baton_run_gemini_print_interrupted_continued_and_killed() {
+    with_hosts("relay faults: gemini -p Ctrl-C and kill", |hosts| {
+        interrupted_then_killed_on(Other::Gemini, "relay faults: gemini -p Ctrl-C and kill", hosts);
+    });
+}
