@@ -560,6 +560,8 @@ fn interrupted_then_killed_on(host: Other, name: &'static str, hosts: &crate::re
     check_completed(&mut checks, &agent, &run);
     // At most one step redone after the Ctrl-C and one after the kill.
     check_steps_once(&mut checks, &world, 2);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "interrupted", 2);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "crashed", 2);
     check_later_legs_briefed(&mut checks, &server);
     checks.finish();
 }
