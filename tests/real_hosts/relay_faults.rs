@@ -359,6 +359,7 @@ fn baton_run_claude_print_ends_a_futile_relay() {
                 && run.stderr.contains("What fills it at the start: "),
             || run.stderr.clone(),
         );
+        super::relay_report::check_report_after_futile(&mut checks, &world);
         checks.finish();
     });
 }

@@ -91,3 +91,25 @@ pub(super) fn check_report_after_fault(checks: &mut Checks, world: &World, fault
         report["repeated_steps"]
     );
 }
+
+/// After a futile relay: `baton report --relay --json` names the futile leg, says how the
+/// run ended, and repeats nothing.
+pub(super) fn check_report_after_futile(checks: &mut Checks, world: &World) {
+    let run =
+        world.run(Path::new(common::BATON), &["report", "--relay", "--json"], &[], Duration::from_secs(60));
+    let report: Value = serde_json::from_str(&run.stdout).unwrap_or(Value::Null);
+    let ended: Vec<&str> = report["legs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|leg| leg["ended"]["kind"].as_str().unwrap_or("?"))
+        .collect();
+    checks.check(
+        "baton report --relay names the futile leg and the run's futile end",
+        ended.last() == Some(&"futile")
+            && report["end"]["kind"] == "futile"
+            && report["repeated_side_effects"] == 0,
+        || format!("{ended:?}, end {}\n{}", report["end"], run.describe()),
+    );
+    eprintln!("real hosts: relay report: legs ended {ended:?}; the run {}", report["end_describe"]);
+}
