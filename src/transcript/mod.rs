@@ -32,6 +32,7 @@ mod tail;
 #[cfg(test)]
 mod testing;
 mod todos;
+pub mod trace;
 
 use std::io;
 use std::path::Path;
@@ -53,6 +54,23 @@ pub use record::MarkSlot;
 pub use todos::TodoItem;
 #[cfg(test)]
 pub use todos::TodoSource;
+pub use trace::{Action, Outcome, Trace, TraceCall, read_trace};
+
+/// The last lines of the record at `path` that parse as JSON, newest first: at most
+/// `max_lines`, within `budget` bytes read from its end (the relay's look at how a leg
+/// ended).
+pub fn last_json_lines(path: &Path, budget: u64, max_lines: usize) -> io::Result<Vec<Value>> {
+    let file = file::open_transcript(path)?;
+    let mut tail = tail::TailReader::new(&file, budget)?;
+    let mut lines = vec![];
+    while lines.len() < max_lines {
+        let Some(line) = tail.next_line()? else { break };
+        if let Ok(value) = serde_json::from_slice::<Value>(&line) {
+            lines.push(value);
+        }
+    }
+    Ok(lines)
+}
 
 /// What a host's own record says of its context: the newest reply's prompt tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,6 +9,7 @@
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -90,11 +91,70 @@ pub fn run(command: Command, options: &Options) -> Result<Finished, RunError> {
     start(command, options)?.finish()
 }
 
-/// Runs `command` in the foreground with baton's own stdin, stdout and stderr (the
-/// output goes through as the child prints it) and no deadline: `baton run`'s legs.
-/// While it runs, baton ignores SIGINT and SIGQUIT, as a shell does for a foreground job:
-/// the terminal sends them to the child too, and the child decides. The child's exit
-/// status comes back; a child killed by a signal gives 128 + the signal, as shells say.
+/// The signal a [`catch_interrupts`] handler got (0: none yet).
+static INTERRUPT: AtomicI32 = AtomicI32::new(0);
+/// It was sent by a process (`kill`), not by the terminal to the whole foreground group:
+/// the foreground child has not got it yet.
+static INTERRUPT_TO_FORWARD: AtomicBool = AtomicBool::new(false);
+/// [`catch_interrupts`] was called.
+static INTERRUPTS_CAUGHT: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(signal: libc::c_int, info: *mut libc::siginfo_t, _context: *mut libc::c_void) {
+    // Only atomics here (async-signal-safe). A signal from the terminal's line discipline
+    // has a positive si_code (SI_KERNEL); kill(2) and sigqueue(3) give SI_USER (0) or less.
+    // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
+    let sent_by_a_process = info.is_null() || unsafe { (*info).si_code } <= 0;
+    INTERRUPT.store(signal, Ordering::SeqCst);
+    if sent_by_a_process {
+        INTERRUPT_TO_FORWARD.store(true, Ordering::SeqCst);
+    }
+}
+
+/// From now on SIGINT and SIGTERM to baton are noted, not fatal ([`interrupted`]):
+/// `baton run` ends its run itself, after the leg it forwards them to
+/// ([`run_in_foreground`]).
+pub fn catch_interrupts() {
+    INTERRUPTS_CAUGHT.store(true, Ordering::SeqCst);
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction with a handler that only stores atomics.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_interrupt as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The SIGINT or SIGTERM baton got since [`catch_interrupts`], if any.
+pub fn interrupted() -> Option<i32> {
+    Some(INTERRUPT.load(Ordering::SeqCst)).filter(|s| *s != 0)
+}
+
+/// Sleeps until `deadline`, or until an interruption ([`interrupted`]): `false` then.
+pub fn sleep_unless_interrupted(duration: Duration) -> bool {
+    let until = Instant::now() + duration;
+    while Instant::now() < until {
+        if interrupted().is_some() {
+            return false;
+        }
+        std::thread::sleep(END_POLL.min(until.saturating_duration_since(Instant::now())));
+    }
+    interrupted().is_none()
+}
+
+/// The most bytes of a foreground child's stderr kept ([`Foreground::stderr_tail`]).
+pub const STDERR_TAIL: usize = 64 * 1024;
+
+/// Runs `command` in the foreground with baton's own stdin and stdout (the output goes
+/// through as the child prints it) and no deadline: `baton run`'s legs. Its stderr goes
+/// through a pipe to baton's, its last [`STDERR_TAIL`] bytes kept (what the host said of
+/// an error). While it runs, baton ignores SIGQUIT, as a shell does for a foreground job;
+/// SIGINT and SIGTERM are noted when [`catch_interrupts`] was called (else SIGINT is
+/// ignored too), and passed on to the child when a process sent them to baton alone (the
+/// terminal sends Ctrl-C to the child itself). The child's exit status comes back; a child
+/// killed by a signal gives 128 + the signal, as shells say.
 ///
 /// `end_requested` is asked every [`END_POLL`] while the child runs: once it returns a
 /// grace period, the child gets that long to exit by itself, then SIGINT (what a user's
@@ -104,25 +164,35 @@ pub fn run_in_foreground(
     mut end_requested: impl FnMut() -> Option<Duration>,
 ) -> Result<Foreground, RunError> {
     use std::os::unix::process::ExitStatusExt;
-    command.stdin(Stdio::inherit()).stdout(Stdio::inherit()).stderr(Stdio::inherit());
+    command.stdin(Stdio::inherit()).stdout(Stdio::inherit()).stderr(Stdio::piped());
+    let caught = INTERRUPTS_CAUGHT.load(Ordering::SeqCst);
     // SAFETY: signal() with SIG_IGN / a previous disposition only swaps dispositions.
-    let (int, quit) =
-        unsafe { (libc::signal(libc::SIGINT, libc::SIG_IGN), libc::signal(libc::SIGQUIT, libc::SIG_IGN)) };
+    let quit = unsafe { libc::signal(libc::SIGQUIT, libc::SIG_IGN) };
+    let int = (!caught).then(|| unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) });
     // SAFETY: the child restores the default dispositions before exec (async-signal-safe).
     unsafe {
         command.pre_exec(|| {
             libc::signal(libc::SIGINT, libc::SIG_DFL);
             libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
             Ok(())
         });
     }
+    let mut tail = None;
     let waited = command.spawn().map_err(RunError::Spawn).and_then(|mut child| {
+        tail = child.stderr.take().map(tee_stderr);
         let exit = ExitNotice::of(&child);
         let mut ending: Option<(Instant, Duration)> = None;
         let mut signals = [libc::SIGINT, libc::SIGTERM, libc::SIGKILL].into_iter().peekable();
         loop {
             if let Some(status) = child.try_wait().map_err(RunError::Wait)? {
                 return Ok((status, ending.is_some() && signals.peek() != Some(&libc::SIGINT)));
+            }
+            if INTERRUPT_TO_FORWARD.swap(false, Ordering::SeqCst) {
+                if let Some(signal) = interrupted() {
+                    // SAFETY: kill() on our own child's pid, seen running just above.
+                    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+                }
             }
             match ending {
                 None => ending = end_requested().map(|grace| (Instant::now(), grace)),
@@ -141,11 +211,44 @@ pub fn run_in_foreground(
     });
     // SAFETY: as above, restoring what was there before.
     unsafe {
-        libc::signal(libc::SIGINT, int);
         libc::signal(libc::SIGQUIT, quit);
+        if let Some(int) = int {
+            libc::signal(libc::SIGINT, int);
+        }
     }
     let (status, interrupted) = waited?;
-    Ok(Foreground { code: status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)), interrupted })
+    // The child's stderr closes with it (or with the last of its children).
+    let stderr_tail = tail.and_then(|t| t.recv_timeout(END_ESCALATION).ok()).unwrap_or_default();
+    Ok(Foreground {
+        code: status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+        interrupted,
+        stderr_tail,
+    })
+}
+
+/// Copies a child's stderr to baton's as it comes, keeping its last [`STDERR_TAIL`] bytes.
+fn tee_stderr(mut pipe: std::process::ChildStderr) -> Receiver<Vec<u8>> {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut kept: Vec<u8> = vec![];
+        let mut buffer = [0u8; 8192];
+        let mut stderr = io::stderr();
+        loop {
+            match pipe.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let _ = stderr.write_all(&buffer[..n]);
+                    let _ = stderr.flush();
+                    kept.extend_from_slice(&buffer[..n]);
+                    if kept.len() > STDERR_TAIL {
+                        kept.drain(..kept.len() - STDERR_TAIL);
+                    }
+                }
+            }
+        }
+        let _ = sender.send(kept);
+    });
+    receiver
 }
 
 /// Wakes the foreground loop as soon as the child exits, not at the next poll: the
@@ -199,12 +302,14 @@ pub const END_POLL: Duration = Duration::from_millis(50);
 pub const END_ESCALATION: Duration = Duration::from_secs(2);
 
 /// How a foreground child ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Foreground {
     /// Its exit status (128 + the signal when a signal killed it).
     pub code: i32,
     /// baton signalled it (its end was requested and it did not exit in the grace).
     pub interrupted: bool,
+    /// The last bytes of its stderr.
+    pub stderr_tail: Vec<u8>,
 }
 
 /// Starts `command` as `options` say; the deadline runs from now.

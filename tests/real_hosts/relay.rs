@@ -294,6 +294,7 @@ pub(super) fn check_relay(
         || run.stderr.clone(),
     );
     check_no_compaction_and_permissions(checks, world, server);
+    super::relay_report::check_relay_report(checks, world, starts.len());
     // Time per hand-over: the last request of a leg to the first of the next.
     let gaps: Vec<f64> = starts
         .iter()
@@ -508,7 +509,7 @@ fn codex_agent(obeys: Obeys) -> Arc<Agent> {
 
 /// A `codex` on PATH for `baton run` (it names the host by the program's name): the
 /// pinned CLI through node.
-fn codex_command(world: &World) -> std::path::PathBuf {
+pub(super) fn codex_command(world: &World) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = world.root().join("bin").join("codex");
     let node = world.hosts.node_dir.join("node");
@@ -522,10 +523,10 @@ fn codex_command(world: &World) -> std::path::PathBuf {
 
 /// What the user allows Codex: the workspace (its sandbox), hooks trusted (in real use
 /// once by the user; the flag stands in for that here).
-const CODEX_ARGS: [&str; 5] =
+pub(super) const CODEX_ARGS: [&str; 5] =
     ["exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "-s", "workspace-write"];
 
-fn codex_env() -> Vec<(&'static str, String)> {
+pub(super) fn codex_env() -> Vec<(&'static str, String)> {
     vec![("STANDIN_API_KEY", "stand-in".to_string())]
 }
 
@@ -645,7 +646,7 @@ fn gemini_agent(obeys: Obeys) -> Arc<Agent> {
 
 /// The user's configuration: `on_critical`, and with `window_stated` the model's window as a
 /// fact (baton's table's alone carries no pause).
-fn gemini_config(world: &World, on_critical: &str, window_stated: bool) {
+pub(super) fn gemini_config(world: &World, on_critical: &str, window_stated: bool) {
     let mut config = json!({"handoff": {"on_critical": on_critical}});
     if window_stated {
         config["models"] = json!({crate::real_hosts_support::GEMINI_MODEL: {"window": crate::real_hosts_support::GEMINI_WINDOW}});
@@ -661,7 +662,7 @@ fn gemini_config(world: &World, on_critical: &str, window_stated: bool) {
 }
 
 /// A `gemini` on PATH for `baton run`: the pinned CLI through node.
-fn gemini_command(world: &World) -> std::path::PathBuf {
+pub(super) fn gemini_command(world: &World) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = world.root().join("bin").join("gemini");
     let node = world.hosts.node_dir.join("node");
@@ -674,7 +675,7 @@ fn gemini_command(world: &World) -> std::path::PathBuf {
 }
 
 /// The user's permissions: `echo` through the shell tool allowed, no `--yolo`.
-const GEMINI_ARGS: [&str; 5] = [
+pub(super) const GEMINI_ARGS: [&str; 5] = [
     "-m",
     crate::real_hosts_support::GEMINI_MODEL,
     "--allowed-tools",
@@ -682,7 +683,7 @@ const GEMINI_ARGS: [&str; 5] = [
     "--skip-trust",
 ];
 
-fn gemini_env(server: &Server) -> Vec<(&'static str, String)> {
+pub(super) fn gemini_env(server: &Server) -> Vec<(&'static str, String)> {
     vec![
         ("GOOGLE_GEMINI_BASE_URL", server.base_url()),
         ("GEMINI_API_KEY", "stand-in".to_string()),
