@@ -90,32 +90,6 @@ fn check_later_legs_briefed(checks: &mut Checks, server: &Server) {
     }
 }
 
-/// `baton report --relay --json` after a run that completed: the first leg ended as
-/// `first`, the last one done, and at most `redone` steps run again.
-fn check_report(checks: &mut Checks, world: &World, first: &str, redone: u64) {
-    let run =
-        world.run(Path::new(common::BATON), &["report", "--relay", "--json"], &[], Duration::from_secs(60));
-    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_default();
-    let ended: Vec<String> = report["legs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|leg| leg["ended"]["kind"].as_str().unwrap_or("?").to_string())
-        .collect();
-    checks.check(
-        &format!("baton report --relay: the first leg ended as {first}, the last done"),
-        ended.first().is_some_and(|k| k == first) && ended.last().is_some_and(|k| k == "done"),
-        || format!("{ended:?}\n{}", run.describe()),
-    );
-    let repeated = report["repeated_steps"].as_u64();
-    checks.check(
-        &format!("baton report --relay: at most {redone} repeated steps"),
-        repeated.is_some_and(|n| n <= redone),
-        || format!("{repeated:?}: {}", report["repeated"]),
-    );
-    eprintln!("real hosts: relay faults: report: legs ended {ended:?}, repeated steps {repeated:?}");
-}
-
 /// The record's legs as `why` words, for the report line and the checks.
 fn record_reasons(world: &World) -> Vec<String> {
     let runs = world.sandbox.root().join("state").join("baton").join("runs");
@@ -172,6 +146,7 @@ fn baton_run_claude_print_waits_for_a_usage_limits_reset() {
         world.save_requests(&server, "relay-faults-claude-usage-limit");
         eprintln!("real hosts: relay faults: usage limit stderr (tail):\n{}", common_tail(&run.stderr));
         check_completed(&mut checks, &agent, &run);
+        super::relay_report::check_report_after_fault(&mut checks, &world, "usage_limit", 0);
         check_steps_once(&mut checks, &world, 0);
         let played = server.faults_played();
         let requests = server.main_requests();
@@ -201,7 +176,6 @@ fn baton_run_claude_print_waits_for_a_usage_limits_reset() {
             reasons.first().is_some_and(|r| r == "usage_limit"),
             || format!("{reasons:?}"),
         );
-        check_report(&mut checks, &world, "usage_limit", 0);
         checks.finish();
     });
 }
@@ -228,6 +202,7 @@ fn baton_run_claude_print_retries_server_errors_with_backoff() {
         world.save_requests(&server, "relay-faults-claude-529");
         eprintln!("real hosts: relay faults: 529 stderr (tail):\n{}", common_tail(&run.stderr));
         check_completed(&mut checks, &agent, &run);
+        super::relay_report::check_report_after_fault(&mut checks, &world, "api_error", 0);
         check_steps_once(&mut checks, &world, 0);
         checks.check(
             "stderr names the retries",
@@ -239,7 +214,6 @@ fn baton_run_claude_print_retries_server_errors_with_backoff() {
         checks.check("the record has the API errors", reasons.iter().any(|r| r == "api_error"), || {
             format!("{reasons:?}")
         });
-        check_report(&mut checks, &world, "api_error", 0);
 
         // Errors that never stop: within the retry bound, one clear line, non-zero.
         let world = World::new(hosts);
@@ -289,6 +263,7 @@ fn baton_run_claude_print_restarts_a_killed_host() {
         world.save_requests(&server, "relay-faults-claude-killed");
         eprintln!("real hosts: relay faults: killed stderr (tail):\n{}", common_tail(&run.stderr));
         check_completed(&mut checks, &agent, &run);
+        super::relay_report::check_report_after_fault(&mut checks, &world, "crashed", 1);
         check_steps_once(&mut checks, &world, 1);
         checks.check(
             "stderr says the host was killed and the handoff written from facts",
@@ -297,7 +272,6 @@ fn baton_run_claude_print_restarts_a_killed_host() {
             || run.stderr.clone(),
         );
         check_later_legs_briefed(&mut checks, &server);
-        check_report(&mut checks, &world, "crashed", 1);
         checks.finish();
     });
 }
@@ -351,7 +325,7 @@ fn baton_run_claude_print_interrupted_then_continued() {
             || first.chars().take(800).collect(),
         );
         check_steps_once(&mut checks, &world, 1);
-        check_report(&mut checks, &world, "interrupted", 1);
+        super::relay_report::check_report_after_fault(&mut checks, &world, "interrupted", 1);
         checks.finish();
     });
 }
@@ -385,6 +359,7 @@ fn baton_run_claude_print_ends_a_futile_relay() {
                 && run.stderr.contains("What fills it at the start: "),
             || run.stderr.clone(),
         );
+        super::relay_report::check_report_after_futile(&mut checks, &world);
         checks.finish();
     });
 }
@@ -452,6 +427,7 @@ fn usage_limit_on(host: Other, name: &'static str, hosts: &crate::real_hosts_sup
     world.save_requests(&server, &format!("relay-faults-{host:?}-usage-limit"));
     eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
     check_completed(&mut checks, &agent, &run);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "usage_limit", 1);
     check_steps_once(&mut checks, &world, 1);
     let played = server.faults_played();
     let requests = server.main_requests();
@@ -470,7 +446,6 @@ fn usage_limit_on(host: Other, name: &'static str, hosts: &crate::real_hosts_sup
         || run.stderr.clone(),
     );
     check_later_legs_briefed(&mut checks, &server);
-    check_report(&mut checks, &world, "usage_limit", 1);
     checks.finish();
 }
 
@@ -488,11 +463,11 @@ fn server_errors_on(host: Other, name: &'static str, hosts: &crate::real_hosts_s
     world.save_requests(&server, &format!("relay-faults-{host:?}-errors"));
     eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
     check_completed(&mut checks, &agent, &run);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "api_error", 1);
     check_steps_once(&mut checks, &world, 1);
     checks
         .check("stderr names the retries", run.stderr.contains("after the API error"), || run.stderr.clone());
     check_later_legs_briefed(&mut checks, &server);
-    check_report(&mut checks, &world, "api_error", 1);
 
     let world = World::new(hosts);
     let agent = small_agent();
@@ -585,8 +560,9 @@ fn interrupted_then_killed_on(host: Other, name: &'static str, hosts: &crate::re
     check_completed(&mut checks, &agent, &run);
     // At most one step redone after the Ctrl-C and one after the kill.
     check_steps_once(&mut checks, &world, 2);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "interrupted", 2);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "crashed", 2);
     check_later_legs_briefed(&mut checks, &server);
-    check_report(&mut checks, &world, "interrupted", 2);
     checks.finish();
 }
 
