@@ -14,6 +14,9 @@
 //! runs on a pty baton owns, all its contexts in one process ([`interactive`]): its hooks
 //! get `LIVE_LEG` and read the current leg from the record.
 
+// The interactive relay drives the host on a pseudo-terminal: Unix only for now (a
+// Windows one needs ConPTY, which wine cannot exercise; `baton run` says so there).
+#[cfg(unix)]
 pub mod interactive;
 
 use std::path::{Path, PathBuf};

@@ -38,11 +38,19 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
         return ExitStatus::Usage;
     };
     let handoffs = relay::Handoffs::for_dir(&cwd);
+    #[cfg(unix)]
     if crate::util::pty::stdin_is_terminal() {
         if let Ok(command) = relay::interactive(&args.command) {
             let outcome = relay::interactive::run_interactive(&command, args.max_legs, &run_id, &handoffs);
             return finish(outcome, &args.command);
         }
+    }
+    #[cfg(windows)]
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) && relay::interactive(&args.command).is_ok() {
+        errln!(
+            "baton run: the interactive relay is Unix-only for now (it needs a pseudo-terminal); run the host headless on Windows, e.g. `baton run claude -p \"…\"`"
+        );
+        return ExitStatus::Usage;
     }
     let command = match relay::headless(&args.command) {
         Ok(command) => command,

@@ -40,8 +40,6 @@ mod untracked;
 mod testutil;
 
 use std::cell::OnceCell;
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
@@ -229,8 +227,8 @@ impl From<String> for GitError {
 }
 
 /// A repository-relative path as git stores it (bytes, `/`-separated) as a filesystem path.
-fn rel_path(bytes: &[u8]) -> &Path {
-    Path::new(OsStr::from_bytes(bytes))
+fn rel_path(bytes: &[u8]) -> std::path::PathBuf {
+    crate::platform::path_from_bytes(bytes)
 }
 
 /// A path for people and JSON: invalid UTF-8 is replaced rather than refused.

@@ -511,7 +511,7 @@ pub fn show_path(path: &Path, home: Option<&Path>) -> String {
 /// Why a host's folder or settings file has no place for the scope asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlaceError {
-    #[error("HOME is not set")]
+    #[error("{} is not set", crate::places::HOME_VARIABLE)]
     Home,
     #[error("the current folder cannot be read")]
     Project,

@@ -15,7 +15,6 @@ pub mod state;
 
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -191,7 +190,7 @@ pub fn render(value: &Value, like: Option<&str>) -> String {
 /// the kernel says so.
 fn read_only(path: &Path) -> bool {
     let Ok(meta) = fs::metadata(path) else { return false };
-    meta.mode() & 0o222 == 0 || !fsx::writable(path)
+    crate::platform::mode_of(&meta) & 0o222 == 0 || !fsx::writable(path)
 }
 
 /// An existing backup beside `path` (`<name>.baton-backup-*`), if any.
@@ -592,7 +591,11 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
             }
         },
         None => {
-            let _ = writeln!(err, "warning: no state dir (HOME is not set); install records are not kept");
+            let _ = writeln!(
+                err,
+                "warning: no state dir ({} is not set); install records are not kept",
+                crate::places::HOME_VARIABLE
+            );
             None
         }
     };

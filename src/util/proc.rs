@@ -7,10 +7,11 @@
 //! self-test; [`run_in_foreground`] runs `baton run`'s legs.
 
 use std::io::{self, Read, Write};
-use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
+
+use crate::platform::{self, ProcessTree};
 
 /// What the child's stdin gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,8 +30,8 @@ pub enum Input {
 pub enum Kill {
     /// The child alone.
     Child,
-    /// The child's process group: the child runs in a group of its own, and a shell's
-    /// children die with it.
+    /// The child and what it starts: its own process group on Unix (a shell's children die
+    /// with it), a Job object on Windows.
     Group,
 }
 
@@ -76,7 +77,8 @@ pub struct Running {
     child: Child,
     start: Instant,
     deadline: Instant,
-    kill: Kill,
+    /// What is killed with the child past the deadline ([`Kill::Group`]).
+    tree: Option<ProcessTree>,
     writer: Option<Receiver<io::Result<()>>>,
     /// Dropped (closed) only once the child has exited.
     held: Option<ChildStdin>,
@@ -92,44 +94,34 @@ pub fn run(command: Command, options: &Options) -> Result<Finished, RunError> {
 
 /// Runs `command` in the foreground with baton's own stdin, stdout and stderr (the
 /// output goes through as the child prints it) and no deadline: `baton run`'s legs.
-/// While it runs, baton ignores SIGINT and SIGQUIT, as a shell does for a foreground job:
-/// the terminal sends them to the child too, and the child decides. The child's exit
-/// status comes back; a child killed by a signal gives 128 + the signal, as shells say.
+/// While it runs, baton ignores SIGINT and SIGQUIT (Ctrl-C and Ctrl-Break on Windows), as
+/// a shell does for a foreground job: the terminal sends them to the child too, and the
+/// child decides. The child's exit status comes back; a child killed by a signal gives
+/// 128 + the signal, as shells say.
 ///
 /// `end_requested` is asked every [`END_POLL`] while the child runs: once it returns a
 /// grace period, the child gets that long to exit by itself, then SIGINT (what a user's
-/// Ctrl-C sends), then SIGTERM and at last SIGKILL, [`END_ESCALATION`] apart.
+/// Ctrl-C sends), then SIGTERM and at last SIGKILL, [`END_ESCALATION`] apart (on Windows,
+/// where no signal reaches one process, it is terminated).
 pub fn run_in_foreground(
     mut command: Command,
     mut end_requested: impl FnMut() -> Option<Duration>,
 ) -> Result<Foreground, RunError> {
-    use std::os::unix::process::ExitStatusExt;
     command.stdin(Stdio::inherit()).stdout(Stdio::inherit()).stderr(Stdio::inherit());
-    // SAFETY: signal() with SIG_IGN / a previous disposition only swaps dispositions.
-    let (int, quit) =
-        unsafe { (libc::signal(libc::SIGINT, libc::SIG_IGN), libc::signal(libc::SIGQUIT, libc::SIG_IGN)) };
-    // SAFETY: the child restores the default dispositions before exec (async-signal-safe).
-    unsafe {
-        command.pre_exec(|| {
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
-            Ok(())
-        });
-    }
+    let interrupts_go_to_the_child = platform::ForegroundChild::prepare(&mut command);
     let waited = command.spawn().map_err(RunError::Spawn).and_then(|mut child| {
         let mut ending: Option<(Instant, Duration)> = None;
-        let mut signals = [libc::SIGINT, libc::SIGTERM, libc::SIGKILL].into_iter().peekable();
+        let mut steps_sent = 0;
         loop {
             if let Some(status) = child.try_wait().map_err(RunError::Wait)? {
-                return Ok((status, ending.is_some() && signals.peek() != Some(&libc::SIGINT)));
+                return Ok((status, ending.is_some() && steps_sent > 0));
             }
             match ending {
                 None => ending = end_requested().map(|grace| (Instant::now(), grace)),
                 Some((since, grace)) if since.elapsed() >= grace => {
-                    if let Some(signal) = signals.next() {
-                        // SAFETY: kill() on our own child's pid (not yet reaped: try_wait
-                        // above saw it running).
-                        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+                    if steps_sent < platform::ForegroundChild::END_STEPS {
+                        platform::ForegroundChild::end(&child, steps_sent);
+                        steps_sent += 1;
                     }
                     ending = Some((Instant::now(), END_ESCALATION));
                 }
@@ -138,13 +130,9 @@ pub fn run_in_foreground(
             std::thread::sleep(END_POLL);
         }
     });
-    // SAFETY: as above, restoring what was there before.
-    unsafe {
-        libc::signal(libc::SIGINT, int);
-        libc::signal(libc::SIGQUIT, quit);
-    }
+    drop(interrupts_go_to_the_child);
     let (status, interrupted) = waited?;
-    Ok(Foreground { code: status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)), interrupted })
+    Ok(Foreground { code: platform::ForegroundChild::exit_code(status), interrupted })
 }
 
 /// How often a foreground child's end is asked about.
@@ -168,10 +156,11 @@ pub fn start(mut command: Command, options: &Options) -> Result<Running, RunErro
         .stdout(Stdio::piped())
         .stderr(if options.stderr { Stdio::piped() } else { Stdio::null() });
     if options.kill == Kill::Group {
-        command.process_group(0);
+        ProcessTree::prepare(&mut command);
     }
     let start = Instant::now();
     let mut child = command.spawn().map_err(RunError::Spawn)?;
+    let tree = (options.kill == Kill::Group).then(|| ProcessTree::of(&child));
     let (writer, held) = match (&options.input, child.stdin.take()) {
         (Input::Bytes(bytes), Some(pipe)) => (Some(feed(pipe, bytes.clone())), None),
         (Input::HeldOpen, Some(pipe)) => (None, Some(pipe)),
@@ -179,16 +168,7 @@ pub fn start(mut command: Command, options: &Options) -> Result<Running, RunErro
     };
     let stdout = child.stdout.take().map(|pipe| collect(pipe, options.output_limit));
     let stderr = child.stderr.take().map(|pipe| collect(pipe, options.output_limit));
-    Ok(Running {
-        child,
-        start,
-        deadline: start + options.timeout,
-        kill: options.kill,
-        writer,
-        held,
-        stdout,
-        stderr,
-    })
+    Ok(Running { child, start, deadline: start + options.timeout, tree, writer, held, stdout, stderr })
 }
 
 impl Running {
@@ -200,13 +180,13 @@ impl Running {
                 Ok(Some(status)) => break status,
                 Ok(None) => {}
                 Err(e) => {
-                    kill(&mut self.child, self.kill);
+                    kill(&mut self.child, self.tree.as_ref());
                     return Err(RunError::Wait(e));
                 }
             }
             let now = Instant::now();
             if now >= self.deadline {
-                kill(&mut self.child, self.kill);
+                kill(&mut self.child, self.tree.as_ref());
                 return Err(RunError::TimedOut);
             }
             std::thread::sleep(pause.min(self.deadline - now));
@@ -232,7 +212,7 @@ impl Running {
             Ok(bytes) => Ok(bytes),
             Err(RecvTimeoutError::Disconnected) => Ok(Vec::new()),
             Err(RecvTimeoutError::Timeout) => {
-                kill(&mut self.child, self.kill);
+                kill(&mut self.child, self.tree.as_ref());
                 Err(RunError::TimedOut)
             }
         }
@@ -263,24 +243,16 @@ fn collect(pipe: impl Read + Send + 'static, limit: u64) -> Receiver<Vec<u8>> {
     receive
 }
 
-/// Kills the child (or its group) and reaps it.
-fn kill(child: &mut Child, how: Kill) {
-    match how {
-        Kill::Child => {
-            let _ = child.kill();
-        }
-        Kill::Group => {
-            let pgid = child.id() as libc::pid_t;
-            // SAFETY: kill has no memory preconditions; the group is the one spawned here.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
+/// Kills the child (and its tree) and reaps it.
+fn kill(child: &mut Child, tree: Option<&ProcessTree>) {
+    if let Some(tree) = tree {
+        tree.kill();
     }
+    let _ = child.kill();
     let _ = child.wait();
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -1,0 +1,62 @@
+//! The operating system's part: everything baton does differently on Unix and on Windows,
+//! behind one set of functions, so no other module names `std::os::unix`, `libc` or
+//! `windows_sys` (the pseudo-terminal of `baton run`, `util::pty`, is Unix-only and the
+//! relay says so on Windows).
+//!
+//! What each concept is on each side:
+//!
+//! | concept | Unix | Windows |
+//! | --- | --- | --- |
+//! | no-follow open | `O_NOFOLLOW` (a symlink fails with `ELOOP`), `O_NONBLOCK` | `FILE_FLAG_OPEN_REPARSE_POINT`, then the open handle must not be a reparse point |
+//! | modes | exact modes, the umask for user files | the read-only attribute only (ACLs are inherited from the folder) |
+//! | owner | the file's uid against the effective uid | always the user's: the per-user profile and temp folder are private by ACL |
+//! | atomic replace | `rename(2)` | `MoveFileExW(MOVEFILE_REPLACE_EXISTING)` (std's `fs::rename`) |
+//! | locks | `flock` | `LockFileEx` (both through fs4) |
+//! | stdin deadline | `poll` before each `read` | a reader thread and a channel waited on with a timeout |
+//! | a child and its children | a process group, `kill(-pgid)` | a Job object, `TerminateJobObject` |
+//! | a detached child | its own process group | a new process group, no console, and baton's standard handles kept from it |
+//! | deferred interrupts | `SIGINT`, `SIGTERM`, `SIGHUP` handlers | a console control handler (Ctrl-C, Ctrl-Break, close) |
+//! | random bytes | `/dev/urandom` | `BCryptGenRandom` |
+//!
+//! Leaves: nothing here imports the rest of baton.
+
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use unix as os;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as os;
+
+pub use os::{
+    DeferInterrupts, ForegroundChild, ProcessTree, StdinReader, create_dir, create_new, default_file_mode,
+    detach, end_process_now, exit_test_kill, is_mine, is_symlink_refusal, mode_of, open_append, open_lock,
+    open_read, path_from_bytes, pid_gone, random_bytes, same_file, set_mode, stat_identity, vars_named,
+    writable,
+};
+
+/// The stat data git keeps in an index entry for a file (`None` on Windows, where git
+/// compares content instead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatIdentity {
+    pub ctime: (i64, u32),
+    pub mtime: (i64, u32),
+    pub dev: u64,
+    pub ino: u64,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// Who may change a folder, for the exposure checks on the way to a file baton writes:
+/// its owner's uid and its mode (`None` on Windows, where the user's folders are private
+/// by ACL and the Unix rule has nothing to check).
+pub fn owner_and_mode(meta: &std::fs::Metadata) -> Option<(u32, u32)> {
+    os::owner_and_mode(meta)
+}
+
+/// The effective user id (Unix); 0 on Windows, where nothing compares it.
+pub fn euid() -> u32 {
+    os::euid()
+}

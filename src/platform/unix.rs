@@ -1,0 +1,433 @@
+//! The Unix side of [`crate::platform`]: libc and `std::os::unix`.
+
+use std::ffi::{CStr, OsStr, c_char};
+use std::fs::{self, DirBuilder, File, Metadata, OpenOptions};
+use std::io::{self, Read};
+use std::mem::ManuallyDrop;
+use std::os::fd::FromRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Instant;
+
+use super::StatIdentity;
+
+/// Opens `path` for reading without blocking (a FIFO or a device cannot hang the open)
+/// and, unless `follow`, never through a symlink at the last component.
+pub fn open_read(path: &Path, follow: bool) -> io::Result<File> {
+    let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC;
+    if !follow {
+        flags |= libc::O_NOFOLLOW;
+    }
+    OpenOptions::new().read(true).custom_flags(flags).open(path)
+}
+
+/// Whether an open failed because the path is a symlink a no-follow open refused.
+pub fn is_symlink_refusal(error: &io::Error) -> bool {
+    error.raw_os_error() == Some(libc::ELOOP)
+}
+
+/// Creates a new file for writing (fails when anything is at `path`, a symlink
+/// included), with `mode` less the umask.
+pub fn create_new(path: &Path, mode: u32) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Opens a file to append to, created if missing, never through a symlink.
+pub fn open_append(path: &Path) -> io::Result<File> {
+    OpenOptions::new().append(true).create(true).custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC).open(path)
+}
+
+/// Opens (creating it 0600) a lock file, never through a symlink, without blocking.
+pub fn open_lock(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)
+}
+
+/// Sets an open file's mode exactly, whatever the umask.
+pub fn set_mode(file: &File, mode: u32) -> io::Result<()> {
+    file.set_permissions(fs::Permissions::from_mode(mode))
+}
+
+/// Creates one folder: mode 0700 set exactly when `private`, else the umask's.
+pub fn create_dir(path: &Path, private: bool) -> io::Result<()> {
+    let mut builder = DirBuilder::new();
+    if private {
+        builder.mode(0o700);
+    }
+    builder.create(path)?;
+    if private {
+        fs::set_permissions(path, fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// The file's mode bits (type included), as `stat` gives them.
+pub fn mode_of(meta: &Metadata) -> u32 {
+    meta.mode()
+}
+
+/// 0666 less the umask: the mode a new user file gets.
+pub fn default_file_mode() -> u32 {
+    // SAFETY: umask cannot fail; it is set back at once. Only called on user-file writes,
+    // never concurrently with file creation elsewhere in this process.
+    let mask = unsafe {
+        let old = libc::umask(0o022);
+        libc::umask(old);
+        old
+    };
+    0o666 & !(mask as u32)
+}
+
+/// The process's effective user id.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Whether the file belongs to this user (its uid is the effective uid).
+pub fn is_mine(meta: &Metadata) -> bool {
+    meta.uid() == euid()
+}
+
+/// The folder's owner and mode, for the exposure rule.
+pub fn owner_and_mode(meta: &Metadata) -> Option<(u32, u32)> {
+    Some((meta.uid(), meta.mode()))
+}
+
+/// The kernel's answer to "may this process write `path`" (`access(W_OK)`).
+pub fn writable(path: &Path) -> bool {
+    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
+    // SAFETY: a valid NUL-terminated path; access has no other preconditions.
+    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// Whether `a` and `b` are the same file (a hard link of each other), not following a
+/// symlink at either.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (fs::symlink_metadata(a), fs::symlink_metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// The stat data git keeps in an index entry.
+pub fn stat_identity(meta: &Metadata) -> Option<StatIdentity> {
+    Some(StatIdentity {
+        ctime: (meta.ctime(), meta.ctime_nsec() as u32),
+        mtime: (meta.mtime(), meta.mtime_nsec() as u32),
+        dev: meta.dev(),
+        ino: meta.ino(),
+        uid: meta.uid(),
+        gid: meta.gid(),
+    })
+}
+
+/// Whether process `pid` is gone (a pid in use by anyone, even a process baton may not
+/// signal, counts as alive).
+pub fn pid_gone(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
+    // SAFETY: signal 0 only checks whether the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    !alive && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+/// Fills `buf` from the kernel's random source.
+pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
+    File::open("/dev/urandom").and_then(|mut f| f.read_exact(buf))
+}
+
+/// A path from the bytes git stores (any bytes are a Unix path).
+pub fn path_from_bytes(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(OsStr::from_bytes(bytes))
+}
+
+/// Ends the process at once with `code`, running nothing more of it (no flush, no
+/// destructors).
+pub fn end_process_now(code: i32) -> ! {
+    // SAFETY: `_exit` has no preconditions.
+    unsafe { libc::_exit(code) }
+}
+
+/// Ends the process as `kill -9` would (test builds' crash points).
+pub fn exit_test_kill() {
+    // SAFETY: raising a signal has no memory preconditions; SIGKILL ends the process.
+    unsafe { libc::raise(libc::SIGKILL) };
+}
+
+/// Starts `command` detached from baton: its own process group, so a signal to the
+/// host's group does not reach it.
+pub fn detach(command: &mut Command) {
+    command.process_group(0);
+}
+
+/// A child and every process it starts, ended together: the child leads a process group
+/// of its own ([`ProcessTree::prepare`] before the spawn).
+#[derive(Debug)]
+pub struct ProcessTree {
+    group: libc::pid_t,
+}
+
+impl ProcessTree {
+    /// Makes the child a process group leader.
+    pub fn prepare(command: &mut Command) {
+        command.process_group(0);
+    }
+
+    /// The group of a child spawned from a prepared command.
+    pub fn of(child: &Child) -> ProcessTree {
+        ProcessTree { group: child.id() as libc::pid_t }
+    }
+
+    /// Kills every process of the group.
+    pub fn kill(&self) {
+        // SAFETY: kill has no memory preconditions; the group is the one spawned here.
+        unsafe {
+            libc::kill(-self.group, libc::SIGKILL);
+        }
+    }
+}
+
+const DEFERRED: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn remember(signal: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    PENDING.store(signal, Ordering::SeqCst);
+}
+
+/// Defers SIGINT, SIGTERM and SIGHUP while it lives (see `gitx::signals`): a handler (not
+/// a signal mask, which covers only the calling thread) remembers them; when dropped,
+/// the previous handlers come back and a remembered signal is raised again.
+pub struct DeferInterrupts {
+    previous: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+impl DeferInterrupts {
+    pub fn new() -> DeferInterrupts {
+        let mut previous = Vec::with_capacity(DEFERRED.len());
+        for signal in DEFERRED {
+            // SAFETY: zeroed sigaction structs are valid to fill; `remember` only stores to
+            // an atomic, which is async-signal-safe; the old action is kept to restore it.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = remember as *const () as libc::sighandler_t;
+                libc::sigemptyset(&mut action.sa_mask);
+                action.sa_flags = libc::SA_RESTART;
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, &action, &mut old) == 0 {
+                    previous.push((signal, old));
+                }
+            }
+        }
+        DeferInterrupts { previous }
+    }
+}
+
+impl Default for DeferInterrupts {
+    fn default() -> DeferInterrupts {
+        DeferInterrupts::new()
+    }
+}
+
+impl Drop for DeferInterrupts {
+    fn drop(&mut self) {
+        for (signal, old) in &self.previous {
+            // SAFETY: restores exactly the action `sigaction` returned for this signal.
+            unsafe {
+                libc::sigaction(*signal, old, std::ptr::null_mut());
+            }
+        }
+        let pending = PENDING.swap(0, Ordering::SeqCst);
+        if pending != 0 {
+            // SAFETY: raising a signal with its original disposition back in place.
+            unsafe {
+                libc::raise(pending);
+            }
+        }
+    }
+}
+
+/// stdin, every read of which waits at most until a deadline: `poll` first, for no
+/// longer than what is left. No thread is started: on the hook's path a thread costs
+/// more than all the rest.
+pub struct StdinReader {
+    file: ManuallyDrop<File>,
+    deadline: Instant,
+}
+
+impl StdinReader {
+    pub fn new(deadline: Instant) -> StdinReader {
+        // SAFETY: fd 0 stays open for the life of the process; ManuallyDrop never closes it.
+        let file = ManuallyDrop::new(unsafe { File::from_raw_fd(0) });
+        StdinReader { file, deadline }
+    }
+
+    /// Waits (within the deadline) until stdin is readable, hung up or in error.
+    fn wait_readable(&self) -> io::Result<()> {
+        loop {
+            let left = self.deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "stdin deadline"));
+            }
+            let mut pollfd = libc::pollfd { fd: 0, events: libc::POLLIN, revents: 0 };
+            let millis = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+            // SAFETY: one valid pollfd, count 1.
+            let ready = unsafe { libc::poll(&mut pollfd, 1, millis) };
+            if ready < 0 {
+                let err = io::Error::last_os_error();
+                if err.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(err);
+            }
+            if ready == 0 {
+                continue; // the loop head reports the timeout
+            }
+            // Readable, hung up or in error: the read tells which.
+            return Ok(());
+        }
+    }
+
+    /// Reads into the spare capacity of `buf` (which must have some) and returns how many
+    /// bytes came (0 at end of input). The spare capacity is handed to the kernel as it
+    /// is: no page of it is touched before the kernel writes there.
+    pub fn read_spare(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        loop {
+            self.wait_readable()?;
+            let spare = buf.spare_capacity_mut();
+            // SAFETY: `spare` is writable memory of `spare.len()` bytes owned by `buf`;
+            // read(2) writes at most that many bytes into it.
+            let n = unsafe { libc::read(0, spare.as_mut_ptr().cast(), spare.len()) };
+            if n < 0 {
+                let err = io::Error::last_os_error();
+                if err.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(err);
+            }
+            let n = n as usize;
+            // SAFETY: the kernel initialised the first `n` bytes of the spare capacity.
+            unsafe { buf.set_len(buf.len() + n) };
+            return Ok(n);
+        }
+    }
+}
+
+impl Read for StdinReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.wait_readable()?;
+        self.file.read(buf)
+    }
+}
+
+unsafe extern "C" {
+    /// The C library's environment: a NULL-terminated array of `NAME=value` strings.
+    static environ: *const *const c_char;
+}
+
+/// The value of each variable in `names` that is set and valid UTF-8, in the order the
+/// environment lists them (a name set twice: the first, as `getenv` gives it), found by
+/// walking the C library's environment once.
+pub fn vars_named(names: &[&'static str]) -> Vec<(&'static str, String)> {
+    let mut found: Vec<(&'static str, String)> = Vec::new();
+    // Most of an environment is other programs' variables: only an entry whose first
+    // byte starts one of the names is compared with them.
+    let mut first_bytes = [false; 256];
+    for name in names {
+        if let Some(&first) = name.as_bytes().first() {
+            first_bytes[usize::from(first)] = true;
+        }
+    }
+    // SAFETY: baton never changes its own environment (no `set_var` anywhere), so the
+    // array and its strings stay valid and unchanged while they are read. Each entry is a
+    // NUL-terminated string; the array ends with a null pointer.
+    unsafe {
+        let mut entry = environ;
+        while !entry.is_null() && !(*entry).is_null() {
+            let start = *entry;
+            entry = entry.add(1);
+            if !first_bytes[usize::from(*start as u8)] {
+                continue;
+            }
+            let bytes = CStr::from_ptr(start).to_bytes();
+            let Some(equals) = bytes.iter().position(|&b| b == b'=') else { continue };
+            let (name, value) = (&bytes[..equals], &bytes[equals + 1..]);
+            let Some(&wanted) = names.iter().find(|n| n.as_bytes() == name) else { continue };
+            if found.iter().any(|(n, _)| *n == wanted) {
+                continue;
+            }
+            if let Some(value) = OsStr::from_bytes(value).to_str() {
+                found.push((wanted, value.to_string()));
+            }
+        }
+    }
+    found
+}
+
+/// baton's side of a foreground child (`baton run`'s legs): while it lives, SIGINT and
+/// SIGQUIT are ignored in baton, as a shell does for a foreground job, and the child
+/// gets them back at their defaults.
+pub struct ForegroundChild {
+    previous: (libc::sighandler_t, libc::sighandler_t),
+}
+
+impl ForegroundChild {
+    /// The steps that end a child asked to end: SIGINT, SIGTERM, SIGKILL.
+    pub const END_STEPS: usize = 3;
+
+    /// Ignores the interrupts in baton until dropped; the child restores their defaults.
+    pub fn prepare(command: &mut Command) -> ForegroundChild {
+        // SAFETY: signal() with SIG_IGN only swaps dispositions.
+        let previous = unsafe {
+            (libc::signal(libc::SIGINT, libc::SIG_IGN), libc::signal(libc::SIGQUIT, libc::SIG_IGN))
+        };
+        // SAFETY: the child restores the default dispositions before exec (async-signal-safe).
+        unsafe {
+            command.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        ForegroundChild { previous }
+    }
+
+    /// Sends the child the `step`th of SIGINT, SIGTERM, SIGKILL.
+    pub fn end(child: &Child, step: usize) {
+        let signal = [libc::SIGINT, libc::SIGTERM, libc::SIGKILL][step.min(2)];
+        // SAFETY: kill() on our own child's pid (not yet reaped: the caller saw it running).
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+    }
+
+    /// The exit status as a shell says it: 128 + the signal when a signal killed it.
+    pub fn exit_code(status: std::process::ExitStatus) -> i32 {
+        use std::os::unix::process::ExitStatusExt;
+        status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+    }
+}
+
+impl Drop for ForegroundChild {
+    fn drop(&mut self) {
+        // SAFETY: restoring what was there before.
+        unsafe {
+            libc::signal(libc::SIGINT, self.previous.0);
+            libc::signal(libc::SIGQUIT, self.previous.1);
+        }
+    }
+}
