@@ -113,3 +113,30 @@ pub fn state_dir() -> Option<PathBuf> {
         .or_else(|| home_dir().map(|h| h.join(".local").join("state")))?;
     Some(base.join("baton"))
 }
+
+/// The one spelling of a project folder that baton keys its records by (the handoff
+/// registry, the project lock): the path as given on Unix, where names are
+/// case-sensitive; on Windows its real path (no verbatim prefix, `\` separators) in
+/// lower case, so `c:\users\ME\proj` and `C:\Users\me\proj` are one project.
+pub fn project_key(root: &std::path::Path) -> String {
+    if cfg!(windows) {
+        let real = crate::platform::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        windows_key(&real.to_string_lossy())
+    } else {
+        root.to_string_lossy().into_owned()
+    }
+}
+
+/// A Windows path's key: `\` separators, lower case (Windows compares names so).
+fn windows_key(text: &str) -> String {
+    text.replace('/', "\\").to_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn windows_keys_ignore_case_and_separators() {
+        assert_eq!(super::windows_key(r"c:\users\ME\proj"), super::windows_key("C:/Users/me/proj"));
+        assert_ne!(super::windows_key(r"C:\Users\me\proj"), super::windows_key(r"C:\Users\me\proj2"));
+    }
+}

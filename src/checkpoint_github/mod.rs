@@ -162,8 +162,8 @@ struct Project {
 
 impl Project {
     fn open(cwd: &Path, config: &Config) -> Result<Project, Failure> {
-        let cwd =
-            std::fs::canonicalize(cwd).map_err(|e| Failure::usage(format!("{}: {e}", cwd.display())))?;
+        let cwd = crate::platform::canonicalize(cwd)
+            .map_err(|e| Failure::usage(format!("{}: {e}", cwd.display())))?;
         let root = crate::gitx::project_dir(&cwd);
         let dir = config.handoff_dir();
         let json_path = root.join(&dir).join("HANDOFF.json");

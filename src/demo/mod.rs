@@ -189,7 +189,11 @@ fn create_project(demo: &Demo) -> io::Result<()> {
         "src/routes/orders.ts",
         "export const router = express.Router();\nrouter.post('/orders', limit, create);\n",
     )?;
-    let transcript = TRANSCRIPT.replace(TRANSCRIPT_PROJECT, &project.to_string_lossy());
+    // The path goes inside the transcript's JSON strings: escaped as JSON (a Windows
+    // path's `\` would otherwise end the transcript's validity).
+    let escaped = serde_json::Value::from(project.to_string_lossy()).to_string();
+    let escaped = escaped.strip_prefix('"').and_then(|e| e.strip_suffix('"')).unwrap_or(&escaped);
+    let transcript = TRANSCRIPT.replace(TRANSCRIPT_PROJECT, escaped);
     std::fs::write(demo.transcript(), transcript)
 }
 

@@ -134,7 +134,7 @@ pub fn project_dir(cwd: &Path) -> PathBuf {
 /// `.planning/` folder (not a symlink), else `top`. The result is `top` joined with the
 /// part below it, so it compares equal to other paths built from `top`.
 pub fn nearest_planning(cwd: &Path, top: &Path) -> PathBuf {
-    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let canon = |p: &Path| crate::platform::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let (start, top_c) = (canon(cwd), canon(top));
     for dir in start.ancestors() {
         let Ok(below) = dir.strip_prefix(&top_c) else { break };

@@ -151,14 +151,13 @@ pub enum BinaryError {
     NotUtf8(PathBuf),
 }
 
-/// The absolute, resolved path of the running binary, as text for a settings file.
+/// The absolute, resolved path of the running binary, as text for a settings file (on
+/// Windows `C:/…/baton.exe`: no verbatim prefix, `/` separators, which every shell a host
+/// may run it with takes).
 pub fn current_binary() -> Result<String, BinaryError> {
     let exe = std::env::current_exe().map_err(BinaryError::NotFound)?;
-    let exe = fs::canonicalize(&exe).unwrap_or(exe);
-    match exe.to_str() {
-        Some(text) => Ok(text.to_string()),
-        None => Err(BinaryError::NotUtf8(exe)),
-    }
+    let exe = crate::platform::canonicalize(&exe).unwrap_or(exe);
+    crate::platform::command_path(&exe).ok_or(BinaryError::NotUtf8(exe))
 }
 
 /// The first indentation found in `text` (a pretty-printed file's unit), if any.

@@ -33,8 +33,8 @@ use windows as os;
 pub use os::{
     DeferInterrupts, ForegroundChild, ProcessTree, StdinReader, create_dir, create_new, default_file_mode,
     detach, end_process_now, exit_test_kill, is_mine, is_symlink_refusal, mode_of, open_append, open_lock,
-    open_read, path_from_bytes, pid_gone, random_bytes, same_file, set_mode, stat_identity, vars_named,
-    writable,
+    open_read, path_from_bytes, pid_gone, random_bytes, same_file, set_mode, shell, stat_identity,
+    vars_named, writable,
 };
 
 /// The stat data git keeps in an index entry for a file (`None` on Windows, where git
@@ -59,4 +59,57 @@ pub fn owner_and_mode(meta: &std::fs::Metadata) -> Option<(u32, u32)> {
 /// The effective user id (Unix); 0 on Windows, where nothing compares it.
 pub fn euid() -> u32 {
     os::euid()
+}
+
+/// A Windows path's text without the verbatim prefix `canonicalize` gives it
+/// (`\\?\C:\x` → `C:\x`, `\\?\UNC\server\share` → `\\server\share`): the spelling people,
+/// shells and other programs use. Pure (tested on every system).
+pub fn strip_verbatim(text: &str) -> String {
+    if let Some(rest) = text.strip_prefix(r"\\?\UNC\") {
+        format!(r"\\{rest}")
+    } else if let Some(rest) = text.strip_prefix(r"\\?\").filter(|rest| rest.as_bytes().get(1) == Some(&b':'))
+    {
+        rest.to_string()
+    } else {
+        text.to_string()
+    }
+}
+
+/// The real, absolute path of `path` (`fs::canonicalize`), spelled as people spell it:
+/// on Windows without the verbatim prefix, each name in its case on disk, so one folder
+/// has one spelling whatever case it was given in.
+pub fn canonicalize(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    let real = std::fs::canonicalize(path)?;
+    if cfg!(windows) {
+        if let Some(text) = real.to_str() {
+            return Ok(std::path::PathBuf::from(strip_verbatim(text)));
+        }
+    }
+    Ok(real)
+}
+
+/// A path as a word of a command a host runs: as it is on Unix; on Windows without the
+/// verbatim prefix and with `/` separators, which Git Bash (where `\` is an escape), cmd
+/// and PowerShell all take. `None` when it is not Unicode.
+pub fn command_path(path: &std::path::Path) -> Option<String> {
+    let text = path.to_str()?;
+    Some(if cfg!(windows) { strip_verbatim(text).replace('\\', "/") } else { text.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verbatim_prefixes_are_taken_off() {
+        assert_eq!(
+            strip_verbatim(r"\\?\C:\Program Files\baton\baton.exe"),
+            r"C:\Program Files\baton\baton.exe"
+        );
+        assert_eq!(strip_verbatim(r"\\?\UNC\server\share\baton.exe"), r"\\server\share\baton.exe");
+        assert_eq!(strip_verbatim(r"C:\Users\me"), r"C:\Users\me");
+        assert_eq!(strip_verbatim("/usr/bin/baton"), "/usr/bin/baton");
+        // A verbatim path that is not a drive's (a volume GUID) is left as it is.
+        assert_eq!(strip_verbatim(r"\\?\Volume{1234}\x"), r"\\?\Volume{1234}\x");
+    }
 }

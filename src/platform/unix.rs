@@ -431,3 +431,10 @@ impl Drop for ForegroundChild {
         }
     }
 }
+
+/// A command line run the way hosts run theirs: `/bin/sh -c <line>`.
+pub fn shell(line: &str) -> Command {
+    let mut sh = Command::new("/bin/sh");
+    sh.arg("-c").arg(line);
+    sh
+}

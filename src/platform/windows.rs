@@ -478,3 +478,30 @@ impl Drop for ForegroundChild {
         }
     }
 }
+
+/// A command line run the way Claude Code runs a status line on Windows: with Git Bash
+/// (`CLAUDE_CODE_GIT_BASH_PATH`, else `bash.exe` on `PATH`) as `bash -c <line>`; without
+/// it, with cmd (`%ComSpec% /d /s /c <line>`, the line passed as it is).
+pub fn shell(line: &str) -> Command {
+    let bash = std::env::var_os("CLAUDE_CODE_GIT_BASH_PATH")
+        .map(PathBuf::from)
+        .filter(|p| p.is_file())
+        .or_else(|| {
+            std::env::var_os("PATH").and_then(|path| {
+                std::env::split_paths(&path).map(|dir| dir.join("bash.exe")).find(|p| p.is_file())
+            })
+        });
+    match bash {
+        Some(bash) => {
+            let mut command = Command::new(bash);
+            command.arg("-c").arg(line);
+            command
+        }
+        None => {
+            let cmd = std::env::var_os("ComSpec").unwrap_or_else(|| "cmd.exe".into());
+            let mut command = Command::new(cmd);
+            command.raw_arg("/d /s /c \"").raw_arg(line).raw_arg("\"");
+            command
+        }
+    }
+}
