@@ -49,4 +49,5 @@ mod statusline_segments;
 mod terminal_escapes;
 mod transcript_fallback;
 mod untrusted;
+mod windows_wine;
 mod wrap;

@@ -78,6 +78,9 @@ impl Demo {
             .env("XDG_STATE_HOME", self.home().join(".local/state"))
             .env("CLAUDE_CONFIG_DIR", self.home().join(".claude"))
             .env("COLUMNS", self.columns.saturating_sub(3).to_string())
+            // The status line's git scan may take its time: the demo shows the same
+            // lines on every machine, a slow one (or wine) included.
+            .env("BATON_STATUSLINE_GIT_BUDGET_MS", "2000")
             .current_dir(self.project())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -344,11 +347,9 @@ fn print_handoff(out: &mut impl Write, demo: &Demo) -> io::Result<()> {
         writeln!(out, "\n(no handoff was written)")?;
         return Ok(());
     };
-    let md_rel = handoff
-        .continue_here()
-        .unwrap_or_else(|| PathBuf::from(".planning/.continue-here.md"))
-        .display()
-        .to_string();
+    let md_rel = crate::util::text::slash_path(
+        &handoff.continue_here().unwrap_or_else(|| PathBuf::from(".planning/.continue-here.md")),
+    );
     let intro = "At CRITICAL baton wrote the handoff from git, .planning/ and the transcript:";
     writeln!(out, "\n{}", wrap(intro, width, ""))?;
     let or_unknown = |v: Option<u64>| v.map(|n| n.to_string()).unwrap_or_else(|| "?".into());

@@ -499,11 +499,13 @@ impl Places {
     }
 }
 
-/// `path` with `$HOME` shown as `~`, for messages.
+/// `path` with the home shown as `~` (`~/…`, `~\…` on Windows), for messages.
 pub fn show_path(path: &Path, home: Option<&Path>) -> String {
     use crate::util::text::outside_path;
     match home.and_then(|h| path.strip_prefix(h).ok()) {
-        Some(rest) if !rest.as_os_str().is_empty() => format!("~/{}", outside_path(rest)),
+        Some(rest) if !rest.as_os_str().is_empty() => {
+            format!("~{}{}", std::path::MAIN_SEPARATOR, outside_path(rest))
+        }
         _ => outside_path(path).to_string(),
     }
 }
