@@ -14,10 +14,13 @@
 //!   cache, as most renders get them): the hot paths, run after every tool call or
 //!   message; and the hook given a tool's 64 MiB output (its stdin deadline is 2 s);
 //!   each for the default build and the shipped one;
-//! - the hook with no bridge, reading the figure from a 1 MiB and a 1 GiB transcript:
-//!   the cost must not grow with the file;
-//! - the hook below threshold with a fresh bridge on a 1 GiB transcript: unchanged since
-//!   the render (a `stat`), and one reply newer than the bridge (that reply is read);
+//! - the hook with no bridge, reading the figure from a 1 MiB and a 1 GiB transcript at
+//!   the session's first call: the cost must not grow with the file;
+//! - below threshold in a warm session, on a 1 MiB and a 1 GiB transcript, in pairs: the
+//!   figure from a fresh bridge (the transcript unchanged since the render: a `stat`),
+//!   and with no bridge from the transcript, unchanged since the session's last call (its
+//!   read mark: a `stat`, nothing read); and a call after one new reply (that reply is
+//!   read); with a bridge one reply behind the 1 GiB transcript (that reply is read);
 //! - the headless hook (`claude -p`: no bridge) near a threshold, the call's own reply
 //!   not written yet, on a call that cannot be told anything (WARNING told the call
 //!   before, CRITICAL out of one call's reach): it answers at once, without the bounded
@@ -184,9 +187,16 @@ impl Bench {
         for name in [format!("claude-ctx-{SESSION}.json"), format!("claude-ctx-{SESSION}-warned.json")] {
             let _ = std::fs::remove_file(self.tmp().join(name));
         }
-        // baton's own debounce state is private (GSD's stays in the temp dir).
+        // baton's own debounce state and read mark are private (GSD's stay in the temp dir).
         let sessions = self.scratch.join("home/.local/state/baton/sessions");
-        let _ = std::fs::remove_file(sessions.join(format!("claude-ctx-{SESSION}-warned.json")));
+        for name in [format!("claude-ctx-{SESSION}-warned.json"), format!("claude-ctx-{SESSION}-read.json")] {
+            let _ = std::fs::remove_file(sessions.join(name));
+        }
+    }
+
+    /// No bridge: the figure comes from the transcript (the session's state is kept).
+    fn remove_bridge(&self) {
+        let _ = std::fs::remove_file(self.tmp().join(format!("claude-ctx-{SESSION}.json")));
     }
 }
 
@@ -309,6 +319,24 @@ fn last_line_len(path: &Path) -> u64 {
     let body = &tail[..tail.len() - 1];
     let start = body.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     (tail.len() - start) as u64
+}
+
+/// Cuts a file's last line off, returning it.
+fn cut_last_line(path: &Path) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let cut = last_line_len(path);
+    let mut file = std::fs::OpenOptions::new().read(true).write(true).open(path).unwrap();
+    let len = file.metadata().unwrap().len();
+    file.seek(SeekFrom::Start(len - cut)).unwrap();
+    let mut line = Vec::new();
+    file.read_to_end(&mut line).unwrap();
+    file.set_len(len - cut).unwrap();
+    line
+}
+
+fn append_bytes(path: &Path, bytes: &[u8]) {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    file.write_all(bytes).unwrap();
 }
 
 /// Loose objects and their bytes under `.git/objects`.
@@ -448,13 +476,18 @@ fn main() {
         }
     }
 
-    // The transcript fallback: the read must not grow with the file.
+    // The figure from the transcript (no bridge: `claude -p`, every relay leg, and the
+    // hosts without a status line). The first call of a session reads the end of the
+    // file within a fixed budget; the read must not grow with the file.
     let small = scratch.join("transcript-1mib.jsonl");
     let big = scratch.join("transcript-1gib.jsonl");
     write_transcript(&small, 1 << 20);
     write_transcript(&big, 1 << 30);
     let baton = binaries[0].1.clone();
-    for (name, path) in [("no bridge, 1 MiB transcript", &small), ("no bridge, 1 GiB transcript", &big)] {
+    for (name, path) in [
+        ("no bridge, first call of the session, 1 MiB transcript", &small),
+        ("no bridge, first call of the session, 1 GiB transcript", &big),
+    ] {
         let run = Run {
             name: format!("baton hook, {name}"),
             program: baton.clone(),
@@ -463,23 +496,47 @@ fn main() {
         };
         results.push(bench.measure(&run, runs, &|| bench.clear_session()));
     }
-    // Below the thresholds with a fresh bridge from `baton statusline`: the transcript
-    // unchanged since the render (a stat), and one reply newer than the bridge (only
-    // that reply is read), on the 1 GiB transcript.
-    let big_len = std::fs::metadata(&big).unwrap().len();
-    let last_reply = last_line_len(&big);
-    for (name, offset) in [
-        ("below threshold, fresh bridge, transcript unchanged (1 GiB)", big_len),
-        ("below threshold, transcript one reply newer than the bridge (1 GiB)", big_len - last_reply),
-    ] {
-        let run = Run {
-            name: format!("baton hook, {name}"),
+    // Below the thresholds, a warm session, the transcript unchanged since the last call,
+    // in pairs: the figure from a fresh bridge (`baton statusline`'s, which recorded the
+    // transcript's size: a stat), and with no bridge from where the session's last call
+    // stopped reading (its mark: a stat, nothing read). Then a call after one new reply,
+    // which reads that reply.
+    for (size, path) in [("1 MiB", &small), ("1 GiB", &big)] {
+        let len = std::fs::metadata(path).unwrap().len();
+        let run = |name: String| Run {
+            name: format!("baton hook, below threshold, warm session, {name}"),
             program: baton.clone(),
             args: vec!["hook".into()],
-            payload: hook_payload(&project, &big),
+            payload: hook_payload(&project, path),
         };
-        results.push(bench.measure(&run, runs, &|| bench.write_bridge_at(60, offset)));
+        bench.clear_session();
+        let bridge = run(format!("fresh bridge, transcript unchanged ({size})"));
+        results.push(bench.measure(&bridge, runs, &|| bench.write_bridge_at(60, len)));
+        bench.clear_session();
+        let mark = run(format!("no bridge, transcript unchanged since the last call ({size})"));
+        results.push(bench.measure(&mark, runs, &|| bench.remove_bridge()));
+        let reply = last_line_len(path);
+        let newer =
+            run(format!("no bridge, one reply ({reply} bytes) appended since the last call ({size})"));
+        results.push(bench.measure(&newer, runs, &|| {
+            // The last call read the transcript without its last reply; then it came.
+            let bytes = cut_last_line(path);
+            bench.once(&newer);
+            append_bytes(path, &bytes);
+        }));
     }
+    // With a fresh bridge on the 1 GiB transcript, one reply newer than the bridge (only
+    // that reply is read).
+    let big_len = std::fs::metadata(&big).unwrap().len();
+    let last_reply = last_line_len(&big);
+    let run = Run {
+        name: "baton hook, below threshold, transcript one reply newer than the bridge (1 GiB)".into(),
+        program: baton.clone(),
+        args: vec!["hook".into()],
+        payload: hook_payload(&project, &big),
+    };
+    bench.clear_session();
+    results.push(bench.measure(&run, runs, &|| bench.write_bridge_at(60, big_len - last_reply)));
     let _ = std::fs::remove_file(&big);
 
     // `claude -p` (no bridge) at 72 %, near CRITICAL: the call's own reply is not in the

@@ -54,6 +54,12 @@ pub fn warn_state_path(session_id: &str) -> Option<PathBuf> {
     session_dir().map(|dir| dir.join(format!("claude-ctx-{session_id}-warned.json")))
 }
 
+/// Where the last read of a context's transcript stopped, and what it found
+/// (`session_state::load_mark`), in the private session folder.
+pub fn read_mark_path(context_id: &str) -> Option<PathBuf> {
+    session_dir().map(|dir| dir.join(format!("claude-ctx-{context_id}-read.json")))
+}
+
 /// GSD's own debounce state in the temp dir: read once (when this user owns it) to seed
 /// a session that switches from GSD's hook to baton's; never written.
 pub fn gsd_warn_state_path(session_id: &str) -> PathBuf {

@@ -14,25 +14,32 @@
 //! runs on a pty baton owns, all its contexts in one process ([`interactive`]): its hooks
 //! get `LIVE_LEG` and read the current leg from the record.
 
+pub mod faults;
+pub mod host_faults;
 // The interactive relay drives the host on a pseudo-terminal: Unix only for now (a
 // Windows one needs ConPTY, which wine cannot exercise; `baton run` says so there).
 #[cfg(unix)]
 pub mod interactive;
+pub mod progress;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::config::Config;
 use crate::host::{Grammar, HostKind};
-use crate::run_record::{LegNote, RUN_ID_ENV, RUN_LEG_ENV, RunRecord, load, note};
+use crate::run_record::{
+    self, EndReason, LegNote, RUN_ID_ENV, RUN_LEG_ENV, RunEnd, RunRecord, WaitReason, load, note, now_ms,
+};
 use crate::util::proc::RunError;
+use crate::util::text::outside;
 
 /// baton's fixed continue prompt: never text from the repository, the transcript or a
 /// handoff (TRUST.md: the relay types only this and the host's clear command).
 pub const CONTINUE_PROMPT: &str = "continue";
 
-/// What the runner does after a leg.
+/// What the runner does after a leg. (Only the interactive relay asks: Unix only.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(unix), allow(dead_code))]
 pub enum NextStep {
     /// Run the next leg with the continue prompt.
     Continue,
@@ -42,16 +49,9 @@ pub enum NextStep {
     MaxLegs,
 }
 
-impl NextStep {
-    /// The run ended with the last leg's handoff pending (`--max-legs` reached, or an
-    /// interactive host that exited paused): the work is not done.
-    pub fn left_paused(self) -> bool {
-        self != NextStep::Done
-    }
-}
-
 /// The rule after a leg (pure): a paused leg (its own handoff pending, whoever stopped
 /// the agent) goes on, up to `max_legs` legs.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub fn next_step(paused: bool, leg: u32, max_legs: u32) -> NextStep {
     match (paused, leg >= max_legs) {
         (false, _) => NextStep::Done,
@@ -303,6 +303,12 @@ fn read_headless(
 }
 
 impl HeadlessCommand {
+    /// The command as given: the program and its arguments (the relay's identity: the
+    /// same words run again continue it).
+    pub fn words(&self) -> Vec<String> {
+        std::iter::once(self.program.clone()).chain(self.args.iter().cloned()).collect()
+    }
+
     /// The arguments of a leg: the first keeps the user's prompt; later ones carry the
     /// continue prompt in its place (its further words dropped), every option unchanged.
     pub fn leg_args(&self, leg: u32) -> Vec<String> {
@@ -329,11 +335,68 @@ pub fn new_run_id(now_nanos: u128, pid: u32) -> String {
     format!("run-{now_nanos:x}-{pid:x}")
 }
 
-/// The one-paragraph summary of a run (pure).
-pub fn summary(record: &RunRecord, legs_run: u32, end: NextStep) -> String {
+/// A leg's end in words (pure), for the hand-over lines and the summary.
+pub fn describe_end(reason: &EndReason) -> String {
+    match reason {
+        EndReason::Paused { used_pct: Some(p) } => format!("paused at {p} %"),
+        EndReason::Paused { used_pct: None } => "paused".to_string(),
+        EndReason::UsageLimit { resets_at_ms, message } => {
+            let until = resets_at_ms.map(|t| format!(" until {}", clock(t))).unwrap_or_default();
+            format!("usage limit{until} ({})", outside(message))
+        }
+        EndReason::ApiError { message, .. } => format!("API error ({})", outside(message)),
+        EndReason::Crashed { signal: Some(signal), .. } => format!("the host was killed (signal {signal})"),
+        EndReason::Crashed { code, .. } => {
+            format!("the host exited with status {} and no handoff", code.unwrap_or(1))
+        }
+        EndReason::Interrupted { signal } => format!("interrupted ({})", signal_name(*signal)),
+        EndReason::Done => "done".to_string(),
+        EndReason::Futile { used_pct, .. } => format!(
+            "completed nothing and paused at {} again",
+            used_pct.map_or("CRITICAL".to_string(), |p| format!("{p} %"))
+        ),
+        EndReason::Other => "ended".to_string(),
+    }
+}
+
+/// A signal's name, as users know it.
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        2 => "SIGINT, Ctrl-C".to_string(),
+        15 => "SIGTERM".to_string(),
+        9 => "SIGKILL".to_string(),
+        n => format!("signal {n}"),
+    }
+}
+
+/// A unix-ms time as the local clock reads it (HH:MM:SS, the date when not today).
+pub fn clock(unix_ms: u64) -> String {
+    use chrono::TimeZone;
+    let Some(at) = chrono::Local.timestamp_millis_opt(unix_ms as i64).single() else {
+        return format!("{unix_ms} ms");
+    };
+    if at.date_naive() == chrono::Local::now().date_naive() {
+        at.format("%H:%M:%S").to_string()
+    } else {
+        at.format("%Y-%m-%d %H:%M:%S").to_string()
+    }
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+/// The one-paragraph summary of a run (pure): each leg of this `baton run` (its time, why
+/// it ended, its handoff), the waits, and how the run ended.
+pub fn summary(record: &RunRecord, legs: std::ops::RangeInclusive<u32>, end: &RunEnd) -> String {
     let mut parts = vec![];
-    for leg in 1..=legs_run {
+    let count = legs.clone().count();
+    for leg in legs {
         let note = record.leg(leg);
+        let took = note
+            .and_then(|n| Some(n.ended_ms?.saturating_sub(n.started_ms?)))
+            .map(|ms| format!(", took {}", seconds(ms)))
+            .unwrap_or_default();
         let peak = note
             .and_then(|n| n.peak_used_pct)
             .map_or("peak not measured".to_string(), |p| format!("peak {p} %"));
@@ -343,24 +406,66 @@ pub fn summary(record: &RunRecord, legs_run: u32, end: NextStep) -> String {
             Some(n) if n.handoff_pending => ", ended with its handoff pending",
             _ => "",
         };
+        let why = note
+            .and_then(|n| n.end_reason.as_ref())
+            .filter(|r| !matches!(r, EndReason::Paused { .. } | EndReason::Done))
+            .map(|r| format!(", {}", describe_end(r)))
+            .unwrap_or_default();
         let handoff =
             note.and_then(|n| n.handoff.as_deref()).map(|h| format!(", handoff {h}")).unwrap_or_default();
         let checkpoint = note
             .and_then(|n| n.checkpoint.as_deref())
             .map(|c| format!(", checkpoint {c}"))
             .unwrap_or_default();
-        parts.push(format!("leg {leg}: {peak}{how}{handoff}{checkpoint}"));
+        let handover = note
+            .and_then(|n| n.handover_ms)
+            .map(|ms| format!(", hand-over {}", seconds(ms)))
+            .unwrap_or_default();
+        let waits: String = note
+            .map(|n| {
+                n.waits
+                    .iter()
+                    .map(|w| {
+                        let why = match &w.why {
+                            WaitReason::UsageLimit { .. } => " for the usage limit's reset",
+                            WaitReason::Backoff { .. } => " backing off",
+                            WaitReason::Other => "",
+                        };
+                        format!(", waited {}{why}", seconds(w.end_ms.saturating_sub(w.start_ms)))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        parts.push(format!("leg {leg}: {peak}{how}{why}{handoff}{checkpoint}{took}{waits}{handover}"));
     }
     let end = match end {
-        NextStep::Done => "the last leg ended without a pause",
-        NextStep::MaxLegs => {
+        RunEnd::Done => "the last leg ended without a pause".to_string(),
+        RunEnd::MaxLegs => {
             "stopped after --max-legs legs, the last one paused (its handoff waits for the next session)"
+                .to_string()
         }
-        NextStep::Continue => {
-            "the host exited with its context paused (the handoff waits for the next session)"
+        RunEnd::LeftPaused => {
+            "the host exited with its context paused (the handoff waits for the next session)".to_string()
         }
+        RunEnd::Interrupted { signal } => format!("interrupted ({})", signal_name(*signal)),
+        RunEnd::LimitNotWaited { resets_at_ms: Some(t) } => {
+            format!("the usage limit resets at {}, later than --wait-limit allows", clock(*t))
+        }
+        RunEnd::LimitNotWaited { resets_at_ms: None } => {
+            "the usage limit stated no reset time to wait for".to_string()
+        }
+        RunEnd::RetriesSpent { message } => {
+            format!("API errors in a row past --retries: {}", outside(message))
+        }
+        RunEnd::Crashed { .. } => {
+            format!("the host crashed {} times in a row", faults::MAX_CRASH_RESTARTS + 1)
+        }
+        RunEnd::Futile { .. } => {
+            format!("{} legs in a row completed nothing and paused again", faults::MAX_FUTILE_IN_A_ROW)
+        }
+        RunEnd::Other => "ended".to_string(),
     };
-    let legs = if legs_run == 1 { "1 leg".to_string() } else { format!("{legs_run} legs") };
+    let legs = if count == 1 { "1 leg".to_string() } else { format!("{count} legs") };
     format!("baton run: {legs}; {}; {end}.", parts.join("; "))
 }
 
@@ -370,21 +475,48 @@ pub struct LegEnd {
     pub leg: u32,
     /// The host's exit status.
     pub code: i32,
-    pub next: NextStep,
+    pub reason: EndReason,
     /// baton stopped the pause through the host and the host went on, so `baton run`
     /// ended the leg itself (SIGINT, as a user's Ctrl-C).
     pub interrupted: bool,
 }
 
+/// What the runner tells its caller as it goes (the caller prints the lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The same command was run before and its relay left a handoff pending: this run
+    /// goes on with it, from leg `leg`.
+    Continuing { run_id: String, leg: u32 },
+    /// A leg ended.
+    LegEnded(LegEnd),
+    /// A leg left no handoff of its own: one was written from its transcript's facts.
+    HandoffFromFacts { leg: u32, handoff: Option<String> },
+    /// A leg briefed from `handoff` did nothing before its fault: that handoff stays the
+    /// brief of the next leg.
+    BriefKept { leg: u32, handoff: String },
+    /// The next leg starts after a wait, sending nothing until then.
+    Waiting { until_ms: u64, why: WaitReason },
+    /// The next leg starts now.
+    NextLeg { leg: u32, fresh_after: EndReason },
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutcome {
-    pub legs: u32,
+    /// The legs this `baton run` ran.
+    pub legs: std::ops::RangeInclusive<u32>,
     /// The last leg's exit status.
     pub code: i32,
-    pub end: NextStep,
+    pub end: RunEnd,
     pub record: RunRecord,
     pub elapsed: Vec<Duration>,
+}
+
+impl RunOutcome {
+    /// The exit status of `baton run`.
+    pub fn exit_code(&self) -> u8 {
+        faults::exit_code(&self.end, self.code)
+    }
 }
 
 /// How long a leg whose agent baton stopped may take to exit by itself before the relay
@@ -395,24 +527,128 @@ pub fn stop_grace(host: HostKind) -> Duration {
     if host.honours_stop() { Duration::from_secs(20) } else { Duration::ZERO }
 }
 
+/// What a headless relay is given.
+#[derive(Debug, Clone)]
+pub struct HeadlessRun<'a> {
+    pub command: &'a HeadlessCommand,
+    pub policy: faults::Policy,
+    pub handoffs: &'a Handoffs,
+}
+
+/// The relay this command continues: a record of the same command in the same project
+/// whose last run did not end done, and whose last leg's handoff is still pending (the
+/// same command run again after Ctrl-C, a usage limit not waited for …). Its id and the
+/// next leg's number.
+pub fn find_continuable(words: &[String], handoffs: &Handoffs) -> Option<(String, u32)> {
+    let mut found: Vec<(u64, String, RunRecord)> = run_record::all_records()
+        .into_iter()
+        .filter(|(_, r)| {
+            r.command == words
+                && r.project.as_deref() == Some(handoffs.project.as_path())
+                && !matches!(r.end, Some(RunEnd::Done) | None)
+        })
+        .map(|(id, r)| (r.ended_ms.unwrap_or(0), id, r))
+        .collect();
+    found.sort_by_key(|(at, _, _)| std::cmp::Reverse(*at));
+    let (_, id, record) = found.into_iter().next()?;
+    let last = record.legs.iter().map(|n| n.leg).max()?;
+    handoffs.leg_paused(record.leg(last)).then_some((id, last + 1))
+}
+
+/// Writes the handoff of leg `leg` from its transcript's facts (a leg that ended on a
+/// fault, or interrupted, with none of its own pending), notes it in the record, and
+/// says where it is. `None` when the leg has no session to write it for, or writing
+/// failed (then the relay goes on with what is pending).
+pub fn handoff_from_facts(host: HostKind, handoffs: &Handoffs, run_id: &str, leg: u32) -> Option<String> {
+    let note = load(run_id).leg(leg).cloned()?;
+    let session = note.sessions.last()?.clone();
+    let request = crate::handoff::Request {
+        trigger: crate::handoff::Trigger::Manual,
+        session_id: session.clone(),
+        cwd: handoffs.project.clone(),
+        transcript_path: note.transcripts.last().cloned(),
+        transcript_format: host.transcript_format(),
+        facts: None,
+        figure: None,
+        checkpoint: crate::gitx::Mode::Ref,
+        dir: handoffs.config.handoff_dir(),
+        now: chrono::Utc::now(),
+    };
+    let outcome = crate::handoff::write(&request).ok()?;
+    let json =
+        outcome.json_path.strip_prefix(&outcome.root).unwrap_or(&outcome.json_path).display().to_string();
+    run_record::note_handoff(
+        run_id,
+        leg,
+        &run_record::WrittenHandoff {
+            session,
+            json: json.clone(),
+            project: outcome.root.clone(),
+            checkpoint: outcome.checkpoint.as_ref().and_then(|c| c.reference.clone()),
+        },
+    );
+    Some(json)
+}
+
 /// Runs the legs of a headless relay: each leg in the foreground with the run's id and
-/// its number in its environment (the host's hooks inherit them), the next one with the
-/// continue prompt when the leg ended paused ([`Handoffs::leg_paused`]). `after_leg` is
-/// told how each leg ended (the caller prints the hand-over line).
+/// its number in its environment (the host's hooks inherit them); after each, why it
+/// ended ([`faults::classify`]) and what comes next ([`faults::decide`]): a fresh leg
+/// with the continue prompt (briefed from the pending handoff, written from facts when
+/// the leg left none), after a wait when a usage limit or a backoff calls for one, or
+/// the end of the run. `first_leg` is 1, or the next leg of a relay this command
+/// continues ([`find_continuable`]). `on_event` is told as it goes (the caller prints).
 pub fn run_headless(
-    command: &HeadlessCommand,
-    max_legs: u32,
+    run: &HeadlessRun,
     run_id: &str,
-    handoffs: &Handoffs,
-    mut after_leg: impl FnMut(&LegEnd, &RunRecord),
+    first_leg: u32,
+    mut on_event: impl FnMut(&Event, &RunRecord),
 ) -> Result<RunOutcome, RelayError> {
-    let max_legs = max_legs.max(1);
-    let mut leg = 1;
+    let (command, handoffs) = (run.command, run.handoffs);
+    crate::util::proc::catch_interrupts();
+    let first_leg = first_leg.max(1);
+    let mut leg = first_leg;
     let mut elapsed = vec![];
+    let mut streaks = faults::Streaks::default();
+    run_record::update(run_id, |record| {
+        record.host = Some(command.host.id().to_string());
+        record.command = command.words();
+        record.project = Some(handoffs.project.clone());
+        record.started_ms.get_or_insert(now_ms());
+        record.invocations += 1;
+        record.end = None;
+    });
+    if leg > 1 {
+        on_event(&Event::Continuing { run_id: run_id.to_string(), leg }, &load(run_id));
+    }
+    // The first leg of the relay gets the user's prompt; every later one is briefed from
+    // the pending handoff, with the continue prompt (none pending: the user's again).
+    let mut briefed = leg > 1;
     loop {
         let mut child = std::process::Command::new(&command.program);
-        child.args(command.leg_args(leg)).env(RUN_ID_ENV, run_id).env(RUN_LEG_ENV, leg.to_string());
+        let prompt_leg = if briefed { leg.max(2) } else { 1 };
+        child.args(command.leg_args(prompt_leg)).env(RUN_ID_ENV, run_id).env(RUN_LEG_ENV, leg.to_string());
         let started = std::time::Instant::now();
+        let started_ms = now_ms();
+        let before = progress::snapshot(&handoffs.project, &handoffs.config);
+        run_record::update(run_id, |record| {
+            // The hand-over: from the previous leg's pause (else its end) to this start.
+            if let Some(previous) = record.legs.iter_mut().find(|n| n.leg + 1 == leg) {
+                // A handoff written from facts comes after the leg's end: the hand-over
+                // starts at whichever came first.
+                let from = match (previous.paused_ms, previous.ended_ms) {
+                    (Some(paused), Some(ended)) => paused.min(ended),
+                    (paused, ended) => paused.or(ended).unwrap_or(started_ms),
+                };
+                let waited: u64 = previous.waits.iter().map(|w| w.end_ms.saturating_sub(w.start_ms)).sum();
+                previous.handover_ms = Some(started_ms.saturating_sub(from).saturating_sub(waited));
+            }
+            let invocation = record.invocations.max(1);
+            let briefed_from = record.legs.iter().rev().find(|n| n.leg < leg).and_then(|n| n.handoff.clone());
+            let note = record.leg_mut(leg);
+            note.started_ms = Some(started_ms);
+            note.invocation = Some(invocation);
+            note.briefed_from = briefed_from.filter(|_| briefed);
+        });
         let program = || command.program.clone();
         // The pause stopped the agent: a host that ends its turn exits by itself; one that
         // goes on after a hook's stop (Codex) is ended by the relay.
@@ -427,20 +663,113 @@ pub fn run_headless(
             }
         })?;
         elapsed.push(started.elapsed());
-        let paused = handoffs.leg_paused(load(run_id).leg(leg));
-        note(run_id, leg, |note| {
-            note.ended = true;
-            note.handoff_pending = paused;
-        });
-        let record = load(run_id);
-        let next = next_step(paused, leg, max_legs);
-        let code = ended.code;
-        after_leg(&LegEnd { leg, code, next, interrupted: ended.interrupted }, &record);
-        if next != NextStep::Continue {
-            return Ok(RunOutcome { legs: leg, code, end: next, record, elapsed });
+        let ended_ms = now_ms();
+        let leg_note = load(run_id).leg(leg).cloned().unwrap_or_default();
+        let paused = handoffs.leg_paused(Some(&leg_note));
+        let stderr = String::from_utf8_lossy(&ended.stderr_tail);
+        let facts = faults::LegFacts {
+            paused,
+            code: ended.code,
+            interrupted_by: crate::util::proc::interrupted(),
+            ended_by_relay: ended.interrupted,
+            fault: host_faults::read(command.host, &leg_note.transcripts, &stderr, ended.code, ended_ms),
+            peak_used_pct: leg_note.peak_used_pct,
+            progress: before.map(|before| progress::since(&before, &handoffs.project, &handoffs.config)),
+        };
+        let mut reason = faults::classify(&facts);
+        if let EndReason::Futile { filled_by, first_used_pct, .. } = &mut reason {
+            *first_used_pct = leg_note.first_used_pct;
+            *filled_by =
+                Some(progress::what_fills_the_start(&handoffs.project, leg_note.briefed_from.as_deref()));
         }
+        note_leg_end(run_id, leg, paused, ended_ms, ended.code, &facts.progress, &reason);
+        let code = ended.code;
+        on_event(
+            &Event::LegEnded(LegEnd { leg, code, reason: reason.clone(), interrupted: ended.interrupted }),
+            &load(run_id),
+        );
+        let decision = faults::decide(&reason, &mut streaks, &run.policy, now_ms());
+        // An interrupted leg, and one that ended on a fault, leaves the work where it was:
+        // a handoff from facts keeps it for the next leg (or the same command run again).
+        let from_facts = match &decision {
+            faults::Decision::Next { handoff_from_facts, .. } => *handoff_from_facts,
+            faults::Decision::End(end) => {
+                !matches!(end, RunEnd::Done | RunEnd::MaxLegs | RunEnd::Futile { .. })
+            }
+        };
+        // A briefed leg that did nothing before its fault has no facts of its own: the
+        // handoff it was briefed from stands for the next leg (written again from this
+        // leg's transcript, it would lose the work before it).
+        let did_nothing = facts.progress.as_ref().is_some_and(|p| *p == run_record::Progress::default());
+        match (&leg_note.briefed_from, did_nothing) {
+            _ if !from_facts || paused => {}
+            (Some(handoff), true) => {
+                on_event(&Event::BriefKept { leg, handoff: handoff.clone() }, &load(run_id));
+            }
+            _ => {
+                let handoff = handoff_from_facts(command.host, handoffs, run_id, leg);
+                on_event(&Event::HandoffFromFacts { leg, handoff }, &load(run_id));
+            }
+        }
+        let wait = match decision {
+            faults::Decision::End(end) => return Ok(end_run(run_id, first_leg..=leg, code, end, elapsed)),
+            faults::Decision::Next { wait, .. } => wait,
+        };
+        if let Some(wait) = wait {
+            on_event(&Event::Waiting { until_ms: wait.until_ms, why: wait.why.clone() }, &load(run_id));
+            let start_ms = now_ms();
+            let left = Duration::from_millis(wait.until_ms.saturating_sub(start_ms));
+            let finished = crate::util::proc::sleep_unless_interrupted(left);
+            note(run_id, leg, |note| {
+                note.waits.push(run_record::Wait { start_ms, end_ms: now_ms(), why: wait.why.clone() })
+            });
+            if !finished {
+                let signal = crate::util::proc::interrupted().unwrap_or(crate::platform::SIGINT);
+                let end = RunEnd::Interrupted { signal };
+                return Ok(end_run(run_id, first_leg..=leg, 128 + signal, end, elapsed));
+            }
+        }
+        // Briefed when a handoff of the relay is pending for the next leg.
+        briefed = briefed || handoffs.leg_paused(load(run_id).leg(leg));
         leg += 1;
+        on_event(&Event::NextLeg { leg, fresh_after: reason }, &load(run_id));
     }
+}
+
+/// The run's end in its record, and the outcome.
+fn end_run(
+    run_id: &str,
+    legs: std::ops::RangeInclusive<u32>,
+    code: i32,
+    end: RunEnd,
+    elapsed: Vec<Duration>,
+) -> RunOutcome {
+    run_record::update(run_id, |record| {
+        record.end = Some(end.clone());
+        record.exit_code = Some(i32::from(faults::exit_code(&end, code)));
+        record.ended_ms = Some(now_ms());
+    });
+    RunOutcome { legs, code, end, record: load(run_id), elapsed }
+}
+
+/// The runner's notes when a leg ended.
+fn note_leg_end(
+    run_id: &str,
+    leg: u32,
+    paused: bool,
+    ended_ms: u64,
+    code: i32,
+    progress: &Option<run_record::Progress>,
+    reason: &EndReason,
+) {
+    note(run_id, leg, |note| {
+        note.ended = true;
+        note.handoff_pending = paused;
+        note.ended_ms = Some(ended_ms);
+        note.exit_code = Some(code);
+        note.progress = progress.clone();
+        note.end_reason = Some(reason.clone());
+    });
 }
 
 #[cfg(test)]
@@ -568,7 +897,6 @@ mod tests {
         assert!(!is_own_pause(Some("s2"), false, Some("critical-context"), &sessions), "picked up");
         assert!(!is_own_pause(Some("s2"), true, Some("pre-compact"), &sessions), "the context went on");
         assert!(!is_own_pause(None, true, Some("critical-context"), &sessions), "GSD's, or by hand");
-        assert!(NextStep::MaxLegs.left_paused() && !NextStep::Done.left_paused());
     }
 
     #[test]
@@ -583,9 +911,9 @@ mod tests {
                 pause_armed: true,
                 ..LegNote::default()
             }],
-            current_leg: None,
+            ..RunRecord::default()
         };
-        let text = summary(&record, 2, NextStep::Done);
+        let text = summary(&record, 1..=2, &RunEnd::Done);
         assert!(text.starts_with("baton run: 2 legs;"), "{text}");
         assert!(text.contains("leg 1: peak 78 %, stopped by the pause, handoff .planning/HANDOFF.json, checkpoint refs/baton/checkpoints/x"), "{text}");
         assert!(text.contains("leg 2: peak not measured"), "{text}");

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::state::{Edit, Guard, Loaded, VersionedFile};
-use crate::{fsx, places};
+use crate::{fsx, places, transcript};
 
 /// The debounce state, GSD's `claude-ctx-<sid>-warned.json`. Unknown fields are kept so
 /// a session can switch between GSD's hook and baton's mid-way.
@@ -238,6 +238,48 @@ pub fn update_kept<T>(
     }
 }
 
+/// The read mark's format version (1: `reader`, the file's stamp, `resume_at`,
+/// `anchor` and the reader's state).
+pub const READ_MARK_VERSION: u64 = 1;
+/// A read mark is a few hundred bytes: anything larger is not baton's.
+const READ_MARK_LIMIT: u64 = 16 * 1024;
+
+#[derive(Serialize, Deserialize)]
+struct StoredMark {
+    version: u64,
+    #[serde(flatten)]
+    mark: transcript::KeptMark,
+}
+
+/// Where the last read of a context's transcript stopped, and what it found (see
+/// `transcript::resume`): `None` when none was kept, or it is not this build's.
+pub fn load_mark(context_id: &str) -> Option<transcript::KeptMark> {
+    if !fsx::valid_session_id(context_id) {
+        return None;
+    }
+    let bytes = fsx::read_limited(&places::read_mark_path(context_id)?, READ_MARK_LIMIT).ok()?;
+    let stored: StoredMark = serde_json::from_slice(&bytes).ok()?;
+    (stored.version == READ_MARK_VERSION).then_some(stored.mark)
+}
+
+/// Keeps a context's read mark (private, replaced atomically, not made durable: a lost
+/// mark costs one bounded read from the end). No lock: two calls that race each keep a
+/// whole mark, and the next call goes on from either.
+pub fn keep_mark(context_id: &str, mark: transcript::KeptMark) {
+    let Some(path) = places::read_mark_path(context_id).filter(|_| fsx::valid_session_id(context_id)) else {
+        return;
+    };
+    let Ok(bytes) = serde_json::to_vec(&StoredMark { version: READ_MARK_VERSION, mark }) else { return };
+    let written = fsx::write_atomic(&path, &bytes, fsx::WriteOptions::STATE);
+    if written.as_ref().is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        if let Some(dir) = path.parent() {
+            if fsx::ensure_dir(dir, true).is_ok() {
+                let _ = fsx::write_atomic(&path, &bytes, fsx::WriteOptions::STATE);
+            }
+        }
+    }
+}
+
 /// Whether this is the first time a context is told that its state cannot be kept: a
 /// private marker in the temp dir (outside the state folder that failed) remembers it.
 /// When even that cannot be made, every warning says so.
@@ -259,6 +301,9 @@ pub fn forget(context_id: &str) {
         let _ = std::fs::remove_file(path);
     }
     if let Some(path) = places::warn_lock_path(context_id) {
+        let _ = std::fs::remove_file(path);
+    }
+    if let Some(path) = places::read_mark_path(context_id) {
         let _ = std::fs::remove_file(path);
     }
 }

@@ -633,7 +633,8 @@ fn advise_never_stops_and_the_grace_calls_are_configurable() {
 /// then tool calls at `remaining` % (19 for the first FAKE_PAUSE_LEGS legs, else 60),
 /// and ends its run when a hook answers with the host's stop, as Claude Code does. With
 /// FAKE_OBEYS its agent does as the CRITICAL warning asks and ends its turn at once; on
-/// leg FAKE_MANUAL_LEG it runs `baton pause` after its first call and ends its turn.
+/// leg FAKE_MANUAL_LEG it runs `baton pause` after its first call and ends its turn. Each
+/// call is work done (a line in work.log): no leg is futile.
 const FAKE_CLAUDE: &str = r#"#!/bin/sh
 leg="$BATON_RUN_LEG"
 sid="aaaaaaaa-0000-4000-8000-00000000000$leg"
@@ -647,6 +648,7 @@ while [ $i -lt 6 ]; do
   printf '{"session_id":"%s","remaining_percentage":%s,"used_pct":%s,"timestamp":%s}' "$sid" $remaining $((100-remaining)) "$(date +%s)" > "$TMPDIR/claude-ctx-$sid.json"
   out=$(printf '{"session_id":"%s","cwd":"%s","hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{},"tool_response":{},"tool_use_id":"t%s"}' "$sid" "$PWD" $i | "$BATON_BIN" hook)
   echo "leg $leg call $i"
+  echo "leg $leg call $i" >> "$PWD/work.log"
   case "$out" in *'"continue":false'*) echo "leg $leg stopped"; exit 0;; esac
   case "$out" in *'CONTEXT CRITICAL'*) if [ -n "$FAKE_OBEYS" ]; then echo "leg $leg ended its turn"; exit 0; fi;; esac
   if [ "$leg" = "${FAKE_MANUAL_LEG:-0}" ]; then "$BATON_BIN" pause --session "$sid" > /dev/null; echo "leg $leg paused by hand"; exit 0; fi
@@ -674,15 +676,52 @@ fn baton_run(sandbox: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> std::pro
 }
 
 #[test]
+fn baton_run_restarts_a_crashing_host_twice_then_names_the_crash() {
+    let sandbox = Sandbox::new();
+    let _repo = project_repo(&sandbox);
+    let fake = fake_claude(&sandbox);
+    let fake = fake.to_str().unwrap();
+    // Never paused, every leg exits 7 after its calls.
+    let env = [("FAKE_EXIT", "7"), ("FAKE_PAUSE_LEGS", "0")];
+    let out = baton_run(&sandbox, &["run", "--", fake, "-p", "do the 20 steps"], &env);
+    let stdout = common::stdout(&out);
+    let stderr = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(6), "the crash's status\n{stdout}\n{stderr}");
+    let prompts: Vec<&str> = stdout.lines().filter(|l| l.contains("prompt")).collect();
+    assert_eq!(
+        prompts,
+        ["leg 1 prompt: do the 20 steps", "leg 2 prompt: continue", "leg 3 prompt: continue"],
+        "two restarts, each briefed from the handoff written from facts\n{stderr}"
+    );
+    assert!(
+        stderr.contains("baton run: leg 1 ended: the host exited with status 7 and no handoff"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "baton run: leg 1 left no handoff; wrote .planning/HANDOFF.json from its transcript's facts"
+        ),
+        "{stderr}"
+    );
+    let brief = std::fs::read_to_string(sandbox.root().join("brief-2.json")).unwrap();
+    assert!(brief.contains("This is leg 2 of a relay"), "{brief}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("exited with status 7 and no handoff 3 times in a row; not restarting it again"),
+        "{last}"
+    );
+}
+
+#[test]
 fn baton_run_carries_a_paused_leg_into_a_fresh_one_until_a_leg_ends_unpaused() {
     let sandbox = Sandbox::new();
     let _repo = project_repo(&sandbox);
     let fake = fake_claude(&sandbox);
     let fake = fake.to_str().unwrap();
-    let out = baton_run(&sandbox, &["run", "--", fake, "-p", "do the 20 steps"], &[("FAKE_EXIT", "7")]);
+    let out = baton_run(&sandbox, &["run", "--", fake, "-p", "do the 20 steps"], &[]);
     let stdout = common::stdout(&out);
     let stderr = common::stderr(&out);
-    assert_eq!(out.status.code(), Some(7), "the last leg's exit status\n{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(0), "done: no handoff pending\n{stdout}\n{stderr}");
     let lines: Vec<&str> = stdout
         .lines()
         .filter(|l| l.contains("prompt") || l.contains("stopped") || l.contains("done"))
@@ -904,9 +943,18 @@ fn baton_run_honours_max_legs_and_refuses_what_it_cannot_run() {
     assert!(summary.ends_with("the last one paused (its handoff waits for the next session)."), "{stderr}");
     let last = stderr.lines().last().unwrap();
     assert!(
-        last.starts_with("baton run: the task is not done: the last leg's handoff (.planning/HANDOFF.json) is pending. To go on, run `baton run` again with `continue` as the prompt"),
+        last.starts_with("baton run: the task is not done: the last leg's handoff (.planning/HANDOFF.json) is pending. To go on, run `baton run` again: the same command continues from the handoff as a fresh leg"),
         "{stderr}"
     );
+    // The same command again continues the relay: leg 3, briefed, with the continue prompt.
+    let out =
+        baton_run(&sandbox, &["run", "--max-legs", "2", "--", fake, "-p", "go"], &[("FAKE_PAUSE_LEGS", "2")]);
+    let (stdout, stderr) = (common::stdout(&out), common::stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("leg 3 prompt: continue") && !stdout.contains("leg 1 prompt"), "{stdout}");
+    assert!(stderr.contains("continuing the relay this command started"), "{stderr}");
+    let brief = std::fs::read_to_string(sandbox.root().join("brief-3.json")).unwrap();
+    assert!(brief.contains("This is leg 3 of a relay"), "{brief}");
     // Interactive and unknown commands are refused with a usage error, nothing run.
     let out = baton_run(&sandbox, &["run", "--", fake, "hello"], &[]);
     assert_eq!(out.status.code(), Some(2));

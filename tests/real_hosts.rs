@@ -865,5 +865,7 @@ mod handoff_facts;
 mod opencode_kilo;
 mod relay;
 mod relay_chat_hosts;
+mod relay_faults;
 mod relay_interactive;
 mod relay_opencode;
+mod relay_report;

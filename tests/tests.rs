@@ -39,6 +39,7 @@ mod plugin;
 mod plugin_listing;
 mod real_hosts;
 mod relay_pty;
+mod relay_report;
 mod report;
 mod resume;
 mod safe_folders;

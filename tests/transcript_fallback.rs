@@ -244,3 +244,90 @@ fn a_1_tib_transcript_is_read_from_its_end_only() {
     assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
     assert!(text.starts_with("CONTEXT WARNING: Usage at 72%."), "{text}");
 }
+
+/// A main-chain reply at `tokens` that issues the tool call `toolu_<n>`, as one line.
+fn reply_line(n: u32, tokens: u64) -> String {
+    let line = json!({"type": "assistant", "isSidechain": false, "timestamp": "2026-11-30T10:00:00.000Z",
+        "message": {"id": format!("msg_{n}"), "model": "claude-opus-4-5-20251101",
+            "content": [{"type": "tool_use", "id": format!("toolu_{n}"), "name": "Bash", "input": {"command": "ls"}}],
+            "usage": {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": tokens - 10, "output_tokens": 5}}});
+    format!("{line}\n")
+}
+
+fn result_line(n: u32) -> String {
+    let line = json!({"type": "user", "isSidechain": false, "message": {"role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{n}"), "content": "output of the tool"}]}});
+    format!("{line}\n")
+}
+
+fn append(path: &Path, text: &str) {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    file.write_all(text.as_bytes()).unwrap();
+}
+
+/// The figure the hook gives after tool call `toolu_<n>` of `transcript` ("Usage at N%").
+fn figure_at_call(sandbox: &Sandbox, transcript: &Path, n: u32) -> String {
+    let mut event = sandbox.post_tool_use(SESSION);
+    event["transcript_path"] = json!(transcript);
+    event["tool_use_id"] = json!(format!("toolu_{n}"));
+    let text =
+        told(&sandbox.run_with(&["hook"], event.to_string().as_bytes(), &[("BATON_DEBOUNCE_CALLS", "1")]))
+            .expect("a figure past WARNING is told at every call");
+    let at = text.find("Usage at ").expect("the figure");
+    text[at..].split('.').next().unwrap().to_string()
+}
+
+/// Each call reads the transcript from where the session's last call stopped: the figure
+/// stays right as replies are appended, a line is half written, and the file is
+/// truncated, replaced, rewritten in place, or another file for the same (resumed)
+/// session.
+#[test]
+fn the_figure_stays_right_as_the_transcript_is_read_from_the_last_call_on() {
+    let sandbox = Sandbox::new();
+    let transcript = sandbox.home().join("t.jsonl");
+    std::fs::write(&transcript, format!("{}{}", reply_line(1, 140_000), result_line(1))).unwrap();
+    // Written a while before the call (a read just after a write cannot tell a rewrite of
+    // the same size by the file's time, and reads again).
+    let file = std::fs::OpenOptions::new().append(true).open(&transcript).unwrap();
+    file.set_modified(std::time::SystemTime::now() - Duration::from_secs(60)).unwrap();
+    assert_eq!(figure_at_call(&sandbox, &transcript, 1), "Usage at 70%");
+    let mark = sandbox.state_dir().join(format!("sessions/claude-ctx-{SESSION}-read.json"));
+    let kept = std::fs::read(&mark).expect("the read's mark is kept");
+    let modified = std::fs::metadata(&mark).unwrap().modified().unwrap();
+    // Nothing appended: the same figure, and the mark is not written again.
+    assert_eq!(figure_at_call(&sandbox, &transcript, 1), "Usage at 70%");
+    assert_eq!(std::fs::read(&mark).unwrap(), kept);
+    assert_eq!(std::fs::metadata(&mark).unwrap().modified().unwrap(), modified);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&mark).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    // One reply appended.
+    append(&transcript, &reply_line(2, 144_000));
+    assert_eq!(figure_at_call(&sandbox, &transcript, 2), "Usage at 72%");
+    // A reply half written: the figure before it, then the whole reply once written.
+    let third = reply_line(3, 152_000);
+    append(&transcript, &format!("{}{}", result_line(2), &third[..third.len() / 2]));
+    assert_eq!(figure_at_call(&sandbox, &transcript, 2), "Usage at 72%");
+    append(&transcript, &third[third.len() / 2..]);
+    assert_eq!(figure_at_call(&sandbox, &transcript, 3), "Usage at 76%");
+    // Truncated: read afresh.
+    std::fs::write(&transcript, reply_line(4, 132_000)).unwrap();
+    assert_eq!(figure_at_call(&sandbox, &transcript, 4), "Usage at 66%");
+    // Rewritten in place, longer, with other bytes before the old end.
+    let rewritten = format!("{}{}{}", reply_line(5, 136_000), result_line(5), reply_line(6, 138_000));
+    std::fs::write(&transcript, &rewritten).unwrap();
+    assert_eq!(figure_at_call(&sandbox, &transcript, 6), "Usage at 69%");
+    // Replaced by another file (rotated): a new inode.
+    let other = sandbox.home().join("t.jsonl.new");
+    std::fs::write(&other, format!("{rewritten}{}", reply_line(7, 160_000))).unwrap();
+    std::fs::rename(&other, &transcript).unwrap();
+    assert_eq!(figure_at_call(&sandbox, &transcript, 7), "Usage at 80%");
+    // The same session resumed into another transcript file.
+    let resumed = sandbox.home().join("resumed.jsonl");
+    std::fs::write(&resumed, format!("{}{}", reply_line(8, 134_000), result_line(8))).unwrap();
+    assert_eq!(figure_at_call(&sandbox, &resumed, 8), "Usage at 67%");
+    append(&resumed, &reply_line(9, 142_000));
+    assert_eq!(figure_at_call(&sandbox, &resumed, 9), "Usage at 71%");
+}

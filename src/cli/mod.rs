@@ -137,6 +137,17 @@ enum Command {
     /// Reads the transcript given with --transcript, else the session given with
     /// --session, else the newest transcript of the current project (Claude Code keeps
     /// them under $CLAUDE_CONFIG_DIR or ~/.claude, in projects/).
+    ///
+    /// With --relay, reports a `baton run` instead: each leg's start, end and why it
+    /// ended, its peak context, what it completed, the hand-over and the waits, and any
+    /// step a leg ran again of an earlier leg (a side effect done twice is the relay's
+    /// own failure).
+    #[command(after_help = "\
+Examples:
+  baton report                         # this project's paused (else newest) session
+  baton report --relay                 # the newest relay of this project
+  baton report --relay run-19a3f2 --json
+  baton report --relay --svg relay.svg")]
     Report(report::ReportArgs),
     /// baton's checkpoints: list and prune its git refs (`checkpoint list`, `checkpoint
     /// prune`), or share them through a GitHub issue (gh CLI), so a handoff can cross

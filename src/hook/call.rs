@@ -146,9 +146,13 @@ impl<'a> Call<'a> {
     /// and what else `edit` says.
     pub(super) fn note_in_run(&self, session: &str, edit: impl FnOnce(&mut run_record::LegNote)) {
         if let Some((run_id, leg)) = &self.env.run {
+            let transcript = self.transcript_path(session);
             run_record::note(run_id, *leg, |note| {
                 if !note.sessions.iter().any(|s| s == session) {
                     note.sessions.push(session.to_string());
+                }
+                if let Some(path) = transcript.filter(|p| !note.transcripts.contains(p)) {
+                    note.transcripts.push(path);
                 }
                 edit(note);
             });

@@ -14,6 +14,9 @@ use crate::{metrics, monitor, resume, session_state};
 /// turn (the pause no longer refuses calls), with the resume brief.
 pub(super) fn first_prompt(call: &Call) -> Option<Envelope> {
     agent_stop::lift_refusals(call);
+    if let Some(session) = call.session() {
+        call.note_in_run(session, |_| {});
+    }
     let start = resume::first_prompt(call.cwd.as_deref()?, call.session()?, &call.config)?;
     let text = resume::with_relay_leg(start.text, call.env.run.as_ref().map(|(_, leg)| *leg));
     Some(call.envelope(&text))

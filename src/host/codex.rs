@@ -140,7 +140,7 @@ impl Host for Codex {
     /// The rollout's figure; its window from the rollout, else from `config.toml`. The
     /// model is the one the event names (the rollout's lines do not).
     fn record(&self, query: &RecordQuery) -> Option<Recorded> {
-        let reading = crate::transcript::read_figure(SPEC.transcript, query.transcript?)?;
+        let reading = crate::transcript::read_figure(SPEC.transcript, query.transcript?, query.mark)?;
         Some(Recorded {
             tokens: reading.tokens,
             model: query.model.map(str::to_string),

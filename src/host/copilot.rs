@@ -175,7 +175,7 @@ impl Host for CopilotCli {
     /// (Copilot CLI names none on PostToolUse); its window is `maxPromptTokens`.
     fn record(&self, query: &RecordQuery) -> Option<Recorded> {
         let path = query.transcript.map(Path::to_path_buf).or_else(|| events_path(query.session_id))?;
-        let reading = crate::transcript::read_figure(SPEC.transcript, &path)?;
+        let reading = crate::transcript::read_figure(SPEC.transcript, &path, query.mark)?;
         Some(Recorded {
             tokens: reading.tokens,
             model: reading.model.or_else(|| query.model.map(str::to_string)),

@@ -140,7 +140,7 @@ impl Host for FactoryDroid {
     /// The sidecar's figure; its window is Droid's compaction limit for the model, from
     /// the user's settings, when set.
     fn record(&self, query: &RecordQuery) -> Option<Recorded> {
-        let reading = crate::transcript::read_figure(SPEC.transcript, query.transcript?)?;
+        let reading = crate::transcript::read_figure(SPEC.transcript, query.transcript?, query.mark)?;
         let model = reading.model.or_else(|| query.model.map(str::to_string));
         let window = compaction_limit(model.as_deref());
         Some(Recorded {

@@ -114,7 +114,7 @@ impl Host for GeminiCli {
     }
 
     fn record(&self, query: &RecordQuery) -> Option<Recorded> {
-        let reading = crate::transcript::read_figure(SPEC.transcript, query.transcript?)?;
+        let reading = crate::transcript::read_figure(SPEC.transcript, query.transcript?, query.mark)?;
         Some(Recorded {
             tokens: reading.tokens,
             model: reading.model.or_else(|| query.model.map(str::to_string)),

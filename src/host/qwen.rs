@@ -165,7 +165,7 @@ impl Host for QwenCode {
     }
 
     fn record(&self, query: &RecordQuery) -> Option<Recorded> {
-        let reading = crate::transcript::read_figure(SPEC.transcript, query.transcript?)?;
+        let reading = crate::transcript::read_figure(SPEC.transcript, query.transcript?, query.mark)?;
         let model = reading.model.or_else(|| query.model.map(str::to_string));
         let window = model.as_deref().and_then(model_window);
         Some(Recorded {

@@ -305,6 +305,9 @@ pub struct RecordQuery<'a> {
     pub model: Option<&'a str>,
     /// The figure the event itself reports (baton's plugin).
     pub reported: Option<&'a super::PluginReport>,
+    /// Where the last read of the context's record stopped: the read starts there, and
+    /// leaves its own mark in it.
+    pub mark: Option<&'a crate::transcript::MarkSlot>,
 }
 
 /// What a host's own record says of a session's context.

@@ -25,7 +25,9 @@ use super::{
     Bridge, CompactionAt, Figure, HeadroomEnd, Origin, figure_from_tokens, is_fresh, read_any_bridge,
 };
 use crate::host::{Compaction, CompactionEnd, FigureSource, HostKind, PluginReport, RecordQuery, Recorded};
+use crate::session_state;
 use crate::transcript::claude::figure as transcript_tail;
+use crate::transcript::{Format, KeptMark, MarkSlot};
 
 /// What the caller knows about the session.
 #[derive(Debug, Clone)]
@@ -158,7 +160,7 @@ fn facts<'a>(query: &'a FigureQuery, model: Option<&'a str>) -> WindowFacts<'a> 
 /// 2.1.332: the subagent's reply is often not flushed yet when its PostToolUse runs.
 fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
     let path = transcript_tail::subagent_transcript(query.transcript?, query.session_id, agent)?;
-    let mut tail = transcript_tail::read_subagent(&path, query.tool_use_id).ok()?;
+    let mut tail = resumed_tail(query, &path, true)?;
     let id = query.tool_use_id.filter(|id| !id.is_empty());
     if tail.reading.is_none() {
         // A first call with no figure yet: waited for only where the transcript alone
@@ -182,7 +184,7 @@ fn subagent_figure(query: &FigureQuery, agent: &str) -> Option<SessionFigure> {
     let size = window(reading.tokens).0.max(1);
     let used_pct = reading.tokens as f64 * 100.0 / size as f64;
     let worth = worth_the_wait(query, used_pct, size, wait::project_tokens(0, tail.bytes_after_figure));
-    let plan = wait::plan_wait(id.is_some(), tail.tool_use_seen, worth);
+    let plan = wait::plan_wait(id.is_some(), seen(&tail, &path, id, worth), worth);
     let waited = (plan == WaitPlan::Wait).then(|| {
         wait::wait_for_subagent_tool_use(&path, id.unwrap_or_default(), tail.len, reply_wait(query))
     });
@@ -252,7 +254,7 @@ fn statusline_figure(query: &FigureQuery) -> Option<SessionFigure> {
             }
             None => (0, transcript_tail::read_with(transcript, 0, query.tool_use_id, 0).ok()),
         },
-        None => (0, transcript_tail::read(transcript, query.tool_use_id).ok()),
+        None => (0, resumed_tail(query, transcript, false)),
     };
     let Some(mut tail) = tail else { return fresh.map(from_bridge) };
     if tail.reading.is_none() && fresh.is_none() {
@@ -291,17 +293,46 @@ fn statusline_figure(query: &FigureQuery) -> Option<SessionFigure> {
     let size = window(reading.tokens).0.max(1);
     let used_pct = reading.tokens as f64 * 100.0 / size as f64;
     let worth = worth_the_wait(query, used_pct, size, wait::project_tokens(0, tail.bytes_after_figure));
-    let plan = wait::plan_wait(
-        query.tool_use_id.is_some_and(|id| !id.is_empty()) && !query.in_subagent,
-        tail.tool_use_seen,
-        worth,
-    );
+    let id = query.tool_use_id.filter(|id| !id.is_empty() && !query.in_subagent);
+    let plan = wait::plan_wait(id.is_some(), seen(&tail, transcript, id, worth), worth);
     let waited = (plan == WaitPlan::Wait).then(|| {
         let id = query.tool_use_id.unwrap_or_default();
         wait::wait_for_tool_use(transcript, from, id, tail.len, reply_wait(query))
     });
     let figure = figure_after_wait(tail, waited, window, query.now)?;
     Some(SessionFigure { figure, model })
+}
+
+/// The transcript's tail for the figure, read from where the last read of this context
+/// (session or subagent) stopped ([`transcript_tail::read_resuming`]); the mark it leaves
+/// is kept for the next call, written only when it changed.
+fn resumed_tail(
+    query: &FigureQuery,
+    path: &Path,
+    sidechain: bool,
+) -> Option<transcript_tail::TranscriptTail> {
+    let context = session_state::context_id(query.session_id, query.agent);
+    let kept = match context.as_deref().and_then(session_state::load_mark) {
+        Some(KeptMark::Claude(mark)) => Some(mark),
+        _ => None,
+    };
+    let (tail, mark) =
+        transcript_tail::read_resuming(path, query.tool_use_id, sidechain, kept.as_ref()).ok()?;
+    if let (Some(context), Some(mark)) = (context, mark) {
+        session_state::keep_mark(&context, KeptMark::Claude(mark));
+    }
+    Some(tail)
+}
+
+/// Whether the tool call `id` is written at or after the figure: in the part this read
+/// looked at, or (looked up only when the answer hangs on it) in the stretch an earlier
+/// read of the context looked at.
+fn seen(tail: &transcript_tail::TranscriptTail, path: &Path, id: Option<&str>, worth: bool) -> bool {
+    tail.tool_use_seen
+        || match (id, tail.unread_after_figure, worth) {
+            (Some(id), Some(stretch), true) => transcript_tail::seen_between(path, stretch, id),
+            _ => false,
+        }
 }
 
 /// Whether any level is said at this event: a first call with no figure yet is waited
@@ -388,11 +419,23 @@ fn projected_from_bridge(bridge: &Bridge, transcript: &Path, offset: u64, now: i
 /// for when the newest figure can change what is said.
 fn record_figure(query: &FigureQuery) -> Option<SessionFigure> {
     let host = query.host.host();
+    // The record is read from where the last read of this context stopped.
+    let context = session_state::context_id(query.session_id, query.agent);
+    let reads_a_file = matches!(
+        query.host.spec().transcript,
+        Format::CodexRollout | Format::GeminiChat | Format::QwenChat | Format::CopilotEvents
+    );
+    let kept = match context.as_deref().filter(|_| reads_a_file).and_then(session_state::load_mark) {
+        Some(KeptMark::Record(mark)) => Some(mark),
+        _ => None,
+    };
+    let slot = MarkSlot::new(kept);
     let record = RecordQuery {
         session_id: query.session_id,
         transcript: query.transcript,
         model: query.model,
         reported: query.reported,
+        mark: reads_a_file.then_some(&slot),
     };
     let mut recorded = host.record(&record);
     let stale = recorded.as_ref().filter(|r| !r.current && query.after_tool_call);
@@ -410,6 +453,9 @@ fn record_figure(query: &FigureQuery) -> Option<SessionFigure> {
                 }
             }
         }
+    }
+    if let (Some(context), Some(mark)) = (context, slot.changed()) {
+        session_state::keep_mark(&context, KeptMark::Record(mark));
     }
     recorded.map(|Recorded { tokens, model, window, written_at, .. }| {
         let mut facts = facts(query, model.as_deref());

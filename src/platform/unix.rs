@@ -10,7 +10,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Instant;
 
 use super::StatIdentity;
@@ -380,11 +380,60 @@ pub fn vars_named(names: &[&'static str]) -> Vec<(&'static str, String)> {
     found
 }
 
-/// baton's side of a foreground child (`baton run`'s legs): while it lives, SIGINT and
-/// SIGQUIT are ignored in baton, as a shell does for a foreground job, and the child
-/// gets them back at their defaults.
+/// The signal a [`catch_interrupts`] handler got (0: none yet).
+static INTERRUPT: AtomicI32 = AtomicI32::new(0);
+/// It was sent by a process (`kill`), not by the terminal to the whole foreground group:
+/// the foreground child has not got it yet.
+static INTERRUPT_TO_FORWARD: AtomicBool = AtomicBool::new(false);
+/// [`catch_interrupts`] was called.
+static INTERRUPTS_CAUGHT: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(signal: libc::c_int, info: *mut libc::siginfo_t, _context: *mut libc::c_void) {
+    // Only atomics here (async-signal-safe). A signal from the terminal's line discipline
+    // has a positive si_code (SI_KERNEL); kill(2) and sigqueue(3) give SI_USER (0) or less.
+    // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
+    let sent_by_a_process = info.is_null() || unsafe { (*info).si_code } <= 0;
+    INTERRUPT.store(signal, Ordering::SeqCst);
+    if sent_by_a_process {
+        INTERRUPT_TO_FORWARD.store(true, Ordering::SeqCst);
+    }
+}
+
+/// From now on SIGINT and SIGTERM to baton are noted, not fatal ([`interrupted`]):
+/// `baton run` ends its run itself, after the leg it forwards them to
+/// (`util::proc::run_in_foreground`).
+pub fn catch_interrupts() {
+    INTERRUPTS_CAUGHT.store(true, Ordering::SeqCst);
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction with a handler that only stores atomics.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_interrupt as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The SIGINT or SIGTERM baton got since [`catch_interrupts`], if any.
+pub fn interrupted() -> Option<i32> {
+    Some(INTERRUPT.load(Ordering::SeqCst)).filter(|s| *s != 0)
+}
+
+/// Whether an interrupt a process sent to baton alone is still to be passed on to the
+/// foreground child (asked once: the answer is cleared).
+pub fn take_interrupt_to_forward() -> bool {
+    INTERRUPT_TO_FORWARD.swap(false, Ordering::SeqCst)
+}
+
+/// baton's side of a foreground child (`baton run`'s legs): while it lives, SIGQUIT is
+/// ignored in baton, as a shell does for a foreground job, and SIGINT too unless
+/// [`catch_interrupts`] was called; the child gets SIGINT, SIGQUIT and SIGTERM back at
+/// their defaults.
 pub struct ForegroundChild {
-    previous: (libc::sighandler_t, libc::sighandler_t),
+    quit: libc::sighandler_t,
+    int: Option<libc::sighandler_t>,
 }
 
 impl ForegroundChild {
@@ -393,19 +442,27 @@ impl ForegroundChild {
 
     /// Ignores the interrupts in baton until dropped; the child restores their defaults.
     pub fn prepare(command: &mut Command) -> ForegroundChild {
+        let caught = INTERRUPTS_CAUGHT.load(Ordering::SeqCst);
         // SAFETY: signal() with SIG_IGN only swaps dispositions.
-        let previous = unsafe {
-            (libc::signal(libc::SIGINT, libc::SIG_IGN), libc::signal(libc::SIGQUIT, libc::SIG_IGN))
-        };
+        let quit = unsafe { libc::signal(libc::SIGQUIT, libc::SIG_IGN) };
+        // SAFETY: as above.
+        let int = (!caught).then(|| unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) });
         // SAFETY: the child restores the default dispositions before exec (async-signal-safe).
         unsafe {
             command.pre_exec(|| {
                 libc::signal(libc::SIGINT, libc::SIG_DFL);
                 libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+                libc::signal(libc::SIGTERM, libc::SIG_DFL);
                 Ok(())
             });
         }
-        ForegroundChild { previous }
+        ForegroundChild { quit, int }
+    }
+
+    /// Passes an interrupt baton got on to the child.
+    pub fn forward(child: &Child, signal: i32) {
+        // SAFETY: kill() on our own child's pid, seen running by the caller.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
     }
 
     /// Sends the child the `step`th of SIGINT, SIGTERM, SIGKILL.
@@ -426,9 +483,64 @@ impl Drop for ForegroundChild {
     fn drop(&mut self) {
         // SAFETY: restoring what was there before.
         unsafe {
-            libc::signal(libc::SIGINT, self.previous.0);
-            libc::signal(libc::SIGQUIT, self.previous.1);
+            libc::signal(libc::SIGQUIT, self.quit);
+            if let Some(int) = self.int {
+                libc::signal(libc::SIGINT, int);
+            }
         }
+    }
+}
+
+/// Wakes the foreground loop as soon as the child exits, not at the next poll: the
+/// relay's next leg starts without waiting out its poll (a pidfd, Linux 5.3 and later;
+/// elsewhere, or when the kernel has none, the poll's sleep).
+pub struct ExitNotice {
+    #[cfg(target_os = "linux")]
+    pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+impl ExitNotice {
+    pub fn of(child: &Child) -> ExitNotice {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: pidfd_open on our own child's pid (not yet reaped), no flags; a
+            // descriptor it returns is ours alone.
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
+            let pidfd = i32::try_from(fd).ok().filter(|fd| *fd >= 0).map(|fd| {
+                // SAFETY: a fresh descriptor from the kernel, owned from here on.
+                unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
+            });
+            ExitNotice { pidfd }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = child;
+            ExitNotice {}
+        }
+    }
+
+    /// Whether the exit wakes the wait at once (a pidfd was had).
+    #[cfg(test)]
+    pub fn immediate(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        return self.pidfd.is_some();
+        #[cfg(not(target_os = "linux"))]
+        false
+    }
+
+    /// Sleeps `limit` at most, less when the child exits meanwhile.
+    pub fn wait(&self, limit: std::time::Duration) {
+        #[cfg(target_os = "linux")]
+        if let Some(pidfd) = &self.pidfd {
+            use std::os::fd::AsRawFd;
+            let mut poll = libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            let millis = i32::try_from(limit.as_millis()).unwrap_or(i32::MAX);
+            // SAFETY: one valid pollfd, for the call's duration.
+            if unsafe { libc::poll(&mut poll, 1, millis) } >= 0 {
+                return;
+            }
+        }
+        std::thread::sleep(limit);
     }
 }
 
@@ -437,4 +549,20 @@ pub fn shell(line: &str) -> Command {
     let mut sh = Command::new("/bin/sh");
     sh.arg("-c").arg(line);
     sh
+}
+
+/// SIGINT's number (what an interrupted run's exit code is made of: 128 + it).
+pub const SIGINT: i32 = libc::SIGINT;
+
+/// An open file's identity, length and age, from one `fstat`: (device, inode, length,
+/// modification in nanoseconds since the epoch).
+pub fn file_identity(file: &File) -> io::Result<(u64, u64, u64, i64)> {
+    let meta = file.metadata()?;
+    let modified = meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec());
+    Ok((meta.dev(), meta.ino(), meta.len(), modified))
+}
+
+/// Reads exactly `buf.len()` bytes at `offset`, without moving the file's position.
+pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
 }

@@ -7,7 +7,7 @@ use std::os::windows::io::AsRawHandle;
 use std::os::windows::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
@@ -29,7 +29,7 @@ use windows_sys::Win32::System::JobObjects::{
 };
 use windows_sys::Win32::System::Threading::{
     CREATE_NEW_PROCESS_GROUP, CREATE_NO_WINDOW, GetCurrentProcess, GetExitCodeProcess, OpenProcess,
-    PROCESS_QUERY_LIMITED_INFORMATION, TerminateProcess,
+    PROCESS_QUERY_LIMITED_INFORMATION, TerminateProcess, WaitForSingleObject,
 };
 
 use super::StatIdentity;
@@ -435,6 +435,34 @@ pub fn vars_named(names: &[&'static str]) -> Vec<(&'static str, String)> {
     found
 }
 
+/// The console event a [`catch_interrupts`] handler got, as the Unix signal it stands
+/// for (2: Ctrl-C or Ctrl-Break; 15: the console closed, logoff, shutdown; 0: none yet).
+static INTERRUPT: AtomicI32 = AtomicI32::new(0);
+
+unsafe extern "system" fn note_interrupt(event: u32) -> windows_sys::core::BOOL {
+    let signal = if event <= 1 { 2 } else { 15 };
+    INTERRUPT.store(signal, Ordering::SeqCst);
+    1
+}
+
+/// From now on Ctrl-C, Ctrl-Break and the console's close are noted, not fatal
+/// ([`interrupted`]): `baton run` ends its run itself, after the leg.
+pub fn catch_interrupts() {
+    // SAFETY: the handler only stores to an atomic.
+    unsafe { SetConsoleCtrlHandler(Some(note_interrupt), 1) };
+}
+
+/// The interrupt baton got since [`catch_interrupts`], as a signal number, if any.
+pub fn interrupted() -> Option<i32> {
+    Some(INTERRUPT.load(Ordering::SeqCst)).filter(|s| *s != 0)
+}
+
+/// Never: the console sends its events to every process attached to it, the
+/// foreground child included.
+pub fn take_interrupt_to_forward() -> bool {
+    false
+}
+
 unsafe extern "system" fn leave_to_the_child(_event: u32) -> windows_sys::core::BOOL {
     1
 }
@@ -458,6 +486,9 @@ impl ForegroundChild {
         ForegroundChild { installed }
     }
 
+    /// Nothing to pass on: the console reached the child itself.
+    pub fn forward(_child: &Child, _signal: i32) {}
+
     /// Terminates the child.
     pub fn end(child: &Child, _step: usize) {
         // SAFETY: the child's handle is valid while `child` lives.
@@ -476,6 +507,25 @@ impl Drop for ForegroundChild {
             // SAFETY: removes the handler added in `prepare`.
             unsafe { SetConsoleCtrlHandler(Some(leave_to_the_child), 0) };
         }
+    }
+}
+
+/// Wakes the foreground loop as soon as the child exits: a wait on its process handle.
+pub struct ExitNotice {
+    process: isize,
+}
+
+impl ExitNotice {
+    /// For `child`, which must outlive the notice.
+    pub fn of(child: &Child) -> ExitNotice {
+        ExitNotice { process: child.as_raw_handle() as isize }
+    }
+
+    /// Sleeps `limit` at most, less when the child exits meanwhile.
+    pub fn wait(&self, limit: std::time::Duration) {
+        let millis = u32::try_from(limit.as_millis()).unwrap_or(u32::MAX - 1);
+        // SAFETY: the child's handle is open while the child lives (see `of`).
+        unsafe { WaitForSingleObject(self.process as HANDLE, millis) };
     }
 }
 
@@ -504,4 +554,43 @@ pub fn shell(line: &str) -> Command {
             command
         }
     }
+}
+
+/// SIGINT's number on Unix, for the exit code of an interrupted run (128 + it), as the
+/// C runtime's `SIGINT` is on Windows too.
+pub const SIGINT: i32 = 2;
+
+/// An open file's identity, length and age: (volume serial number, file index, length,
+/// modification in nanoseconds since the Unix epoch).
+pub fn file_identity(file: &File) -> io::Result<(u64, u64, u64, i64)> {
+    // SAFETY: an all-zero BY_HANDLE_FILE_INFORMATION is a valid value to be filled.
+    let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid open handle and a pointer to a struct of the right type.
+    if unsafe { GetFileInformationByHandle(file.as_raw_handle() as HANDLE, &mut info) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let index = (u64::from(info.nFileIndexHigh) << 32) | u64::from(info.nFileIndexLow);
+    let meta = file.metadata()?;
+    let modified = meta
+        .modified()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    Ok((u64::from(info.dwVolumeSerialNumber), index, meta.len(), modified))
+}
+
+/// Reads exactly `buf.len()` bytes at `offset` (`seek_read` may read fewer: looped).
+pub fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset) {
+            Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "failed to fill whole buffer")),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }

@@ -16,7 +16,9 @@
 use std::time::{Duration, Instant};
 
 use super::{CONTINUE_PROMPT, Handoffs, InteractiveCommand, NextStep, RelayError, RunOutcome, next_step};
-use crate::run_record::{LIVE_LEG, RUN_ID_ENV, RUN_LEG_ENV, RunRecord, load, note, set_current_leg};
+use crate::run_record::{
+    self, LIVE_LEG, RUN_ID_ENV, RUN_LEG_ENV, RunEnd, RunRecord, load, note, set_current_leg,
+};
 use crate::util::pty::{self, Action};
 
 /// The countdown before baton types into the host.
@@ -390,15 +392,24 @@ pub fn run_interactive(
         n.ended = true;
         n.handoff_pending = paused;
     });
+    let end = match next_step(paused, legs, max_legs.max(1)) {
+        NextStep::Done => RunEnd::Done,
+        NextStep::MaxLegs => RunEnd::MaxLegs,
+        NextStep::Continue => RunEnd::LeftPaused,
+    };
+    run_record::update(run_id, |record| {
+        record.end = Some(end.clone());
+        record.exit_code = Some(code);
+        record.ended_ms = Some(crate::run_record::now_ms());
+    });
     let record: RunRecord = load(run_id);
-    let end = next_step(paused, legs, max_legs.max(1));
     let elapsed = driver
         .hand_over
         .handovers
         .iter()
         .filter_map(|(start, typed)| typed.map(|t| t.saturating_duration_since(*start)))
         .collect();
-    Ok(RunOutcome { legs, code, end, record, elapsed })
+    Ok(RunOutcome { legs: 1..=legs, code, end, record, elapsed })
 }
 
 #[cfg(test)]

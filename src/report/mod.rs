@@ -5,11 +5,13 @@
 //! (pure, no I/O); `text` renders it for people, serde for machines (`--json`), `svg`
 //! as a chart. Finding the transcript ([`locate`]) is the only part that looks at disk
 //! besides reading the transcript itself; [`generate`] puts the steps together for the
-//! command. `markdown` is the Markdown session report of `baton pause --report`.
+//! command. `markdown` is the Markdown session report of `baton pause --report`;
+//! [`relay`] is the report of a whole `baton run` (`baton report --relay`).
 
 mod generate;
 mod locate;
 pub mod markdown;
+pub mod relay;
 pub mod svg;
 pub mod text;
 

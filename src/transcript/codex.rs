@@ -14,16 +14,20 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
+#[cfg(test)]
 use std::io;
+#[cfg(test)]
 use std::path::Path;
 
 use super::facts::{
     ASSISTANT_TEXT_MAX, COMMAND_MAX, CommandRun, FILES_MAX, FailedCommand, PATH_MAX, REQUEST_TEXT_MAX,
     SessionFacts, first_error_line, push_command,
 };
+#[cfg(test)]
 use super::file::open_transcript;
 use super::format::Format;
 use super::line::{SHORT_TEXT_MAX, clip, parse_line, text, unix_seconds};
+#[cfg(test)]
 use super::tail::TailReader;
 use super::todos::{self, TodoItem, TodoSource, TodoStatus};
 
@@ -626,6 +630,12 @@ impl RolloutScan {
         !(self.found.is_some() && self.window.is_some())
     }
 
+    /// The newest usage record and the newest window seen, apart.
+    pub fn parts(self) -> (Option<RolloutReading>, Option<u64>) {
+        (self.found, self.window)
+    }
+
+    #[cfg(test)]
     pub fn finish(self) -> Option<RolloutReading> {
         let window = self.window;
         self.found.map(|reading| RolloutReading { window, ..reading })
@@ -647,6 +657,7 @@ pub fn reading_from_lines<'a>(
 }
 
 /// Reads the rollout at `path` from its end, within [`ROLLOUT_BUDGET`].
+#[cfg(test)]
 pub fn read(path: &Path) -> io::Result<Option<RolloutReading>> {
     let file = open_transcript(path)?;
     let mut tail = TailReader::new(&file, ROLLOUT_BUDGET)?;

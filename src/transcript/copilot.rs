@@ -17,13 +17,17 @@
 //! `tool.execution_complete` a call's result, failed when `success` is false or the
 //! shell's `exitCode` is not 0). Copilot CLI's tools: `bash`, `create` and `edit`.
 
+#[cfg(test)]
 use std::io;
+#[cfg(test)]
 use std::path::Path;
 
 use serde_json::{Value, json};
 
+#[cfg(test)]
 use super::file::open_transcript;
 use super::line::{clip, unix_seconds};
+#[cfg(test)]
 use super::tail::TailReader;
 
 /// An event in Claude Code's line shape (pure), or `None` for an event the facts do not
@@ -155,6 +159,7 @@ pub fn fact_from_line(line: &[u8]) -> Option<LineFact> {
 
 /// Reads the event log at `path` from its end, within `budget`: the newest call's figure,
 /// or `None` when a compaction finished after it.
+#[cfg(test)]
 pub fn read(path: &Path, budget: u64) -> io::Result<Option<CopilotReading>> {
     let file = open_transcript(path)?;
     let mut tail = TailReader::new(&file, budget)?;

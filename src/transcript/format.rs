@@ -1,12 +1,12 @@
 //! Whose transcript format a file is in: each host writes its own.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::line;
 
 /// Whose transcript format a file is in: each host writes its own.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     /// Claude Code's JSONL transcript.

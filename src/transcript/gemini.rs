@@ -13,16 +13,20 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
+#[cfg(test)]
 use std::io;
+#[cfg(test)]
 use std::path::Path;
 
 use super::facts::{
     ASSISTANT_TEXT_MAX, COMMAND_MAX, CommandRun, FILES_MAX, FailedCommand, PATH_MAX, REQUEST_TEXT_MAX,
     SessionFacts, first_error_line, push_command,
 };
+#[cfg(test)]
 use super::file::open_transcript;
 use super::format::Format;
 use super::line::{SHORT_TEXT_MAX, clip, parse_line, text, unix_seconds};
+#[cfg(test)]
 use super::tail::TailReader;
 use super::todos::{self, TodoItem, TodoSource, TodoStatus};
 
@@ -386,6 +390,7 @@ pub fn reading_from_line(line: &[u8]) -> Option<RecordingReading> {
 }
 
 /// Reads the chat recording at `path` from its end, within [`RECORDING_BUDGET`].
+#[cfg(test)]
 pub fn read(path: &Path) -> io::Result<Option<RecordingReading>> {
     let file = open_transcript(path)?;
     let mut tail = TailReader::new(&file, RECORDING_BUDGET)?;

@@ -26,14 +26,18 @@ pub mod gemini;
 mod line;
 pub mod opencode;
 pub mod qwen;
+mod record;
+pub(crate) mod resume;
 mod tail;
 #[cfg(test)]
 mod testing;
 mod todos;
+pub mod trace;
 
 use std::io;
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use claude::pace::tokens_per_tool_call;
@@ -46,9 +50,27 @@ use file::BoundedRead;
 pub use format::Format;
 use line::parse_line;
 pub use line::{Compaction, Usage};
+pub use record::MarkSlot;
 pub use todos::TodoItem;
 #[cfg(test)]
 pub use todos::TodoSource;
+pub use trace::{Action, Outcome, Trace, TraceCall, read_trace};
+
+/// The last lines of the record at `path` that parse as JSON, newest first: at most
+/// `max_lines`, within `budget` bytes read from its end (the relay's look at how a leg
+/// ended).
+pub fn last_json_lines(path: &Path, budget: u64, max_lines: usize) -> io::Result<Vec<Value>> {
+    let file = file::open_transcript(path)?;
+    let mut tail = tail::TailReader::new(&file, budget)?;
+    let mut lines = vec![];
+    while lines.len() < max_lines {
+        let Some(line) = tail.next_line()? else { break };
+        if let Ok(value) = serde_json::from_slice::<Value>(&line) {
+            lines.push(value);
+        }
+    }
+    Ok(lines)
+}
 
 /// What a host's own record says of its context: the newest reply's prompt tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,28 +88,23 @@ pub struct Reading {
 }
 
 /// The newest figure of the record at `path`, read as `format`, within each format's
-/// budget. Claude Code's figure is read with its statusline's bridge (`claude::figure`),
-/// and the plugin's messages are never a file: `None` for those.
-pub fn read_figure(format: Format, path: &Path) -> Option<Reading> {
-    let reading =
-        |tokens, model, window, written_at| Reading { tokens, model, window, written_at, current: true };
+/// budget, from where the last read of the context stopped when `slot` holds its mark
+/// ([`record::read_record`]). Claude Code's figure is read with its statusline's bridge
+/// (`claude::figure`), and the plugin's messages are never a file: `None` for those.
+pub fn read_figure(format: Format, path: &Path, slot: Option<&MarkSlot>) -> Option<Reading> {
     match format {
-        Format::CodexRollout => {
-            codex::read(path).ok().flatten().map(|r| reading(r.tokens, None, r.window, r.written_at))
-        }
-        Format::GeminiChat => {
-            gemini::read(path).ok().flatten().map(|r| reading(r.tokens, r.model, None, r.written_at))
-        }
-        Format::QwenChat => {
-            qwen::read(path).ok().flatten().map(|r| reading(r.tokens, r.model, None, r.written_at))
-        }
-        Format::DroidSession => droid::read(path).map(|r| reading(r.tokens, r.model, None, r.written_at)),
-        Format::CopilotEvents => copilot::read(path, copilot::EVENTS_BUDGET)
-            .ok()
-            .flatten()
-            .map(|r| Reading { current: r.current, ..reading(r.tokens, r.model, r.window, r.written_at) }),
         Format::ClaudeCode | Format::OpenCodeMessages => None,
+        _ => record::read_record(format, path, slot),
     }
+}
+
+/// Where the last read of a context's transcript stopped, and what it found, by reader:
+/// what the figure source keeps per context between two hook calls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reader", rename_all = "snake_case")]
+pub enum KeptMark {
+    Claude(claude::figure::FigureMark),
+    Record(record::RecordMark),
 }
 
 /// The facts of the transcript at `path`, read as `format` (the host that wrote it).

@@ -13,15 +13,19 @@
 //! `functionCall` parts) and `tool_result` (`functionResponse` parts, with
 //! `toolCallResult.status`). They feed the Gemini CLI reader's steps.
 
+#[cfg(test)]
 use std::io;
+#[cfg(test)]
 use std::path::Path;
 
 use serde_json::Value;
 
+#[cfg(test)]
 use super::file::open_transcript;
 use super::gemini::{self, Recording, ToolCall};
 use super::line::{SHORT_TEXT_MAX, text};
 use super::line::{clip, unix_seconds};
+#[cfg(test)]
 use super::tail::TailReader;
 
 /// Most bytes read from the end of a recording.
@@ -65,6 +69,7 @@ pub fn reading_from_line(line: &[u8]) -> Option<QwenReading> {
 }
 
 /// Reads the recording at `path` from its end, within [`RECORDING_BUDGET`].
+#[cfg(test)]
 pub fn read(path: &Path) -> io::Result<Option<QwenReading>> {
     let file = open_transcript(path)?;
     let mut tail = TailReader::new(&file, RECORDING_BUDGET)?;

@@ -25,6 +25,9 @@ pub struct TailStats {
     pub reached_start: bool,
     /// Reading stopped because the budget ran out before the start of the source.
     pub budget_exhausted: bool,
+    /// Where the source's last complete line ends (just after its newline), when the
+    /// part read holds a newline: a later read can start there without cutting a line.
+    pub complete_end: Option<u64>,
 }
 
 /// Complete lines of a source, last to first.
@@ -50,6 +53,8 @@ pub struct TailReader<R> {
     skipping: bool,
     finished: bool,
     stats: TailStats,
+    /// Where the last line handed out starts in the source.
+    line_start: u64,
 }
 
 impl<R: Read + Seek> TailReader<R> {
@@ -67,6 +72,7 @@ impl<R: Read + Seek> TailReader<R> {
             skipping: false,
             finished: false,
             stats: TailStats { source_len: len, ..TailStats::default() },
+            line_start: len,
         })
     }
 
@@ -79,6 +85,11 @@ impl<R: Read + Seek> TailReader<R> {
 
     pub fn stats(&self) -> TailStats {
         self.stats
+    }
+
+    /// Where the last line handed out starts in the source (its first byte's offset).
+    pub fn line_start(&self) -> u64 {
+        self.line_start
     }
 
     /// The next line towards the start of the source, or `None` at the start or when the
@@ -118,6 +129,7 @@ impl<R: Read + Seek> TailReader<R> {
 
     /// Ends the line that starts at `chunk[start..]` and continues in `later_pieces`.
     fn complete_line(&mut self, start: usize) -> Option<Vec<u8>> {
+        self.line_start = self.unread_end + start as u64;
         let head = &self.chunk[start..];
         let too_long = self.skipping || head.len() as u64 + self.later_len > self.max_line;
         let line = if too_long {
@@ -171,6 +183,9 @@ impl<R: Read + Seek> TailReader<R> {
         self.unread_end = start;
         self.budget_left -= size;
         self.stats.bytes_read += size;
+        if self.stats.complete_end.is_none() {
+            self.stats.complete_end = chunk.iter().rposition(|&b| b == b'\n').map(|at| start + at as u64 + 1);
+        }
         self.chunk = chunk;
         Ok(())
     }
@@ -270,6 +285,21 @@ mod tests {
         assert_eq!(out, vec![b"late".to_vec()]);
         assert!(stats.budget_exhausted);
         assert!(stats.bytes_read <= 1024 * 1024);
+    }
+
+    #[test]
+    fn the_reader_says_where_lines_start_and_the_last_complete_one_ends() {
+        let bytes = b"ab\ncde\nf";
+        let mut reader = TailReader::new(Cursor::new(bytes.to_vec()), 1 << 20).unwrap();
+        assert_eq!(reader.next_line().unwrap().unwrap(), b"f");
+        assert_eq!(reader.line_start(), 7);
+        assert_eq!(reader.next_line().unwrap().unwrap(), b"cde");
+        assert_eq!(reader.line_start(), 3);
+        assert_eq!(reader.next_line().unwrap().unwrap(), b"ab");
+        assert_eq!(reader.line_start(), 0);
+        assert_eq!(reader.stats().complete_end, Some(7));
+        let (_, stats) = lines(b"no newline", 1 << 20);
+        assert_eq!(stats.complete_end, None);
     }
 
     #[test]

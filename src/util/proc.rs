@@ -11,7 +11,8 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use crate::platform::{self, ProcessTree};
+use crate::platform::{self, ExitNotice, ForegroundChild, ProcessTree};
+pub use crate::platform::{catch_interrupts, interrupted};
 
 /// What the child's stdin gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,47 +93,98 @@ pub fn run(command: Command, options: &Options) -> Result<Finished, RunError> {
     start(command, options)?.finish()
 }
 
-/// Runs `command` in the foreground with baton's own stdin, stdout and stderr (the
-/// output goes through as the child prints it) and no deadline: `baton run`'s legs.
-/// While it runs, baton ignores SIGINT and SIGQUIT (Ctrl-C and Ctrl-Break on Windows), as
-/// a shell does for a foreground job: the terminal sends them to the child too, and the
-/// child decides. The child's exit status comes back; a child killed by a signal gives
-/// 128 + the signal, as shells say.
+/// Sleeps until `deadline`, or until an interruption ([`interrupted`]): `false` then.
+pub fn sleep_unless_interrupted(duration: Duration) -> bool {
+    let until = Instant::now() + duration;
+    while Instant::now() < until {
+        if interrupted().is_some() {
+            return false;
+        }
+        std::thread::sleep(END_POLL.min(until.saturating_duration_since(Instant::now())));
+    }
+    interrupted().is_none()
+}
+
+/// The most bytes of a foreground child's stderr kept ([`Foreground::stderr_tail`]).
+pub const STDERR_TAIL: usize = 64 * 1024;
+
+/// Runs `command` in the foreground with baton's own stdin and stdout (the output goes
+/// through as the child prints it) and no deadline: `baton run`'s legs. Its stderr goes
+/// through a pipe to baton's, its last [`STDERR_TAIL`] bytes kept (what the host said of
+/// an error). While it runs, baton ignores SIGQUIT, as a shell does for a foreground job;
+/// SIGINT and SIGTERM are noted when [`catch_interrupts`] was called (else SIGINT is
+/// ignored too), and passed on to the child when a process sent them to baton alone (the
+/// terminal sends Ctrl-C to the child itself). The child's exit status comes back; a child
+/// killed by a signal gives 128 + the signal, as shells say.
 ///
 /// `end_requested` is asked every [`END_POLL`] while the child runs: once it returns a
 /// grace period, the child gets that long to exit by itself, then SIGINT (what a user's
-/// Ctrl-C sends), then SIGTERM and at last SIGKILL, [`END_ESCALATION`] apart (on Windows,
-/// where no signal reaches one process, it is terminated).
+/// Ctrl-C sends), then SIGTERM and at last SIGKILL, [`END_ESCALATION`] apart.
 pub fn run_in_foreground(
     mut command: Command,
     mut end_requested: impl FnMut() -> Option<Duration>,
 ) -> Result<Foreground, RunError> {
-    command.stdin(Stdio::inherit()).stdout(Stdio::inherit()).stderr(Stdio::inherit());
-    let interrupts_go_to_the_child = platform::ForegroundChild::prepare(&mut command);
+    command.stdin(Stdio::inherit()).stdout(Stdio::inherit()).stderr(Stdio::piped());
+    let foreground = ForegroundChild::prepare(&mut command);
+    let mut tail = None;
     let waited = command.spawn().map_err(RunError::Spawn).and_then(|mut child| {
+        tail = child.stderr.take().map(tee_stderr);
+        let exit = ExitNotice::of(&child);
         let mut ending: Option<(Instant, Duration)> = None;
         let mut steps_sent = 0;
         loop {
             if let Some(status) = child.try_wait().map_err(RunError::Wait)? {
                 return Ok((status, ending.is_some() && steps_sent > 0));
             }
+            if platform::take_interrupt_to_forward() {
+                if let Some(signal) = interrupted() {
+                    ForegroundChild::forward(&child, signal);
+                }
+            }
             match ending {
                 None => ending = end_requested().map(|grace| (Instant::now(), grace)),
                 Some((since, grace)) if since.elapsed() >= grace => {
-                    if steps_sent < platform::ForegroundChild::END_STEPS {
-                        platform::ForegroundChild::end(&child, steps_sent);
+                    if steps_sent < ForegroundChild::END_STEPS {
+                        ForegroundChild::end(&child, steps_sent);
                         steps_sent += 1;
                     }
                     ending = Some((Instant::now(), END_ESCALATION));
                 }
                 Some(_) => {}
             }
-            std::thread::sleep(END_POLL);
+            exit.wait(END_POLL);
         }
     });
-    drop(interrupts_go_to_the_child);
+    drop(foreground);
     let (status, interrupted) = waited?;
-    Ok(Foreground { code: platform::ForegroundChild::exit_code(status), interrupted })
+    // The child's stderr closes with it (or with the last of its children).
+    let stderr_tail = tail.and_then(|t| t.recv_timeout(END_ESCALATION).ok()).unwrap_or_default();
+    Ok(Foreground { code: ForegroundChild::exit_code(status), interrupted, stderr_tail })
+}
+
+/// Copies a child's stderr to baton's as it comes, keeping its last [`STDERR_TAIL`] bytes.
+fn tee_stderr(mut pipe: std::process::ChildStderr) -> Receiver<Vec<u8>> {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut kept: Vec<u8> = vec![];
+        let mut buffer = [0u8; 8192];
+        let mut stderr = io::stderr();
+        loop {
+            match pipe.read(&mut buffer) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let _ = stderr.write_all(&buffer[..n]);
+                    let _ = stderr.flush();
+                    kept.extend_from_slice(&buffer[..n]);
+                    if kept.len() > STDERR_TAIL {
+                        kept.drain(..kept.len() - STDERR_TAIL);
+                    }
+                }
+            }
+        }
+        let _ = sender.send(kept);
+    });
+    receiver
 }
 
 /// How often a foreground child's end is asked about.
@@ -141,12 +193,14 @@ pub const END_POLL: Duration = Duration::from_millis(50);
 pub const END_ESCALATION: Duration = Duration::from_secs(2);
 
 /// How a foreground child ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Foreground {
     /// Its exit status (128 + the signal when a signal killed it).
     pub code: i32,
     /// baton signalled it (its end was requested and it did not exit in the grace).
     pub interrupted: bool,
+    /// The last bytes of its stderr.
+    pub stderr_tail: Vec<u8>,
 }
 
 /// Starts `command` as `options` say; the deadline runs from now.
@@ -255,6 +309,18 @@ fn kill(child: &mut Child, tree: Option<&ProcessTree>) {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_wait_ends_when_the_child_exits() {
+        let mut child = Command::new("sh").args(["-c", "sleep 0.2"]).spawn().unwrap();
+        let exit = ExitNotice::of(&child);
+        assert!(exit.immediate(), "the kernel gives a pidfd (Linux 5.3 and later)");
+        let start = Instant::now();
+        exit.wait(Duration::from_secs(60));
+        assert!(start.elapsed() < Duration::from_secs(30), "woken by the exit, not the limit");
+        assert!(child.wait().unwrap().success());
+    }
 
     fn sh(script: &str) -> Command {
         let mut command = Command::new("/bin/sh");

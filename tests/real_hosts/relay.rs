@@ -227,6 +227,7 @@ pub(super) enum LegEnds {
     BeforeTheNextCall,
 }
 
+/// Checks a relay (see above) and returns its hand-overs (seconds).
 pub(super) fn check_relay(
     checks: &mut Checks,
     world: &World,
@@ -234,7 +235,7 @@ pub(super) fn check_relay(
     server: &Server,
     run: &crate::real_hosts_support::Run,
     ends: LegEnds,
-) {
+) -> Vec<f64> {
     let requests = server.main_requests();
     let starts = context_starts(&requests);
     let decisions = agent.decisions();
@@ -293,6 +294,7 @@ pub(super) fn check_relay(
         || run.stderr.clone(),
     );
     check_no_compaction_and_permissions(checks, world, server);
+    super::relay_report::check_relay_report(checks, world, starts.len());
     // Time per hand-over: the last request of a leg to the first of the next.
     let gaps: Vec<f64> = starts
         .iter()
@@ -306,6 +308,89 @@ pub(super) fn check_relay(
         run.seconds,
         gaps
     );
+    gaps
+}
+
+/// With `BATON_HANDOVER_BENCH=1` (`bench/handover.sh`): the relay's hand-overs beside the
+/// host's own cold start, measured in the same world and run: the leg's command of
+/// `baton run` (`run -- <host> …`) with a one-line prompt in place of the task, started
+/// `COLD_STARTS` times, each from its spawn to its first model request at the stand-in
+/// server (then ended: only its start is measured). Prints one line that the bench reads.
+pub(super) fn compare_with_cold_start(
+    world: &World,
+    server: &Server,
+    baton_args: &[&str],
+    env: &[(&str, String)],
+    gaps: &[f64],
+) {
+    if std::env::var_os("BATON_HANDOVER_BENCH").is_none_or(|v| v != "1") {
+        return;
+    }
+    let Some(dashes) = baton_args.iter().position(|a| *a == "--") else { return };
+    let Some(program) = baton_args.get(dashes + 1) else { return };
+    let args: Vec<&str> = baton_args[dashes + 2..]
+        .iter()
+        .map(|a| if *a == TASK { "Say hi in one line." } else { *a })
+        .collect();
+    let cold: Vec<f64> =
+        (0..COLD_STARTS).filter_map(|_| cold_start(world, server, Path::new(program), &args, env)).collect();
+    let median = |values: &[f64]| {
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted.get(sorted.len().saturating_sub(1) / 2).copied()
+    };
+    let name = Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let (hand_over, start) = (median(gaps), median(&cold));
+    let beyond = hand_over.zip(start).map(|(h, c)| format!("{:+.2}", h - c)).unwrap_or_else(|| "?".into());
+    let round = |values: &[f64]| values.iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(", ");
+    eprintln!(
+        "real hosts: hand-over | {name} | {} | {:.2} | {} | {:.2} | {beyond} |",
+        round(gaps),
+        hand_over.unwrap_or(f64::NAN),
+        round(&cold),
+        start.unwrap_or(f64::NAN),
+    );
+}
+
+/// How many times the host's own cold start is measured.
+const COLD_STARTS: usize = 5;
+
+/// One cold start of `program args` in `world`: seconds from its spawn to its first main
+/// request at `server`; the host is ended then (its whole process group).
+fn cold_start(
+    world: &World,
+    server: &Server,
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, String)],
+) -> Option<f64> {
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+    let before = server.main_requests().len();
+    let mut command = Command::new(program);
+    command.args(args).env_clear().current_dir(world.project());
+    for (key, value) in world.env() {
+        command.env(key, value);
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let spawned = Instant::now();
+    let mut child = crate::real_hosts_support::own_group(&mut command).spawn().ok()?;
+    let mut first = None;
+    while spawned.elapsed() < Duration::from_secs(60) {
+        if let Some(request) = server.main_requests().get(before) {
+            first = Some(request.millis);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: kill() on the process group of our own child.
+    unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+    let _ = child.wait();
+    let arrived = server.started() + Duration::from_millis(u64::try_from(first?).ok()?);
+    Some(arrived.saturating_duration_since(spawned).as_secs_f64())
 }
 
 #[test]
@@ -324,7 +409,8 @@ fn baton_run_claude_print_relays_twenty_steps_across_contexts() {
             world.run(Path::new(common::BATON), &args, &world.claude_env(&server), Duration::from_secs(240));
         world.save_requests(&server, "relay-claude-print");
         eprintln!("real hosts: relay: baton run stderr:\n{}", run.stderr.trim_end());
-        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheHost);
+        let gaps = check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheHost);
+        compare_with_cold_start(&world, &server, &args, &world.claude_env(&server), &gaps);
         checks.finish();
     });
 }
@@ -419,7 +505,7 @@ fn codex_agent(obeys: Obeys) -> Arc<Agent> {
 
 /// A `codex` on PATH for `baton run` (it names the host by the program's name): the
 /// pinned CLI through node.
-fn codex_command(world: &World) -> std::path::PathBuf {
+pub(super) fn codex_command(world: &World) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = world.root().join("bin").join("codex");
     let node = world.hosts.node_dir.join("node");
@@ -433,10 +519,10 @@ fn codex_command(world: &World) -> std::path::PathBuf {
 
 /// What the user allows Codex: the workspace (its sandbox), hooks trusted (in real use
 /// once by the user; the flag stands in for that here).
-const CODEX_ARGS: [&str; 5] =
+pub(super) const CODEX_ARGS: [&str; 5] =
     ["exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "-s", "workspace-write"];
 
-fn codex_env() -> Vec<(&'static str, String)> {
+pub(super) fn codex_env() -> Vec<(&'static str, String)> {
     vec![("STANDIN_API_KEY", "stand-in".to_string())]
 }
 
@@ -539,7 +625,8 @@ fn baton_run_codex_exec_relays_twenty_steps_across_contexts() {
         let run = world.run(Path::new(common::BATON), &args, &codex_env(), Duration::from_secs(240));
         world.save_requests(&server, "relay-codex-exec");
         eprintln!("real hosts: relay: baton run codex stderr (tail):\n{}", common_tail(&run.stderr));
-        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
+        let gaps = check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
+        compare_with_cold_start(&world, &server, &args, &codex_env(), &gaps);
         checks.finish();
     });
 }
@@ -555,7 +642,7 @@ fn gemini_agent(obeys: Obeys) -> Arc<Agent> {
 
 /// The user's configuration: `on_critical`, and with `window_stated` the model's window as a
 /// fact (baton's table's alone carries no pause).
-fn gemini_config(world: &World, on_critical: &str, window_stated: bool) {
+pub(super) fn gemini_config(world: &World, on_critical: &str, window_stated: bool) {
     let mut config = json!({"handoff": {"on_critical": on_critical}});
     if window_stated {
         config["models"] = json!({crate::real_hosts_support::GEMINI_MODEL: {"window": crate::real_hosts_support::GEMINI_WINDOW}});
@@ -571,7 +658,7 @@ fn gemini_config(world: &World, on_critical: &str, window_stated: bool) {
 }
 
 /// A `gemini` on PATH for `baton run`: the pinned CLI through node.
-fn gemini_command(world: &World) -> std::path::PathBuf {
+pub(super) fn gemini_command(world: &World) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = world.root().join("bin").join("gemini");
     let node = world.hosts.node_dir.join("node");
@@ -584,7 +671,7 @@ fn gemini_command(world: &World) -> std::path::PathBuf {
 }
 
 /// The user's permissions: `echo` through the shell tool allowed, no `--yolo`.
-const GEMINI_ARGS: [&str; 5] = [
+pub(super) const GEMINI_ARGS: [&str; 5] = [
     "-m",
     crate::real_hosts_support::GEMINI_MODEL,
     "--allowed-tools",
@@ -592,7 +679,7 @@ const GEMINI_ARGS: [&str; 5] = [
     "--skip-trust",
 ];
 
-fn gemini_env(server: &Server) -> Vec<(&'static str, String)> {
+pub(super) fn gemini_env(server: &Server) -> Vec<(&'static str, String)> {
     vec![
         ("GOOGLE_GEMINI_BASE_URL", server.base_url()),
         ("GEMINI_API_KEY", "stand-in".to_string()),
@@ -655,7 +742,8 @@ fn baton_run_gemini_print_relays_twenty_steps_across_contexts() {
         let run = world.run(Path::new(common::BATON), &args, &gemini_env(&server), Duration::from_secs(240));
         world.save_requests(&server, "relay-gemini-print");
         eprintln!("real hosts: relay: baton run gemini stderr (tail):\n{}", common_tail(&run.stderr));
-        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::BeforeTheNextCall);
+        let gaps = check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::BeforeTheNextCall);
+        compare_with_cold_start(&world, &server, &args, &gemini_env(&server), &gaps);
         checks.finish();
     });
 }

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::relay::{
     LegEnds, STEPS, StopsBy, TASK, check_continue_resumes, check_relay, check_stopped_within_grace,
-    common_tail,
+    common_tail, compare_with_cold_start,
 };
 use super::{Checks, SERVER_LIFETIME};
 use crate::common;
@@ -138,7 +138,8 @@ fn baton_run_qwen_print_relays_twenty_steps_across_contexts() {
         let run = world.run(Path::new(common::BATON), &args, &qwen_env(), Duration::from_secs(240));
         world.save_requests(&server, "relay-qwen-print");
         eprintln!("real hosts: relay: baton run qwen stderr (tail):\n{}", common_tail(&run.stderr));
-        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
+        let gaps = check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
+        compare_with_cold_start(&world, &server, &args, &qwen_env(), &gaps);
         checks.finish();
     });
 }
@@ -220,7 +221,8 @@ fn baton_run_droid_exec_relays_twenty_steps_across_contexts() {
         let run = world.run(Path::new(common::BATON), &args, &droid_env(), Duration::from_secs(240));
         world.save_requests(&server, "relay-droid-exec");
         eprintln!("real hosts: relay: baton run droid stderr (tail):\n{}", common_tail(&run.stderr));
-        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheHost);
+        let gaps = check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheHost);
+        compare_with_cold_start(&world, &server, &args, &droid_env(), &gaps);
         checks.finish();
     });
 }
@@ -304,7 +306,8 @@ fn baton_run_copilot_print_relays_twenty_steps_across_contexts() {
         let run = world.run(Path::new(common::BATON), &args, &copilot_env(&server), Duration::from_secs(240));
         world.save_requests(&server, "relay-copilot-print");
         eprintln!("real hosts: relay: baton run copilot stderr (tail):\n{}", common_tail(&run.stderr));
-        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
+        let gaps = check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
+        compare_with_cold_start(&world, &server, &args, &copilot_env(&server), &gaps);
         checks.finish();
     });
 }

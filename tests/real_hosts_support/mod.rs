@@ -416,6 +416,19 @@ impl World {
 
     /// Runs a host command with the world's environment (plus `extra`), bounded by `limit`.
     pub fn run(&self, program: &Path, args: &[&str], extra: &[(&str, String)], limit: Duration) -> Run {
+        self.run_watched(program, args, extra, limit, |_| {})
+    }
+
+    /// [`World::run`], with `during` run on a thread of its own, given the process id, while
+    /// the process runs (to signal it, or its children, mid-run).
+    pub fn run_watched(
+        &self,
+        program: &Path,
+        args: &[&str],
+        extra: &[(&str, String)],
+        limit: Duration,
+        during: impl FnOnce(u32) + Send + 'static,
+    ) -> Run {
         let mut command = Command::new(program);
         command.args(args).env_clear().current_dir(self.project());
         for (key, value) in self.env() {
@@ -438,7 +451,10 @@ impl World {
         let started = Instant::now();
         let mut child =
             own_group(&mut command).spawn().unwrap_or_else(|e| panic!("spawn {}: {e}", program.display()));
+        let pid = child.id();
+        let watcher = std::thread::spawn(move || during(pid));
         let status = wait_bounded(&mut child, limit);
+        let _ = watcher.join();
         let read = |path: &Path| {
             let mut text = String::new();
             let _ = std::fs::File::open(path).and_then(|mut f| f.read_to_string(&mut text));
@@ -570,6 +586,34 @@ impl World {
         ];
         self.run(&node, &args, &env, Duration::from_secs(120))
     }
+}
+
+/// The child processes of `pid` (from /proc).
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut found = vec![];
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(child) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid …: the comm may hold spaces and parentheses.
+        let parent =
+            stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if parent == Some(pid) {
+            found.push(child);
+        }
+    }
+    found
+}
+
+/// Waits until `count()` reaches `n` (at most `limit`): whether it did.
+pub fn wait_until(count: &dyn Fn() -> usize, n: usize, limit: Duration) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if count() >= n {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
 }
 
 pub fn tmux_available() -> bool {

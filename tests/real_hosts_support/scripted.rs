@@ -282,6 +282,7 @@ fn serve(
                 main,
                 turn,
                 millis,
+                refused: false,
             });
         }
         let (content_type, payload) = if responses {

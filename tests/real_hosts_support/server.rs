@@ -82,6 +82,39 @@ pub struct Recorded {
     pub turn: usize,
     /// When it arrived, in milliseconds since the server started.
     pub millis: u128,
+    /// It was refused with a planned fault ([`Server::plan_fault`]).
+    pub refused: bool,
+}
+
+/// A refusal the server plays, in each API's own shape (docs/HOSTS.md, "Faults").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// The subscription's usage limit, with its reset at the end of the fault: Anthropic's
+    /// 429 with the unified `rejected` headers and the five-hour claim; OpenAI's 429
+    /// `usage_limit_reached` with `resets_at` and the `x-codex-primary-*` headers; Gemini's
+    /// 429 daily quota (QuotaFailure per day, "Please retry in N s").
+    UsageLimit,
+    /// The server overloaded: Anthropic's 529, OpenAI's 500, Gemini's 503 UNAVAILABLE.
+    Overloaded,
+}
+
+/// A planned fault: from the `at_main`-th main request (1 the first) on, every main
+/// request is refused for `lasting` (for ever: `None`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultPlan {
+    pub fault: Fault,
+    pub at_main: usize,
+    pub lasting: Option<Duration>,
+}
+
+/// A fault as it was played: from `start_ms` (since the server started) to `end_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultPlayed {
+    pub fault: Fault,
+    pub start_ms: u128,
+    pub end_ms: Option<u128>,
+    /// The reset stated to the host (Unix seconds, rounded up), for a usage limit.
+    pub resets_at: i64,
 }
 
 impl Recorded {
@@ -118,6 +151,10 @@ struct Shared {
     agent: Option<Arc<super::agent::Agent>>,
     /// Extra response headers on every reply ([`Server::set_headers`]).
     headers: Vec<(String, String)>,
+    /// Faults still to play, and those played ([`Server::plan_fault`]).
+    plans: Vec<FaultPlan>,
+    played: Vec<FaultPlayed>,
+    main_seen: usize,
 }
 
 impl Server {
@@ -143,6 +180,9 @@ impl Server {
             recorded: vec![],
             agent,
             headers: vec![],
+            plans: vec![],
+            played: vec![],
+            main_seen: 0,
         }));
         let thread = {
             let stop = Arc::clone(&stop);
@@ -150,6 +190,11 @@ impl Server {
             std::thread::spawn(move || accept_loop(listener, stop, shared, lifetime))
         };
         Server { port, stop, shared, thread: Some(thread) }
+    }
+
+    /// When the server started: a request's `millis` count from here.
+    pub fn started(&self) -> Instant {
+        self.shared.lock().map(|s| s.started).unwrap_or_else(|_| Instant::now())
     }
 
     pub fn base_url(&self) -> String {
@@ -162,6 +207,24 @@ impl Server {
         if let Ok(mut shared) = self.shared.lock() {
             shared.headers = headers;
         }
+    }
+
+    /// Plays `plan` when its main request comes.
+    pub fn plan_fault(&self, plan: FaultPlan) {
+        if let Ok(mut shared) = self.shared.lock() {
+            shared.plans.push(plan);
+        }
+    }
+
+    /// The faults played so far.
+    pub fn faults_played(&self) -> Vec<FaultPlayed> {
+        self.shared.lock().map(|s| s.played.clone()).unwrap_or_default()
+    }
+
+    /// How many main requests have come so far, to watch from another thread.
+    pub fn main_counter(&self) -> impl Fn() -> usize + Send + 'static {
+        let shared = Arc::clone(&self.shared);
+        move || shared.lock().map(|s| s.main_seen).unwrap_or(0)
     }
 
     /// Every request so far.
@@ -244,10 +307,16 @@ fn serve_connection(stream: TcpStream, shared: &Mutex<Shared>) -> std::io::Resul
         let Some((method, target, headers, body)) = read_request(&mut reader)? else {
             return Ok(());
         };
-        let (status, content_type, payload) = respond(&method, &target, &headers, &body, shared);
+        let (status, content_type, payload, fault_headers) = match refuse(&method, &target, &body, shared) {
+            Some((status, headers, payload)) => (status, "application/json", payload, headers),
+            None => {
+                let (status, content_type, payload) = respond(&method, &target, &headers, &body, shared);
+                (status, content_type, payload, vec![])
+            }
+        };
         let extra: String = shared
             .lock()
-            .map(|s| s.headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect())
+            .map(|s| s.headers.iter().chain(&fault_headers).map(|(k, v)| format!("{k}: {v}\r\n")).collect())
             .unwrap_or_default();
         let head = format!(
             "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\ncache-control: no-cache\r\nconnection: keep-alive\r\n{extra}\r\n",
@@ -316,6 +385,154 @@ pub fn read_request(reader: &mut BufReader<TcpStream>) -> std::io::Result<Option
     Ok(Some((method, target, headers, body)))
 }
 
+/// The API of a request path.
+fn api_of(path: &str) -> Option<Api> {
+    if path.ends_with("/messages") || path.ends_with("/messages/count_tokens") {
+        Some(Api::Anthropic)
+    } else if path.ends_with("/responses") {
+        Some(Api::OpenAi)
+    } else if path.ends_with("/chat/completions") {
+        Some(Api::Chat)
+    } else if path.contains("/models/") && path.contains(':') {
+        Some(Api::Gemini)
+    } else {
+        None
+    }
+}
+
+/// A refusal: its status line, headers and body.
+type Refusal = (&'static str, Vec<(String, String)>, Vec<u8>);
+
+/// The refusal of a main request while a planned fault plays (recorded as refused), or
+/// `None`: the request is answered.
+fn refuse(method: &str, target: &str, body: &[u8], shared: &Mutex<Shared>) -> Option<Refusal> {
+    let path = target.split('?').next().unwrap_or_default().to_string();
+    let api = api_of(&path)?;
+    let parsed: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    if !(method == "POST" && is_main(Some(api), &path, &parsed)) {
+        return None;
+    }
+    let mut shared = shared.lock().ok()?;
+    let millis = shared.started.elapsed().as_millis();
+    let coming = shared.main_seen + 1;
+    // The fault playing now, else one planned for this request.
+    let playing = shared.played.iter().rposition(|p| p.end_ms.is_none_or(|end| millis < end));
+    let index = match playing {
+        Some(index) => index,
+        None => {
+            let at = shared.plans.iter().position(|p| p.at_main <= coming)?;
+            let plan = shared.plans.remove(at);
+            let lasting = plan.lasting.map(|d| d.as_millis());
+            let now_s = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            let resets_at = (now_s + lasting.unwrap_or(3_600_000) as f64 / 1000.0).ceil() as i64;
+            shared.played.push(FaultPlayed {
+                fault: plan.fault,
+                start_ms: millis,
+                end_ms: lasting.map(|l| millis + l),
+                resets_at,
+            });
+            shared.played.len() - 1
+        }
+    };
+    let played = shared.played[index];
+    shared.main_seen += 1;
+    let turn = tool_results(api, &parsed);
+    shared.recorded.push(Recorded {
+        api: Some(api),
+        path,
+        body: parsed,
+        main: true,
+        turn,
+        millis,
+        refused: true,
+    });
+    drop(shared);
+    Some(fault_response(api, played))
+}
+
+/// A fault in `api`'s shape.
+fn fault_response(api: Api, played: FaultPlayed) -> Refusal {
+    let reset = played.resets_at;
+    let now_s =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    let left = (reset - now_s).max(1);
+    let header = |k: &str, v: String| (k.to_string(), v);
+    match (played.fault, api) {
+        (Fault::UsageLimit, Api::Anthropic) => (
+            "429 Too Many Requests",
+            vec![
+                header("anthropic-ratelimit-unified-status", "rejected".into()),
+                header("anthropic-ratelimit-unified-reset", reset.to_string()),
+                header("anthropic-ratelimit-unified-representative-claim", "five_hour".into()),
+                header("anthropic-ratelimit-unified-5h-status", "rejected".into()),
+                header("anthropic-ratelimit-unified-5h-utilization", "1.0".into()),
+                header("anthropic-ratelimit-unified-5h-reset", reset.to_string()),
+                header("anthropic-ratelimit-unified-7d-status", "allowed".into()),
+                header("anthropic-ratelimit-unified-7d-utilization", "0.3".into()),
+                header("anthropic-ratelimit-unified-7d-reset", (reset + 4 * 86_400).to_string()),
+            ],
+            json!({"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limit reached"}})
+                .to_string()
+                .into_bytes(),
+        ),
+        (Fault::Overloaded, Api::Anthropic) => (
+            "529 Overloaded",
+            vec![],
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+                .to_string()
+                .into_bytes(),
+        ),
+        (Fault::UsageLimit, Api::OpenAi | Api::Chat) => (
+            "429 Too Many Requests",
+            vec![
+                header("x-codex-primary-used-percent", "100".into()),
+                header("x-codex-primary-window-minutes", "300".into()),
+                header("x-codex-primary-reset-at", reset.to_string()),
+                header("x-codex-primary-reset-after-seconds", left.to_string()),
+                header("x-codex-secondary-used-percent", "30".into()),
+                header("x-codex-secondary-window-minutes", "10080".into()),
+                header("x-codex-secondary-reset-at", (reset + 4 * 86_400).to_string()),
+                header("x-codex-secondary-reset-after-seconds", (left + 4 * 86_400).to_string()),
+            ],
+            json!({"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+                             "plan_type": "plus", "resets_at": reset, "resets_in_seconds": left}})
+            .to_string()
+            .into_bytes(),
+        ),
+        (Fault::Overloaded, Api::OpenAi | Api::Chat) => (
+            "500 Internal Server Error",
+            vec![],
+            json!({"error": {"type": "server_error", "message": "The server had an error while processing your request."}})
+                .to_string()
+                .into_bytes(),
+        ),
+        (Fault::UsageLimit, Api::Gemini) => (
+            "429 Too Many Requests",
+            vec![],
+            json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                "message": format!("You exceeded your current quota, please check your plan and billing details. Please retry in {left}.0s."),
+                "details": [
+                    {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+                        "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                        "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+                        "quotaDimensions": {"location": "global", "model": "gemini-2.5-flash"}, "quotaValue": "250"}]},
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": format!("{left}s")}
+                ]}})
+            .to_string()
+            .into_bytes(),
+        ),
+        (Fault::Overloaded, Api::Gemini) => (
+            "503 Service Unavailable",
+            vec![],
+            json!({"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}})
+                .to_string()
+                .into_bytes(),
+        ),
+    }
+}
+
 fn respond(
     method: &str,
     target: &str,
@@ -330,17 +547,7 @@ fn respond(
     } else {
         serde_json::from_slice(body).unwrap_or(Value::Null)
     };
-    let api = if path.ends_with("/messages") || path.ends_with("/messages/count_tokens") {
-        Some(Api::Anthropic)
-    } else if path.ends_with("/responses") {
-        Some(Api::OpenAi)
-    } else if path.ends_with("/chat/completions") {
-        Some(Api::Chat)
-    } else if path.contains("/models/") && path.contains(':') {
-        Some(Api::Gemini)
-    } else {
-        None
-    };
+    let api = api_of(&path);
     let main = method == "POST" && is_main(api, &path, &parsed);
     let turn = api.map(|a| tool_results(a, &parsed)).unwrap_or(0);
     let (step, agent) = {
@@ -348,7 +555,18 @@ fn respond(
             return ("500 Internal Server Error", "text/plain", b"poisoned".to_vec());
         };
         let millis = shared.started.elapsed().as_millis();
-        shared.recorded.push(Recorded { api, path: path.clone(), body: parsed.clone(), main, turn, millis });
+        if main {
+            shared.main_seen += 1;
+        }
+        shared.recorded.push(Recorded {
+            api,
+            path: path.clone(),
+            body: parsed.clone(),
+            main,
+            turn,
+            millis,
+            refused: false,
+        });
         let index = turn.min(shared.steps.len() - 1);
         (shared.steps[index].clone(), shared.agent.clone())
     };

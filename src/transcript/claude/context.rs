@@ -2,7 +2,7 @@
 //! when no statusline bridge is there. Cheap enough for every tool call: it reads
 //! backwards until it has the answer, within a fixed budget.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::transcript::line::{self, Entry, SHORT_TEXT_MAX, clip, parse_line};
@@ -23,7 +23,7 @@ pub const CONTEXT_BUDGET: u64 = 16 * 1024 * 1024;
 pub const COMPACTION_LOOKBACK: u64 = 256 * 1024;
 
 /// Where a reading comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReadingSource {
     /// The usage of the last main-chain reply.
