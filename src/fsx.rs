@@ -125,16 +125,8 @@ fn refused(path: &Path, why: &str) -> io::Error {
 /// What kind of thing a non-regular file is, in words.
 fn file_kind(meta: &fs::Metadata) -> &'static str {
     let kind = meta.file_type();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a FIFO";
-        } else if kind.is_socket() {
-            return "a socket";
-        } else if kind.is_char_device() || kind.is_block_device() {
-            return "a device";
-        }
+    if let Some(special) = platform::special_kind(meta) {
+        return special;
     }
     if kind.is_dir() {
         "a folder"

@@ -562,13 +562,24 @@ pub fn find_continuable(words: &[String], handoffs: &Handoffs) -> Option<(String
 pub fn handoff_from_facts(host: HostKind, handoffs: &Handoffs, run_id: &str, leg: u32) -> Option<String> {
     let note = load(run_id).leg(leg).cloned()?;
     let session = note.sessions.last()?.clone();
+    let transcript = note.transcripts.last().cloned();
+    let facts = transcript.as_deref().and_then(|path| {
+        let mut facts = crate::transcript::gather_facts_as(
+            host.transcript_format(),
+            path,
+            crate::transcript::FactsBudget::default(),
+        )
+        .ok()?;
+        unfinished_calls_did_not_run(&mut facts);
+        Some(facts)
+    });
     let request = crate::handoff::Request {
         trigger: crate::handoff::Trigger::Manual,
         session_id: session.clone(),
         cwd: handoffs.project.clone(),
-        transcript_path: note.transcripts.last().cloned(),
+        transcript_path: transcript,
         transcript_format: host.transcript_format(),
-        facts: None,
+        facts,
         figure: None,
         checkpoint: crate::gitx::Mode::Ref,
         dir: handoffs.config.handoff_dir(),
@@ -590,6 +601,19 @@ pub fn handoff_from_facts(host: HostKind, handoffs: &Handoffs, run_id: &str, leg
     Some(json)
 }
 
+/// The leg is over: a shell call its rollout records with no output never completed (the
+/// host was killed or interrupted around it), so the brief says it failed rather than
+/// ran (pure). Codex's rollout only: there a call without output has none recorded yet;
+/// the other hosts' records give no exit code for calls that did run.
+pub fn unfinished_calls_did_not_run(facts: &mut crate::transcript::SessionFacts) {
+    if facts.format != crate::transcript::Format::CodexRollout {
+        return;
+    }
+    for command in facts.commands_run.iter_mut().filter(|c| c.exit_code.is_none()) {
+        command.failed = true;
+    }
+}
+
 /// Runs the legs of a headless relay: each leg in the foreground with the run's id and
 /// its number in its environment (the host's hooks inherit them); after each, why it
 /// ended ([`faults::classify`]) and what comes next ([`faults::decide`]): a fresh leg
@@ -605,6 +629,7 @@ pub fn run_headless(
 ) -> Result<RunOutcome, RelayError> {
     let (command, handoffs) = (run.command, run.handoffs);
     crate::util::proc::catch_interrupts();
+    crate::util::proc::adopt_orphans();
     let first_leg = first_leg.max(1);
     let mut leg = first_leg;
     let mut elapsed = vec![];
@@ -677,6 +702,14 @@ pub fn run_headless(
             progress: before.map(|before| progress::since(&before, &handoffs.project, &handoffs.config)),
         };
         let mut reason = faults::classify(&facts);
+        // A host killed from outside can leave its workers running the task (Codex's and
+        // Gemini CLI's node launchers start the agent as a child): the next leg must not
+        // run beside them.
+        if matches!(reason, EndReason::Crashed { .. } | EndReason::Interrupted { .. }) {
+            crate::util::proc::end_leftovers();
+        } else {
+            crate::util::proc::reap_adopted();
+        }
         if let EndReason::Futile { filled_by, first_used_pct, .. } = &mut reason {
             *first_used_pct = leg_note.first_used_pct;
             *filled_by =
@@ -876,6 +909,31 @@ mod tests {
             assert_eq!(read(&["run", "-m", "p/m"]), Err(CommandError::NoPrompt));
         }
         assert!(CommandError::NotHeadless("x".into()).to_string().contains("`kilo run …`"));
+    }
+
+    #[test]
+    fn a_codex_call_without_output_did_not_run_once_the_leg_is_over() {
+        use crate::transcript::{Format, SessionFacts};
+        let run = |command: &str, exit_code| crate::transcript::facts::CommandRun {
+            command: command.into(),
+            exit_code,
+            failed: false,
+        };
+        let mut facts = SessionFacts {
+            format: Format::CodexRollout,
+            commands_run: vec![run("echo a", Some(0)), run("echo b", None)],
+            ..SessionFacts::default()
+        };
+        unfinished_calls_did_not_run(&mut facts);
+        let failed: Vec<bool> = facts.commands_run.iter().map(|c| c.failed).collect();
+        assert_eq!(failed, [false, true]);
+        let mut claude = SessionFacts {
+            format: Format::ClaudeCode,
+            commands_run: vec![run("ls", None)],
+            ..SessionFacts::default()
+        };
+        unfinished_calls_did_not_run(&mut claude);
+        assert!(!claude.commands_run[0].failed, "Claude Code records no exit codes");
     }
 
     #[test]

@@ -340,6 +340,40 @@ fn gemini_is_read_from_its_chat_recording() {
     assert_eq!(envelope_event(&output).as_deref(), Some("AfterTool"));
 }
 
+/// Gemini CLI's recording is read from where the session's last call stopped: a reply
+/// appended after it gives the new figure, a call with nothing new the kept one.
+#[test]
+fn gemini_recording_is_read_from_the_last_call_on() {
+    let sandbox = Sandbox::new();
+    common::write(&sandbox.user_config(), r#"{"debounce_calls": 1}"#);
+    common::write(
+        &sandbox.project().join(".gemini").join("settings.json"),
+        r#"{"model": {"compressionThreshold": 0.9}}"#,
+    );
+    let recording = gemini_recording(&sandbox, 100_000);
+    let event = gemini_event(&sandbox, "AfterTool.json", &recording);
+    assert_eq!(told(&sandbox.hook(&event)), None, "9.5 %");
+    let reply = |tokens: u64| {
+        json!({"id": format!("r{tokens}"), "timestamp": "2026-11-30T16:18:09.824Z", "type": "gemini", "content": "",
+            "thoughts": [], "tokens": {"input": tokens, "output": 20, "cached": 0, "thoughts": 0, "tool": 0, "total": tokens + 20},
+            "model": "gemini-2.5-flash"})
+    };
+    let append = |line: &Value| {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new().append(true).open(&recording).unwrap();
+        writeln!(file, "{line}").unwrap();
+    };
+    append(&reply(700_000));
+    let text = told(&sandbox.hook(&event)).expect("700,000 of 1,048,576 warns");
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 67%."), "{text}");
+    let text = told(&sandbox.hook(&event)).expect("nothing new: the same figure");
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 67%."), "{text}");
+    append(&json!({"$set": {"lastUpdated": "2026-11-30T16:18:10.000Z"}}));
+    append(&reply(720_000));
+    let text = told(&sandbox.hook(&event)).expect("720,000 warns");
+    assert!(text.starts_with("CONTEXT WARNING: Usage at 69%."), "{text}");
+}
+
 #[test]
 fn gemini_is_stopped_at_the_next_calls_before_tool_so_every_call_that_ran_keeps_its_output() {
     // Gemini CLI 0.61.0 ends the turn on `continue: false`, but at AfterTool the stop takes

@@ -566,3 +566,88 @@ pub fn file_identity(file: &File) -> io::Result<(u64, u64, u64, i64)> {
 pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
 }
+
+/// From now on the processes this one's children leave behind (a host's workers, when
+/// the host itself was killed) become its children rather than init's, so
+/// [`end_leftovers`] can find them (Linux; elsewhere nothing).
+pub fn adopt_orphans() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only sets a flag on this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// This process's children now (from /proc; none where there is no /proc).
+fn own_children() -> Vec<libc::pid_t> {
+    let me = std::process::id().to_string();
+    let mut found = vec![];
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<libc::pid_t>().ok()) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid …: the comm may hold spaces and parentheses.
+        let parent =
+            stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_string));
+        if parent.as_deref() == Some(me.as_str()) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Ends the processes a finished foreground child left behind ([`adopt_orphans`]): SIGTERM,
+/// then SIGKILL after `escalation`, and reaps them. Only between legs: no child of
+/// this process may be running that it still waits for. The number ended.
+pub fn end_leftovers(escalation: std::time::Duration, poll: std::time::Duration) -> usize {
+    let left = own_children();
+    for pid in &left {
+        // SAFETY: kill() of our own children (adopted orphans).
+        unsafe { libc::kill(*pid, libc::SIGTERM) };
+    }
+    let until = Instant::now() + escalation;
+    while Instant::now() < until && !own_living(&left).is_empty() {
+        std::thread::sleep(poll);
+    }
+    for pid in own_living(&left) {
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    reap_adopted();
+    left.len()
+}
+
+/// Of `pids`, those still running (reaping those that exited).
+fn own_living(pids: &[libc::pid_t]) -> Vec<libc::pid_t> {
+    pids.iter()
+        .copied()
+        .filter(|pid| {
+            let mut status = 0;
+            // SAFETY: waitpid on our own child, without blocking.
+            unsafe { libc::waitpid(*pid, &mut status, libc::WNOHANG) == 0 }
+        })
+        .collect()
+}
+
+/// Reaps adopted children that have exited (no zombies between legs). Only between legs.
+pub fn reap_adopted() {
+    let mut status = 0;
+    // SAFETY: waitpid for any child, without blocking: between legs only adopted ones exist.
+    while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
+}
+
+/// A FIFO, a socket or a device, in words (`None` for anything else).
+pub fn special_kind(meta: &Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = meta.file_type();
+    if kind.is_fifo() {
+        Some("a FIFO")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else if kind.is_char_device() || kind.is_block_device() {
+        Some("a device")
+    } else {
+        None
+    }
+}

@@ -594,3 +594,19 @@ pub fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Re
     }
     Ok(())
 }
+
+/// Nothing: Windows has no subreaper; a killed host's workers are not adopted.
+pub fn adopt_orphans() {}
+
+/// Nothing was adopted ([`adopt_orphans`]): none to end.
+pub fn end_leftovers(_escalation: std::time::Duration, _poll: std::time::Duration) -> usize {
+    0
+}
+
+/// Nothing was adopted: none to reap.
+pub fn reap_adopted() {}
+
+/// None: a pipe or a device is not opened as a file on Windows (the open fails).
+pub fn special_kind(_meta: &Metadata) -> Option<&'static str> {
+    None
+}

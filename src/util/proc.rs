@@ -105,6 +105,26 @@ pub fn sleep_unless_interrupted(duration: Duration) -> bool {
     interrupted().is_none()
 }
 
+/// From now on the processes this one's children leave behind (a host's workers, when
+/// the host itself was killed) become its children rather than init's, so
+/// [`end_leftovers`] can find them (Linux; elsewhere nothing).
+pub fn adopt_orphans() {
+    platform::adopt_orphans();
+}
+
+/// Ends the processes a finished foreground child left behind ([`adopt_orphans`]): SIGTERM,
+/// then SIGKILL after [`END_ESCALATION`], and reaps them. Only between legs: no child of
+/// this process may be running that it still waits for. The number ended (0 on Windows,
+/// where nothing is adopted).
+pub fn end_leftovers() -> usize {
+    platform::end_leftovers(END_ESCALATION, END_POLL)
+}
+
+/// Reaps adopted children that have exited (no zombies between legs). Only between legs.
+pub fn reap_adopted() {
+    platform::reap_adopted();
+}
+
 /// The most bytes of a foreground child's stderr kept ([`Foreground::stderr_tail`]).
 pub const STDERR_TAIL: usize = 64 * 1024;
 

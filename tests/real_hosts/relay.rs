@@ -340,6 +340,7 @@ pub(super) fn compare_with_cold_start(
         sorted.get(sorted.len().saturating_sub(1) / 2).copied()
     };
     let name = Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = name.trim_end_matches(".exe");
     let (hand_over, start) = (median(gaps), median(&cold));
     let beyond = hand_over.zip(start).map(|(h, c)| format!("{:+.2}", h - c)).unwrap_or_else(|| "?".into());
     let round = |values: &[f64]| values.iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(", ");
@@ -356,7 +357,7 @@ pub(super) fn compare_with_cold_start(
 const COLD_STARTS: usize = 5;
 
 /// One cold start of `program args` in `world`: seconds from its spawn to its first main
-/// request at `server`; the host is ended then (its whole process group).
+/// request at `server`; the host is ended then (its whole process group, by SIGINT).
 fn cold_start(
     world: &World,
     server: &Server,
@@ -386,9 +387,12 @@ fn cold_start(
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+    // Ended as a user's Ctrl-C ends it (a host killed outright may leave a lock that the
+    // next start waits out), then killed if it lingers.
+    let group = -(child.id() as libc::pid_t);
     // SAFETY: kill() on the process group of our own child.
-    unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
-    let _ = child.wait();
+    unsafe { libc::kill(group, libc::SIGINT) };
+    crate::real_hosts_support::wait_bounded(&mut child, Duration::from_secs(10));
     let arrived = server.started() + Duration::from_millis(u64::try_from(first?).ok()?);
     Some(arrived.saturating_duration_since(spawned).as_secs_f64())
 }

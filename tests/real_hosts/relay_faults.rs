@@ -146,6 +146,7 @@ fn baton_run_claude_print_waits_for_a_usage_limits_reset() {
         world.save_requests(&server, "relay-faults-claude-usage-limit");
         eprintln!("real hosts: relay faults: usage limit stderr (tail):\n{}", common_tail(&run.stderr));
         check_completed(&mut checks, &agent, &run);
+        super::relay_report::check_report_after_fault(&mut checks, &world, "usage_limit", 0);
         check_steps_once(&mut checks, &world, 0);
         let played = server.faults_played();
         let requests = server.main_requests();
@@ -201,6 +202,7 @@ fn baton_run_claude_print_retries_server_errors_with_backoff() {
         world.save_requests(&server, "relay-faults-claude-529");
         eprintln!("real hosts: relay faults: 529 stderr (tail):\n{}", common_tail(&run.stderr));
         check_completed(&mut checks, &agent, &run);
+        super::relay_report::check_report_after_fault(&mut checks, &world, "api_error", 0);
         check_steps_once(&mut checks, &world, 0);
         checks.check(
             "stderr names the retries",
@@ -261,6 +263,7 @@ fn baton_run_claude_print_restarts_a_killed_host() {
         world.save_requests(&server, "relay-faults-claude-killed");
         eprintln!("real hosts: relay faults: killed stderr (tail):\n{}", common_tail(&run.stderr));
         check_completed(&mut checks, &agent, &run);
+        super::relay_report::check_report_after_fault(&mut checks, &world, "crashed", 1);
         check_steps_once(&mut checks, &world, 1);
         checks.check(
             "stderr says the host was killed and the handoff written from facts",
@@ -322,6 +325,7 @@ fn baton_run_claude_print_interrupted_then_continued() {
             || first.chars().take(800).collect(),
         );
         check_steps_once(&mut checks, &world, 1);
+        super::relay_report::check_report_after_fault(&mut checks, &world, "interrupted", 1);
         checks.finish();
     });
 }
@@ -355,6 +359,7 @@ fn baton_run_claude_print_ends_a_futile_relay() {
                 && run.stderr.contains("What fills it at the start: "),
             || run.stderr.clone(),
         );
+        super::relay_report::check_report_after_futile(&mut checks, &world);
         checks.finish();
     });
 }
@@ -422,6 +427,7 @@ fn usage_limit_on(host: Other, name: &'static str, hosts: &crate::real_hosts_sup
     world.save_requests(&server, &format!("relay-faults-{host:?}-usage-limit"));
     eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
     check_completed(&mut checks, &agent, &run);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "usage_limit", 1);
     check_steps_once(&mut checks, &world, 1);
     let played = server.faults_played();
     let requests = server.main_requests();
@@ -458,6 +464,7 @@ fn server_errors_on(host: Other, name: &'static str, hosts: &crate::real_hosts_s
     world.save_requests(&server, &format!("relay-faults-{host:?}-errors"));
     eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
     check_completed(&mut checks, &agent, &run);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "api_error", 1);
     check_steps_once(&mut checks, &world, 1);
     checks
         .check("stderr names the retries", run.stderr.contains("after the API error"), || run.stderr.clone());
@@ -504,5 +511,72 @@ fn baton_run_gemini_print_waits_for_a_usage_limits_reset() {
 fn baton_run_gemini_print_retries_server_errors() {
     with_hosts("relay faults: gemini -p server errors", |hosts| {
         server_errors_on(Other::Gemini, "relay faults: gemini -p server errors", hosts);
+    });
+}
+
+/// Ctrl-C mid-leg (exit 130, no new leg), then the same command again, whose leg the host
+/// killed from outside mid-way: the relay continues, restarts, and completes the task.
+fn interrupted_then_killed_on(host: Other, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
+    let mut checks = Checks::new(name);
+    let world = World::new(hosts);
+    let agent = small_agent();
+    let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+    let (args, env) = other_host(&world, &server, host, &[]);
+    let count = server.main_counter();
+    let run = run_baton(&world, &args, &env, move |baton| {
+        if wait_until(&count, 6, Duration::from_secs(120)) {
+            // SAFETY: kill() of this test's own process group (the terminal's Ctrl-C).
+            unsafe { libc::kill(-(baton as libc::pid_t), libc::SIGINT) };
+        }
+    });
+    eprintln!("real hosts: {name} Ctrl-C stderr (tail):\n{}", common_tail(&run.stderr));
+    checks.check("Ctrl-C: exit 130", run.status.and_then(|s| s.code()) == Some(130), || run.describe());
+    checks.check(
+        "Ctrl-C: no new leg",
+        server.main_requests().iter().filter(|r| r.turn == 0).count() == 1,
+        || server.summary(),
+    );
+    let count = server.main_counter();
+    let from = count();
+    let run = run_baton(&world, &args, &env, move |baton| {
+        if wait_until(&count, from + 6, Duration::from_secs(120)) {
+            for child in children_of(baton) {
+                // SAFETY: kill() of a process of this test's own run.
+                unsafe { libc::kill(child as libc::pid_t, libc::SIGKILL) };
+            }
+        }
+    });
+    world.save_requests(&server, &format!("relay-faults-{host:?}-interrupted-killed"));
+    eprintln!("real hosts: {name} continued stderr (tail):\n{}", common_tail(&run.stderr));
+    checks.check(
+        "the same command continued the relay",
+        run.stderr.contains("continuing the relay this command started"),
+        || run.stderr.clone(),
+    );
+    checks.check(
+        "the killed host was restarted",
+        run.stderr.contains("the host was killed (signal 9)"),
+        || run.stderr.clone(),
+    );
+    check_completed(&mut checks, &agent, &run);
+    // At most one step redone after the Ctrl-C and one after the kill.
+    check_steps_once(&mut checks, &world, 2);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "interrupted", 2);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "crashed", 2);
+    check_later_legs_briefed(&mut checks, &server);
+    checks.finish();
+}
+
+#[test]
+fn baton_run_codex_exec_interrupted_continued_and_killed() {
+    with_hosts("relay faults: codex exec Ctrl-C and kill", |hosts| {
+        interrupted_then_killed_on(Other::Codex, "relay faults: codex exec Ctrl-C and kill", hosts);
+    });
+}
+
+#[test]
+fn baton_run_gemini_print_interrupted_continued_and_killed() {
+    with_hosts("relay faults: gemini -p Ctrl-C and kill", |hosts| {
+        interrupted_then_killed_on(Other::Gemini, "relay faults: gemini -p Ctrl-C and kill", hosts);
     });
 }

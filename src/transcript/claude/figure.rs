@@ -158,8 +158,8 @@ fn scan(
 /// The newest figure of the transcript at `path`, read from where the last read of this
 /// context stopped (`kept`, its [`FigureMark`]): an unchanged file is not read at all, an
 /// appended one only from the last complete line read on; a replaced, truncated or
-/// rewritten one, or none kept, from its end within the budget, as [`read`] and
-/// [`read_subagent`] do. Returns the tail and the mark to keep, when it changed.
+/// rewritten one, or none kept, from its end within the context budget. Returns the tail
+/// and the mark to keep, when it changed.
 pub fn read_resuming(
     path: &Path,
     tool_use_id: Option<&str>,
@@ -174,8 +174,8 @@ pub fn read_resuming(
     };
     let from = match plan_for(&file, &now, kept, CONTEXT_BUDGET) {
         Plan::Unchanged => {
-            let state = kept.map(|m| &m.state);
-            let figure = state.and_then(|s| s.figure.as_ref()).filter(|_| !state.is_some_and(|s| s.blocked));
+            // A blocked state keeps no figure.
+            let figure = kept.and_then(|m| m.state.figure.as_ref());
             let stats = TailStats { source_len: now.len, ..TailStats::default() };
             let tail = TranscriptTail {
                 reading: figure.map(|f| kept_reading(f, stats)),
@@ -205,7 +205,7 @@ pub fn read_resuming(
         // Nothing newer was appended: the kept figure stands, with what came after it.
         let mut state =
             kept.map(|m| m.state.clone()).unwrap_or(FigureState { sidechain, figure: None, blocked: false });
-        if let (Some(figure), false) = (state.figure.as_mut(), state.blocked) {
+        if let Some(figure) = state.figure.as_mut() {
             figure.bytes_after += tail.bytes_after_figure;
             tail.bytes_after_figure = figure.bytes_after;
             tail.reading = Some(kept_reading(figure, scan.stats));
