@@ -9,12 +9,13 @@
 //! folder counts as absent, with a reason. Every lock has a deadline.
 
 use std::ffi::OsString;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+
+use crate::platform;
 
 /// How a file is created.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,10 +62,15 @@ pub fn valid_session_id(id: &str) -> bool {
         && !id.chars().any(char::is_control)
 }
 
-/// The process's effective user id.
+/// The process's effective user id (0 on Windows, where nothing compares it).
 pub fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+    platform::euid()
+}
+
+/// Whether a file belongs to this user: its uid on Unix; always on Windows, where the
+/// shared places baton reads (the profile, the per-user temp folder) are private by ACL.
+pub fn is_mine(meta: &fs::Metadata) -> bool {
+    platform::is_mine(meta)
 }
 
 fn symlink_refused(path: &Path) -> io::Error {
@@ -75,9 +81,7 @@ fn symlink_refused(path: &Path) -> io::Error {
 /// write files without a write bit: callers that must respect a read-only mode check the
 /// mode too.
 pub fn writable(path: &Path) -> bool {
-    let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
-    // SAFETY: a valid NUL-terminated path; access has no other preconditions.
-    unsafe { libc::access(c_path.as_ptr(), libc::W_OK) == 0 }
+    platform::writable(path)
 }
 
 /// True when `path` exists and is a symbolic link (not followed).
@@ -96,12 +100,8 @@ fn open_checked(path: &Path, follow: bool, owned: bool) -> io::Result<File> {
 
 /// [`open_checked`], with the metadata it checked (one `fstat` per read, not two).
 fn open_checked_with_meta(path: &Path, follow: bool, owned: bool) -> io::Result<(File, fs::Metadata)> {
-    let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC;
-    if !follow {
-        flags |= libc::O_NOFOLLOW;
-    }
-    let file = OpenOptions::new().read(true).custom_flags(flags).open(path).map_err(|e| {
-        if !follow && e.raw_os_error() == Some(libc::ELOOP) {
+    let file = platform::open_read(path, follow).map_err(|e| {
+        if !follow && platform::is_symlink_refusal(&e) {
             refused(path, "is a symlink, which baton does not follow here")
         } else {
             e
@@ -109,7 +109,7 @@ fn open_checked_with_meta(path: &Path, follow: bool, owned: bool) -> io::Result<
     })?;
     let meta = file.metadata()?;
     check_regular(path, &meta)?;
-    if owned && meta.uid() != euid() {
+    if owned && !is_mine(&meta) {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!("{} belongs to another user", path.display()),
@@ -124,16 +124,12 @@ fn refused(path: &Path, why: &str) -> io::Error {
 
 /// What kind of thing a non-regular file is, in words.
 fn file_kind(meta: &fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
     let kind = meta.file_type();
+    if let Some(special) = platform::special_kind(meta) {
+        return special;
+    }
     if kind.is_dir() {
         "a folder"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "a device"
     } else if kind.is_symlink() {
         "a symlink"
     } else {
@@ -223,17 +219,6 @@ fn temp_sibling(path: &Path) -> io::Result<PathBuf> {
     Ok(parent.join(temp))
 }
 
-fn umask_default_mode() -> u32 {
-    // SAFETY: umask cannot fail; it is set back at once. Only called on user-file writes,
-    // never concurrently with file creation elsewhere in this process.
-    let mask = unsafe {
-        let old = libc::umask(0o022);
-        libc::umask(old);
-        old
-    };
-    0o666 & !(mask as u32)
-}
-
 /// Replaces `path` with `contents` atomically: a new file beside it (created exclusively,
 /// never through a symlink), written, then renamed over the target. A symlink at `path`
 /// itself is refused. Readers see the old content or the new, never a mix.
@@ -245,30 +230,26 @@ pub fn write_atomic(path: &Path, contents: &[u8], options: WriteOptions) -> io::
         }
         Ok(meta) => match options.visibility {
             Visibility::Private => 0o600,
-            Visibility::UserFile | Visibility::HomeFile => meta.mode() & 0o7777,
+            Visibility::UserFile | Visibility::HomeFile => platform::mode_of(&meta) & 0o7777,
         },
         Err(e) if e.kind() == io::ErrorKind::NotFound => match options.visibility {
             Visibility::Private | Visibility::HomeFile => 0o600,
-            Visibility::UserFile => umask_default_mode(),
+            Visibility::UserFile => platform::default_file_mode(),
         },
         Err(e) => return Err(e),
     };
     let temp = temp_sibling(path)?;
     let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&temp)?;
+        let mut file = platform::create_new(&temp, mode)?;
         // create_new applies the umask: the mode is set exactly, whatever the umask (a
         // private file stays 0600 under umask 000 or 077, a replaced file keeps its mode).
-        file.set_permissions(fs::Permissions::from_mode(mode))?;
+        platform::set_mode(&file, mode)?;
         file.write_all(contents)?;
         if options.durable {
             file.sync_all()?;
         }
         drop(file);
+        // rename(2) on Unix; MoveFileExW with MOVEFILE_REPLACE_EXISTING on Windows.
         fs::rename(&temp, path)?;
         if options.durable {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -299,18 +280,11 @@ pub fn ensure_dir(path: &Path, private: bool) -> io::Result<()> {
                     ensure_dir(parent, private)?;
                 }
             }
-            let mut builder = fs::DirBuilder::new();
-            if private {
-                std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-            }
-            match builder.create(path) {
+            match platform::create_dir(path, private) {
                 Ok(()) => {}
                 // Another process made it meanwhile: fine if it is a folder.
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return ensure_dir(path, false),
                 Err(e) => return Err(e),
-            }
-            if private {
-                fs::set_permissions(path, fs::Permissions::from_mode(0o700))?;
             }
             Ok(())
         }
@@ -339,18 +313,11 @@ impl FileLock {
     /// `wait`; then gives up with an error of kind `TimedOut`. A lock file that is not a
     /// regular file of this user's is refused at once.
     pub fn acquire_within(path: &Path, wait: Duration) -> io::Result<FileLock> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
-            .open(path)
-            .map_err(|e| if e.raw_os_error() == Some(libc::ELOOP) { symlink_refused(path) } else { e })?;
+        let file = platform::open_lock(path)
+            .map_err(|e| if platform::is_symlink_refusal(&e) { symlink_refused(path) } else { e })?;
         let meta = file.metadata()?;
         check_regular(path, &meta)?;
-        if meta.uid() != euid() {
+        if !is_mine(&meta) {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 format!("{} belongs to another user", path.display()),
@@ -453,8 +420,11 @@ pub fn write_exposure(root: &Path, below: &[&Path]) -> Option<String> {
     let me = euid();
     let real = fs::canonicalize(root).ok()?;
     let check = |path: &Path, meta: io::Result<fs::Metadata>, in_project: bool| match meta {
-        Ok(meta) if meta.is_dir() => exposure(meta.uid(), meta.mode(), in_project, me)
-            .map(|why| format!("{} {why}", crate::util::text::outside_path(path))),
+        Ok(meta) if meta.is_dir() => {
+            let (uid, mode) = platform::owner_and_mode(&meta)?;
+            exposure(uid, mode, in_project, me)
+                .map(|why| format!("{} {why}", crate::util::text::outside_path(path)))
+        }
         _ => None,
     };
     for above in real.ancestors().skip(1) {
@@ -483,11 +453,11 @@ pub fn write_exposure(root: &Path, below: &[&Path]) -> Option<String> {
     None
 }
 
-/// Random bytes from the kernel, as lowercase hex (for handoff ids). Falls back to time
-/// and pid when /dev/urandom cannot be read.
+/// Random bytes from the system, as lowercase hex (for handoff ids). Falls back to time
+/// and pid when the system's source cannot be read.
 pub fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
-    let read = File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buf));
+    let read = platform::random_bytes(&mut buf);
     if read.is_err() {
         let seed = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -504,6 +474,8 @@ pub fn random_hex(bytes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(unix)]
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     #[test]
     fn session_ids_that_escape_are_refused() {
@@ -513,6 +485,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn atomic_write_creates_private_files_and_refuses_symlinks() {
         let dir = tempfile::tempdir().unwrap();
@@ -537,6 +510,7 @@ mod tests {
         assert!(leftovers.is_empty());
     }
 
+    #[cfg(unix)]
     #[test]
     fn user_files_keep_their_mode_when_replaced() {
         let dir = tempfile::tempdir().unwrap();
@@ -556,12 +530,14 @@ mod tests {
         assert_eq!(read_limited(&target, 100).unwrap().len(), 100);
     }
 
+    #[cfg(unix)]
     fn fifo(path: &Path) {
         let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
     }
 
+    #[cfg(unix)]
     #[test]
     fn fifos_folders_and_symlinks_are_refused_at_once() {
         let dir = tempfile::tempdir().unwrap();
@@ -591,6 +567,7 @@ mod tests {
         assert_eq!(refusal(&dir.path().join("absent"), 100, false), None);
     }
 
+    #[cfg(unix)]
     #[test]
     fn files_of_another_user_are_refused_in_shared_folders() {
         let dir = tempfile::tempdir().unwrap();
@@ -619,6 +596,7 @@ mod tests {
         assert!(FileLock::acquire_within(&path, Duration::from_millis(80)).is_ok());
     }
 
+    #[cfg(unix)]
     #[test]
     fn modes_are_exact() {
         // (Under umask 000 and 077 this is checked black-box, in a child process, by
@@ -663,6 +641,7 @@ mod tests {
         assert_eq!(exposure(1001, 0o40700, true, 0), Some(Exposure::Owner(1001)));
     }
 
+    #[cfg(unix)]
     #[test]
     fn write_exposure_names_the_folder_and_why() {
         let dir = tempfile::tempdir().unwrap();

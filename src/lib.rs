@@ -25,6 +25,7 @@ mod metrics;
 mod monitor;
 mod places;
 mod planning;
+mod platform;
 mod relay;
 mod report;
 mod resume;

@@ -1,13 +1,16 @@
 //! The `baton` binary: everything is in the library's command line, [`baton::main_with`].
 //!
-//! The process starts in [`main`] below, a C entry point (`no_main`): std's own entry
-//! does work before `main` that the hook, run after every tool call, does not need.
+//! On Unix the process starts in [`main`] below, a C entry point (`no_main`): std's own
+//! entry does work before `main` that the hook, run after every tool call, does not need.
+//! On Windows std's entry is kept (its set-up there is cheap, and the C runtime's
+//! arguments are not Windows' Unicode ones).
 // No unwrap/expect outside tests: the hook path must never panic on bad input.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 // The bin's test harness has its own entry point: the C one is the real binary's only.
-#![cfg_attr(not(test), no_main)]
+#![cfg_attr(all(not(test), unix), no_main)]
 #![cfg_attr(test, allow(dead_code, unused_imports))]
 
+#[cfg(unix)]
 use std::ffi::{OsString, c_char, c_int};
 use std::io::Write;
 use std::panic;
@@ -22,7 +25,7 @@ use std::process::ExitCode;
 /// standard descriptors checked, `SIGPIPE` ignored, as std does) and without building
 /// clap's command tree. The hook skips argument parsing altogether: no flag a host passes
 /// may turn into a usage error and a non-zero exit.
-#[cfg(not(test))]
+#[cfg(all(not(test), unix))]
 #[unsafe(no_mangle)]
 extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     // SAFETY: the C runtime passes argc strings in argv, each NUL-terminated.
@@ -39,7 +42,7 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     }
 }
 
-#[cfg(not(test))]
+#[cfg(all(not(test), unix))]
 /// The arguments as std would give them (std cannot on every C library without its
 /// own entry point).
 ///
@@ -60,7 +63,7 @@ unsafe fn args_from(argc: c_int, argv: *const *const c_char) -> Vec<OsString> {
         .collect()
 }
 
-#[cfg(not(test))]
+#[cfg(all(not(test), unix))]
 /// What std's entry does before `main` that baton relies on: the standard descriptors
 /// are open (a closed stdout must not become the next file opened, which the envelope
 /// would then be written into), and a write to a closed pipe is an error, not a kill
@@ -82,4 +85,13 @@ fn start_like_std() {
     }
     // SAFETY: setting a signal's disposition to ignore has no preconditions.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+}
+
+/// The process entry on Windows: std's, with the same panic handling as the Unix one.
+#[cfg(all(not(test), windows))]
+fn main() -> ExitCode {
+    let args = std::env::args_os().collect();
+    let code = panic::catch_unwind(move || baton::main_with(args));
+    let _ = std::io::stdout().flush();
+    code.unwrap_or(ExitCode::from(101))
 }

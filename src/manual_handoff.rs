@@ -52,7 +52,7 @@ pub enum ManualHandoffError {
 
 /// Writes the handoff by hand.
 pub fn run(options: &Options, config: &Config) -> Result<ManualHandoff, ManualHandoffError> {
-    let cwd = std::fs::canonicalize(&options.cwd)
+    let cwd = crate::platform::canonicalize(&options.cwd)
         .map_err(|source| ManualHandoffError::Folder { path: options.cwd.clone(), source })?;
     let root = crate::gitx::project_dir(&cwd);
     let transcript = match &options.transcript {

@@ -16,6 +16,9 @@
 
 pub mod faults;
 pub mod host_faults;
+// The interactive relay drives the host on a pseudo-terminal: Unix only for now (a
+// Windows one needs ConPTY, which wine cannot exercise; `baton run` says so there).
+#[cfg(unix)]
 pub mod interactive;
 pub mod progress;
 
@@ -34,8 +37,9 @@ use crate::util::text::outside;
 /// handoff (TRUST.md: the relay types only this and the host's clear command).
 pub const CONTINUE_PROMPT: &str = "continue";
 
-/// What the runner does after a leg.
+/// What the runner does after a leg. (Only the interactive relay asks: Unix only.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(unix), allow(dead_code))]
 pub enum NextStep {
     /// Run the next leg with the continue prompt.
     Continue,
@@ -47,6 +51,7 @@ pub enum NextStep {
 
 /// The rule after a leg (pure): a paused leg (its own handoff pending, whoever stopped
 /// the agent) goes on, up to `max_legs` legs.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub fn next_step(paused: bool, leg: u32, max_legs: u32) -> NextStep {
     match (paused, leg >= max_legs) {
         (false, _) => NextStep::Done,
@@ -752,7 +757,7 @@ pub fn run_headless(
                 note.waits.push(run_record::Wait { start_ms, end_ms: now_ms(), why: wait.why.clone() })
             });
             if !finished {
-                let signal = crate::util::proc::interrupted().unwrap_or(libc::SIGINT);
+                let signal = crate::util::proc::interrupted().unwrap_or(crate::platform::SIGINT);
                 let end = RunEnd::Interrupted { signal };
                 return Ok(end_run(run_id, first_leg..=leg, 128 + signal, end, elapsed));
             }

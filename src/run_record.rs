@@ -374,6 +374,7 @@ pub fn note(run_id: &str, leg: u32, edit: impl FnOnce(&mut LegNote)) {
 }
 
 /// The interactive host's leg is now `leg` ([`LIVE_LEG`]).
+#[cfg(unix)]
 pub fn set_current_leg(run_id: &str, leg: u32) {
     update(run_id, |record| {
         record.current_leg = Some(leg);

@@ -284,17 +284,11 @@ pub fn keep_mark(context_id: &str, mark: transcript::KeptMark) {
 /// private marker in the temp dir (outside the state folder that failed) remembers it.
 /// When even that cannot be made, every warning says so.
 pub fn first_notice_of_unkept(context_id: &str) -> bool {
-    use std::os::unix::fs::OpenOptionsExt;
     if !fsx::valid_session_id(context_id) {
         return true;
     }
     let marker = places::temp_dir().join(format!("baton-unkept-{context_id}"));
-    let made = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&marker);
+    let made = crate::platform::create_new(&marker, 0o600);
     !matches!(made, Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists)
 }
 

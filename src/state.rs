@@ -283,6 +283,7 @@ mod tests {
         assert_eq!(std::fs::read(&file.path).unwrap(), br#"{"version": 9}"#);
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_newer_file_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();

@@ -3,21 +3,21 @@
 //! Hosts normally write the event and close the pipe, but not always: a pipe left open
 //! must not keep a hook alive until the host kills it and reports "hook error". The value
 //! is parsed as it streams in, so the hook goes on as soon as one complete JSON value has
-//! arrived (even if stdin stays open), and every read first waits in `poll` for no longer
-//! than what is left of the deadline. A payload that arrives whole in the first
+//! arrived (even if stdin stays open), and every read waits for no longer than what is
+//! left of the deadline ([`crate::platform::StdinReader`]: `poll` on Unix, a reader thread
+//! on Windows). A payload that arrives whole in the first
 //! [`HEAD_LIMIT`] bytes (nearly all of them) is parsed from that one buffer, read into
 //! memory the kernel fills without baton zeroing it first; a larger one (a tool's whole
 //! output) streams through the parser without being held in memory: fields baton does not
-//! keep are skipped. No thread is started: on this path a thread costs more than all the
-//! rest.
+//! keep are skipped. On Unix no thread is started: on this path a thread costs more than
+//! all the rest.
 
-use std::fs::File;
 use std::io::{self, BufReader, Read};
-use std::mem::ManuallyDrop;
-use std::os::fd::FromRawFd;
 use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
+
+use crate::platform::StdinReader;
 
 /// The deadline when `BATON_STDIN_TIMEOUT_MS` does not set one.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(2000);
@@ -50,72 +50,6 @@ pub fn timeout_from_env() -> Duration {
         .unwrap_or(DEFAULT_TIMEOUT)
 }
 
-/// A reader over a file descriptor whose every read waits at most until `deadline`.
-struct DeadlineReader {
-    file: ManuallyDrop<File>,
-    fd: i32,
-    deadline: Instant,
-}
-
-impl DeadlineReader {
-    /// Waits (within the deadline) until the descriptor is readable, hung up or in error.
-    fn wait_readable(&self) -> io::Result<()> {
-        loop {
-            let left = self.deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(io::Error::new(io::ErrorKind::TimedOut, "stdin deadline"));
-            }
-            let mut pollfd = libc::pollfd { fd: self.fd, events: libc::POLLIN, revents: 0 };
-            let millis = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-            // SAFETY: one valid pollfd, count 1.
-            let ready = unsafe { libc::poll(&mut pollfd, 1, millis) };
-            if ready < 0 {
-                let err = io::Error::last_os_error();
-                if err.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(err);
-            }
-            if ready == 0 {
-                continue; // the loop head reports the timeout
-            }
-            // Readable, hung up or in error: the read tells which.
-            return Ok(());
-        }
-    }
-
-    /// Reads into the spare capacity of `buf` (which must have some) and returns how many
-    /// bytes came (0 at end of input). The spare capacity is handed to the kernel as it
-    /// is: no page of it is touched before the kernel writes there.
-    fn read_spare(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
-        loop {
-            self.wait_readable()?;
-            let spare = buf.spare_capacity_mut();
-            // SAFETY: `spare` is writable memory of `spare.len()` bytes owned by `buf`;
-            // read(2) writes at most that many bytes into it.
-            let n = unsafe { libc::read(self.fd, spare.as_mut_ptr().cast(), spare.len()) };
-            if n < 0 {
-                let err = io::Error::last_os_error();
-                if err.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(err);
-            }
-            let n = n as usize;
-            // SAFETY: the kernel initialised the first `n` bytes of the spare capacity.
-            unsafe { buf.set_len(buf.len() + n) };
-            return Ok(n);
-        }
-    }
-}
-
-impl Read for DeadlineReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.wait_readable()?;
-        self.file.read(buf)
-    }
-}
-
 /// How much of a payload is held in memory and parsed in one piece; a payload that is
 /// not complete within it streams through the parser.
 pub const HEAD_LIMIT: usize = 64 * 1024;
@@ -125,10 +59,7 @@ const HEAD_ATTEMPTS: u32 = 8;
 
 /// Reads one JSON value of type `T` from stdin within `deadline`.
 pub fn read_json<T: DeserializeOwned>(deadline: Duration) -> Result<T, StdinError> {
-    // SAFETY: fd 0 stays open for the life of the process; ManuallyDrop never closes it.
-    let file = ManuallyDrop::new(unsafe { File::from_raw_fd(0) });
-    let reader = DeadlineReader { file, fd: 0, deadline: Instant::now() + deadline };
-    read_json_with(reader, DeadlineReader::read_spare)
+    read_json_with(StdinReader::new(Instant::now() + deadline), StdinReader::read_spare)
 }
 
 /// [`read_json`] over any reader: `fill` appends the next bytes to the head buffer.
@@ -172,10 +103,7 @@ fn read_json_with<T: DeserializeOwned, R: Read>(
 /// or as soon as the bytes hold one complete JSON value (stdin may stay open), or at
 /// `limit` bytes. Bytes that are not JSON are returned as they are, at end of input.
 pub fn read_bytes(deadline: Duration, limit: usize) -> Result<Vec<u8>, StdinError> {
-    // SAFETY: fd 0 stays open for the life of the process; ManuallyDrop never closes it.
-    let file = ManuallyDrop::new(unsafe { File::from_raw_fd(0) });
-    let mut reader = DeadlineReader { file, fd: 0, deadline: Instant::now() + deadline };
-    read_bytes_from(&mut reader, limit)
+    read_bytes_from(&mut StdinReader::new(Instant::now() + deadline), limit)
 }
 
 fn read_bytes_from(reader: &mut impl Read, limit: usize) -> Result<Vec<u8>, StdinError> {

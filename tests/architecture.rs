@@ -30,6 +30,7 @@ const LAYERS: &[(&str, Layer)] = &[
     ("util", Layer::Util),
     ("fsx", Layer::Util),
     ("places", Layer::Util),
+    ("platform", Layer::Util),
     ("state", Layer::Util),
     ("stdin", Layer::Edge),
     ("host", Layer::Edge),

@@ -6,6 +6,12 @@
 //!
 //! Run one area with a name filter: `cargo test --test it hosts::`. The real-host suite
 //! (`real_hosts::`) and the config fuzz test (`fuzz_config::`) are run that way by `.ci/run`.
+//!
+//! The binary runs on Unix: the tests drive the Linux build with `sh`, `git`, pipes and
+//! ptys. The Windows build is tested from here too, under wine (`windows_wine::`, which
+//! runs `baton.exe` the way a Windows host would); built for Windows itself, this test
+//! binary is empty.
+#![cfg(unix)]
 
 mod common;
 mod real_hosts_support;
@@ -44,4 +50,5 @@ mod statusline_segments;
 mod terminal_escapes;
 mod transcript_fallback;
 mod untrusted;
+mod windows_wine;
 mod wrap;

@@ -378,6 +378,7 @@ mod tests {
         assert_eq!(gh.auth_status("github.com"), Err(GhError::Missing));
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_hung_gh_is_stopped_at_the_deadline() {
         let dir = tempfile::tempdir().unwrap();

@@ -162,8 +162,8 @@ struct Project {
 
 impl Project {
     fn open(cwd: &Path, config: &Config) -> Result<Project, Failure> {
-        let cwd =
-            std::fs::canonicalize(cwd).map_err(|e| Failure::usage(format!("{}: {e}", cwd.display())))?;
+        let cwd = crate::platform::canonicalize(cwd)
+            .map_err(|e| Failure::usage(format!("{}: {e}", cwd.display())))?;
         let root = crate::gitx::project_dir(&cwd);
         let dir = config.handoff_dir();
         let json_path = root.join(&dir).join("HANDOFF.json");
@@ -816,16 +816,15 @@ pub fn spawn_auto_push(root: &Path) -> std::io::Result<()> {
 }
 
 fn spawn_push_with(exe: &Path, root: &Path) -> std::io::Result<()> {
-    use std::os::unix::process::CommandExt;
-    Command::new(exe)
+    let mut command = Command::new(exe);
+    command
         .args(["checkpoint", "push", "--auto", "--cwd"])
         .arg(root)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .map(|_child| ())
+        .stderr(Stdio::null());
+    crate::platform::detach(&mut command);
+    command.spawn().map(|_child| ())
 }
 
 #[cfg(test)]
@@ -852,6 +851,7 @@ mod tests {
         assert_eq!(recorded_issue(None, "x/y"), None);
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_auto_push_starts_detached_and_returns_at_once() {
         let dir = tempfile::tempdir().unwrap();

@@ -260,9 +260,8 @@ fn best_suggestion_first(mut error: clap::Error) -> clap::Error {
 /// dropped: a mode writes it last, in one piece.
 fn run_guarded(mode: impl FnOnce()) {
     panic::set_hook(Box::new(|_| {
-        // SAFETY: `_exit` has no preconditions; it ends the process without running
-        // anything more of it.
-        unsafe { libc::_exit(0) }
+        // Ends the process without running anything more of it (`_exit`).
+        crate::platform::end_process_now(0)
     }));
     // Test builds only: how the black-box tests make a guarded mode panic.
     #[cfg(debug_assertions)]

@@ -70,11 +70,19 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
     let handoffs = relay::Handoffs::for_dir(&cwd);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let new_id = relay::new_run_id(now, std::process::id());
+    #[cfg(unix)]
     if crate::util::pty::stdin_is_terminal() {
         if let Ok(command) = relay::interactive(&args.command) {
             let outcome = relay::interactive::run_interactive(&command, args.max_legs, &new_id, &handoffs);
             return finish(outcome, &args.command, args.max_legs);
         }
+    }
+    #[cfg(windows)]
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) && relay::interactive(&args.command).is_ok() {
+        errln!(
+            "baton run: the interactive relay is Unix-only for now (it needs a pseudo-terminal); run the host headless on Windows, e.g. `baton run claude -p \"…\"`"
+        );
+        return ExitStatus::Usage;
     }
     let command = match relay::headless(&args.command) {
         Ok(command) => command,

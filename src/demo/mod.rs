@@ -73,12 +73,14 @@ impl Demo {
             .arg(mode)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.home())
-            .env("TMPDIR", self.tmp())
+            .envs(crate::places::sandbox_env(&self.home(), &self.tmp()))
             .env("XDG_CONFIG_HOME", self.home().join(".config"))
             .env("XDG_STATE_HOME", self.home().join(".local/state"))
             .env("CLAUDE_CONFIG_DIR", self.home().join(".claude"))
             .env("COLUMNS", self.columns.saturating_sub(3).to_string())
+            // The status line's git scan may take its time: the demo shows the same
+            // lines on every machine, a slow one (or wine) included.
+            .env("BATON_STATUSLINE_GIT_BUDGET_MS", "2000")
             .current_dir(self.project())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -190,7 +192,11 @@ fn create_project(demo: &Demo) -> io::Result<()> {
         "src/routes/orders.ts",
         "export const router = express.Router();\nrouter.post('/orders', limit, create);\n",
     )?;
-    let transcript = TRANSCRIPT.replace(TRANSCRIPT_PROJECT, &project.to_string_lossy());
+    // The path goes inside the transcript's JSON strings: escaped as JSON (a Windows
+    // path's `\` would otherwise end the transcript's validity).
+    let escaped = serde_json::Value::from(project.to_string_lossy()).to_string();
+    let escaped = escaped.strip_prefix('"').and_then(|e| e.strip_suffix('"')).unwrap_or(&escaped);
+    let transcript = TRANSCRIPT.replace(TRANSCRIPT_PROJECT, escaped);
     std::fs::write(demo.transcript(), transcript)
 }
 
@@ -341,11 +347,9 @@ fn print_handoff(out: &mut impl Write, demo: &Demo) -> io::Result<()> {
         writeln!(out, "\n(no handoff was written)")?;
         return Ok(());
     };
-    let md_rel = handoff
-        .continue_here()
-        .unwrap_or_else(|| PathBuf::from(".planning/.continue-here.md"))
-        .display()
-        .to_string();
+    let md_rel = crate::util::text::slash_path(
+        &handoff.continue_here().unwrap_or_else(|| PathBuf::from(".planning/.continue-here.md")),
+    );
     let intro = "At CRITICAL baton wrote the handoff from git, .planning/ and the transcript:";
     writeln!(out, "\n{}", wrap(intro, width, ""))?;
     let or_unknown = |v: Option<u64>| v.map(|n| n.to_string()).unwrap_or_else(|| "?".into());

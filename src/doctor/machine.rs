@@ -3,7 +3,6 @@
 //! in them).
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use super::report::{Check, Status};
@@ -24,7 +23,7 @@ pub(super) fn bridge_check(stale_seconds: u64) -> Check {
         })
         .filter_map(|e| {
             let meta = e.metadata().ok()?;
-            (meta.is_file() && meta.uid() == fsx::euid()).then(|| (meta.mtime(), e.path()))
+            (meta.is_file() && fsx::is_mine(&meta)).then(|| (meta.modified().ok(), e.path()))
         })
         .max();
     let Some((_, path)) = newest else {
@@ -196,7 +195,7 @@ pub(super) fn state_dir_check() -> Check {
         return Check::new(
             Status::Fail,
             "state dir",
-            "no state dir: HOME is not set",
+            format!("no state dir: {} is not set", places::HOME_VARIABLE),
             Some("set HOME (or XDG_STATE_HOME to an absolute path)".into()),
         );
     };
@@ -242,12 +241,12 @@ pub(super) fn temp_dir_check() -> Check {
             Status::Fail,
             "temp dir",
             format!("{} cannot be read ({e})", tmp.display()),
-            Some("set TMPDIR to a folder that exists".into()),
+            Some(format!("set {} to a folder that exists", places::TEMP_VARIABLE)),
         ),
         Ok(meta) => {
-            let mode = meta.mode();
-            let sticky = mode & 0o1000 != 0;
-            let others_write = mode & 0o022 != 0;
+            // (No mode on Windows: the per-user temp folder is private by its ACL.)
+            let (sticky, others_write) = crate::platform::owner_and_mode(&meta)
+                .map_or((false, false), |(_, mode)| (mode & 0o1000 != 0, mode & 0o022 != 0));
             let probe = tmp.join(format!(".baton-doctor-{}", fsx::random_hex(6)));
             let writable = fsx::write_atomic(&probe, b"", fsx::WriteOptions::STATE).is_ok();
             let _ = fs::remove_file(&probe);
@@ -256,7 +255,7 @@ pub(super) fn temp_dir_check() -> Check {
                     Status::Fail,
                     "temp dir",
                     format!("{} is not writable: the statusline cannot write the bridge", tmp.display()),
-                    Some("set TMPDIR to a folder of yours (mkdir -m 700 ~/.cache/tmp; export TMPDIR=~/.cache/tmp)".into()),
+                    Some(private_temp_hint()),
                 )
             } else if !others_write {
                 Check::new(Status::Ok, "temp dir", format!("{} is private", tmp.display()), None)
@@ -275,9 +274,18 @@ pub(super) fn temp_dir_check() -> Check {
                         "{} is writable by others without the sticky bit: they could replace baton's files",
                         tmp.display()
                     ),
-                    Some("set TMPDIR to a folder of yours (mkdir -m 700 ~/.cache/tmp; export TMPDIR=~/.cache/tmp)".into()),
+                    Some(private_temp_hint()),
                 )
             }
         }
+    }
+}
+
+/// How to give baton a temp folder of the user's own.
+fn private_temp_hint() -> String {
+    if cfg!(windows) {
+        "set TEMP and TMP to a folder of yours (the default, %USERPROFILE%\\AppData\\Local\\Temp, is)".into()
+    } else {
+        "set TMPDIR to a folder of yours (mkdir -m 700 ~/.cache/tmp; export TMPDIR=~/.cache/tmp)".into()
     }
 }

@@ -17,7 +17,6 @@ mod report;
 mod self_test;
 mod settings;
 
-use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -50,9 +49,13 @@ pub struct Options {
 /// `baton` when the first `baton` on PATH is this binary, else its full path.
 fn how_to_call(this: &str) -> String {
     let on_path = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).map(|d| d.join("baton")).find(|c| c.is_file()))
-        .and_then(|found| found.and_then(|f| fs::canonicalize(f).ok()));
-    if on_path.is_some_and(|p| p == Path::new(this)) { "baton".to_string() } else { commands::quote(this) }
+        .map(|p| {
+            let name = format!("baton{}", std::env::consts::EXE_SUFFIX);
+            std::env::split_paths(&p).map(|d| d.join(&name)).find(|c| c.is_file())
+        })
+        .and_then(|found| found.and_then(|f| crate::platform::canonicalize(&f).ok()))
+        .and_then(|p| crate::platform::command_path(&p));
+    if on_path.is_some_and(|p| p == this) { "baton".to_string() } else { commands::quote(this) }
 }
 
 /// The hosts install has a record for, in baton's state dir.
@@ -90,7 +93,7 @@ pub fn checks(asked: &[HostChoice]) -> (Vec<Host>, Vec<Check>) {
             std::env::var_os("PATH")
                 .and_then(|p| std::env::split_paths(&p).map(|d| d.join(program)).find(|c| c.is_file()))
         }?;
-        fs::canonicalize(found).ok().and_then(|p| p.to_str().map(str::to_string))
+        crate::platform::canonicalize(&found).ok().and_then(|p| crate::platform::command_path(&p))
     };
     let facts = Facts { this: &this, me: &me, home: home.as_deref(), resolve: &resolve };
     let files = read_settings(&places);

@@ -28,9 +28,7 @@ impl Drop for Sandbox {
 impl Sandbox {
     fn create() -> std::io::Result<Sandbox> {
         let root = places::temp_dir().join(format!("baton-doctor-{}", fsx::random_hex(8)));
-        let mut builder = fs::DirBuilder::new();
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(&root)?;
+        crate::platform::create_dir(&root, true)?;
         let sandbox = Sandbox { root };
         for sub in ["home", "tmp", "project"] {
             fsx::ensure_dir(&sandbox.root.join(sub), true)?;
@@ -44,8 +42,7 @@ impl Sandbox {
             .arg("hook")
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.root.join("home"))
-            .env("TMPDIR", self.root.join("tmp"))
+            .envs(places::sandbox_env(&self.root.join("home"), &self.root.join("tmp")))
             .env("CLAUDE_PROJECT_DIR", self.root.join("project"))
             .current_dir(self.root.join("project"));
         // The hook keeps its state where the user's hook will: the self-test then meets

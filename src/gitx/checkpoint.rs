@@ -16,9 +16,8 @@
 //! (or finishes), never one that breaks the user's next `git commit` for good.
 
 use super::GitError;
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use git2::{
@@ -244,7 +243,7 @@ fn tree_entry(path: &[u8], mode: u32, id: Oid, size: u64) -> IndexEntry {
 /// The mode an extra file gets: the one it has in the tree if it is a regular file there
 /// (keeps an executable bit), else a plain file.
 fn extra_mode(index: &Index, path: &[u8]) -> u32 {
-    match index.get_path(rel_path(path), 0) {
+    match index.get_path(&rel_path(path), 0) {
         Some(entry) if entry.mode == MODE_EXEC => MODE_EXEC,
         _ => MODE_FILE,
     }
@@ -268,7 +267,7 @@ fn collides(index: &Index, path: &[u8]) -> bool {
         || path
             .iter()
             .enumerate()
-            .any(|(i, byte)| *byte == b'/' && index.get_path(rel_path(&path[..i]), 0).is_some())
+            .any(|(i, byte)| *byte == b'/' && index.get_path(&rel_path(&path[..i]), 0).is_some())
 }
 
 fn collision_error(path: &[u8]) -> String {
@@ -377,7 +376,7 @@ fn add_worktree(
     // Tracked paths first (the agent's edits), then untracked ones, each in path order;
     // the files of a folder too big to open whole (generated, most likely) go last.
     let (tracked, untracked): (Vec<&Vec<u8>>, Vec<&Vec<u8>>) =
-        scan.touched().iter().partition(|p| index.get_path(rel_path(p), 0).is_some());
+        scan.touched().iter().partition(|p| index.get_path(&rel_path(p), 0).is_some());
     let unopened = scan.unopened();
     let in_unopened = |path: &[u8]| {
         let at = unopened.partition_point(|f| f.as_slice() <= path);
@@ -464,8 +463,8 @@ fn add_worktree(
             // blob_path applies the repository's filters (line endings), as `git add` would.
             match git.blob_path(&abs) {
                 Ok(id) => {
-                    let exec = meta.permissions().mode() & 0o111 != 0;
-                    let mode = match index.get_path(rel_path(path), 0) {
+                    let exec = crate::platform::mode_of(&meta) & 0o111 != 0;
+                    let mode = match index.get_path(&rel_path(path), 0) {
                         Some(old) if !trust_mode && (old.mode == MODE_FILE || old.mode == MODE_EXEC) => {
                             old.mode
                         }
@@ -501,7 +500,7 @@ fn behind_symlink(root: &Path, path: &[u8]) -> bool {
 }
 
 fn remove_entry(index: &mut Index, path: &[u8], result: &mut Checkpoint) {
-    if index.get_path(rel_path(path), 0).is_some() && index.remove(rel_path(path), 0).is_ok() {
+    if index.get_path(&rel_path(path), 0).is_some() && index.remove(&rel_path(path), 0).is_ok() {
         result.files_deleted += 1;
     }
 }
@@ -545,8 +544,7 @@ fn move_ref(
 fn killed_at(step: &str) {
     #[cfg(debug_assertions)]
     if std::env::var("BATON_DEBUG_KILL_AT").is_ok_and(|at| at == step) {
-        // SAFETY: raising a signal has no memory preconditions; SIGKILL ends the process.
-        unsafe { libc::raise(libc::SIGKILL) };
+        crate::platform::exit_test_kill();
     }
     let _ = step;
 }
@@ -606,7 +604,7 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
     let head_commit = git.find_commit(tip).map_err(git_err("reading HEAD's commit"))?;
     let head_tree = head_commit.tree().map_err(git_err("reading HEAD's tree"))?;
     for extra in extras {
-        let path = rel_path(&extra.path);
+        let path = &rel_path(&extra.path);
         if head_tree.get_path(path).is_err() && git.is_path_ignored(path).unwrap_or(false) {
             return Err(format!(
                 "{} is ignored by git, so it is not committed on the branch",
@@ -625,7 +623,7 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
     // new index is written as a scratch copy and renamed over the real one.
     let scratch = Scratch { path: super::locks::index_scratch(git_dir) };
     let bytes = fsx::read_limited(&index_path, 1 << 32).map_err(|e| format!("cannot read the index: {e}"))?;
-    write_new(&scratch.path, &bytes, index_meta.permissions().mode() & 0o777)
+    write_new(&scratch.path, &bytes, crate::platform::mode_of(&index_meta) & 0o777)
         .map_err(|e| format!("cannot copy the index: {e}"))?;
     let mut real = Index::open(&scratch.path).map_err(git_err("reading the index"))?;
     if real.has_conflicts() {
@@ -647,7 +645,7 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
 
     smudge_racily_clean(repo.root(), &mut real, &index_meta, extras)?;
     for (extra, (id, mode)) in extras.iter().zip(blobs) {
-        let _ = real.remove(rel_path(&extra.path), 0);
+        let _ = real.remove(&rel_path(&extra.path), 0);
         real.add(&index_entry_for(repo.root(), extra, id, mode))
             .map_err(git_err("updating the index for a handoff file"))?;
     }
@@ -686,7 +684,7 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
     if let Err(e) = branch_lock.commit(git, Some(tip), &signature, &format!("commit: {subject}")) {
         // Put the old index back so HEAD and the index agree again.
         let restored = Scratch { path: super::locks::index_scratch(git_dir) };
-        let _ = write_new(&restored.path, &bytes, index_meta.permissions().mode() & 0o777)
+        let _ = write_new(&restored.path, &bytes, crate::platform::mode_of(&index_meta) & 0o777)
             .and_then(|()| super::locks::IndexLock::take(git_dir, &restored.path))
             .and_then(super::locks::IndexLock::commit);
         return Err(format!("the branch {branch} could not be moved ({e})").into());
@@ -704,12 +702,7 @@ fn branch_checkpoint(repo: &Repo, message: &str, extras: &[Extra<'_>]) -> Result
 
 fn write_new(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     use std::io::Write;
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)?;
+    let mut file = crate::platform::create_new(path, mode)?;
     file.write_all(bytes)
 }
 
@@ -730,12 +723,14 @@ fn index_entry_for(root: &Path, extra: &Extra<'_>, id: Oid, mode: u32) -> IndexE
         Ok(on_disk) if on_disk == extra.bytes => {}
         _ => return entry,
     }
-    entry.ctime = IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32);
-    entry.mtime = IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32);
-    entry.dev = meta.dev() as u32;
-    entry.ino = meta.ino() as u32;
-    entry.uid = meta.uid();
-    entry.gid = meta.gid();
+    // (None on Windows: the entry keeps zero stat data and git compares content.)
+    let Some(stat) = crate::platform::stat_identity(&meta) else { return entry };
+    entry.ctime = IndexTime::new(stat.ctime.0 as i32, stat.ctime.1);
+    entry.mtime = IndexTime::new(stat.mtime.0 as i32, stat.mtime.1);
+    entry.dev = stat.dev as u32;
+    entry.ino = stat.ino as u32;
+    entry.uid = stat.uid;
+    entry.gid = stat.gid;
     entry
 }
 
@@ -749,7 +744,11 @@ fn smudge_racily_clean(
     old: &fs::Metadata,
     extras: &[Extra<'_>],
 ) -> Result<(), GitError> {
-    let index_second = old.mtime();
+    let index_second = old
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs() as i64);
     let mut smudge = Vec::new();
     for entry in index.iter() {
         let stage = (entry.flags >> 12) & 0x3;
@@ -820,6 +819,7 @@ mod tests {
         std::fs::remove_file(t.root().join("gone.txt")).unwrap();
         t.write("notes/new/idea.md", "idea\n");
         t.write("trace.log", "ignored\n");
+        #[cfg(unix)]
         std::os::unix::fs::symlink("README.md", t.root().join("link")).unwrap();
         t
     }
@@ -947,6 +947,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_folder_replaced_by_a_symlink_is_not_read_through() {
         let t = TestRepo::new();
@@ -1102,7 +1103,7 @@ mod tests {
         t.commit_all("init");
         let past = std::time::SystemTime::now() - std::time::Duration::from_secs(100);
         let set_mtime = |path: &Path| {
-            let file = OpenOptions::new().write(true).open(path).unwrap();
+            let file = fs::OpenOptions::new().write(true).open(path).unwrap();
             file.set_modified(past).unwrap();
         };
         t.write("r.txt", "bbbb");

@@ -16,9 +16,8 @@
 //! not: [`recover`] moves the branch (the lock holds the commit), so the next `git commit`
 //! neither fails on a lock nor takes back the handoff files.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository, Signature};
@@ -45,10 +44,7 @@ fn unhex(text: &str) -> Option<String> {
 
 /// Whether `a` and `b` are the same file (a hard link of each other).
 fn same_file(a: &Path, b: &Path) -> bool {
-    match (fs::symlink_metadata(a), fs::symlink_metadata(b)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => false,
-    }
+    crate::platform::same_file(a, b)
 }
 
 /// Removes `lock` only if it is still the scratch file's link (never a lock someone
@@ -115,12 +111,7 @@ impl RefLock {
         if let Some(parent) = lock.parent() {
             fs::create_dir_all(parent)?;
         }
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o666)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&scratch)?;
+        let mut file = crate::platform::create_new(&scratch, 0o666)?;
         let taken = file.write_all(format!("{new}\n").as_bytes()).and_then(|()| link_lock(&scratch, &lock));
         if let Err(e) = taken {
             let _ = fs::remove_file(&scratch);
@@ -211,12 +202,7 @@ fn append(path: &Path, line: &[u8]) -> io::Result<()> {
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent)?;
     }
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)?
-        .write_all(line)
+    crate::platform::open_append(path)?.write_all(line)
 }
 
 /// The reflog entries of a ref update: the ref's, and HEAD's when HEAD points to it.
@@ -237,10 +223,7 @@ fn log_update(git: &Repository, name: &str, old: Option<Oid>, new: Oid, who: &Si
 /// Whether process `pid` is gone (a pid in use by anyone, even a process baton may not
 /// signal, counts as alive).
 fn gone(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
-    // SAFETY: signal 0 only checks whether the process exists.
-    let alive = unsafe { libc::kill(pid, 0) } == 0;
-    !alive && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    crate::platform::pid_gone(pid)
 }
 
 /// A scratch file of baton's: its kind, pid and the rest of its name.
@@ -286,7 +269,7 @@ pub fn recover(git: &Repository) -> Vec<String> {
                 let Some((kind, pid, rest)) = parse_scratch(&name) else { continue };
                 // Our own pid on a scratch file before we made any: a dead process's. Only
                 // this user's files (a baton of theirs made them).
-                let ours = entry.metadata().is_ok_and(|m| m.uid() == crate::fsx::euid());
+                let ours = entry.metadata().is_ok_and(|m| crate::fsx::is_mine(&m));
                 if kind != pass || !ours || !(pid == me || gone(pid)) {
                     continue;
                 }

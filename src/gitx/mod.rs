@@ -40,8 +40,6 @@ mod untracked;
 mod testutil;
 
 use std::cell::OnceCell;
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
@@ -136,7 +134,7 @@ pub fn project_dir(cwd: &Path) -> PathBuf {
 /// `.planning/` folder (not a symlink), else `top`. The result is `top` joined with the
 /// part below it, so it compares equal to other paths built from `top`.
 pub fn nearest_planning(cwd: &Path, top: &Path) -> PathBuf {
-    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let canon = |p: &Path| crate::platform::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let (start, top_c) = (canon(cwd), canon(top));
     for dir in start.ancestors() {
         let Ok(below) = dir.strip_prefix(&top_c) else { break };
@@ -229,8 +227,8 @@ impl From<String> for GitError {
 }
 
 /// A repository-relative path as git stores it (bytes, `/`-separated) as a filesystem path.
-fn rel_path(bytes: &[u8]) -> &Path {
-    Path::new(OsStr::from_bytes(bytes))
+fn rel_path(bytes: &[u8]) -> std::path::PathBuf {
+    crate::platform::path_from_bytes(bytes)
 }
 
 /// A path for people and JSON: invalid UTF-8 is replaced rather than refused.

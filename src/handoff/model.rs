@@ -431,14 +431,14 @@ pub fn build(
         head: text(git.and_then(|g| g.head.as_deref())),
         base_commit: text(git.and_then(|g| g.head_full.as_deref())),
         repo_state: text(git.map(|g| g.state.word())),
-        continue_here: Field::Set(planning.continue_here.to_string_lossy().into_owned()),
+        continue_here: Field::Set(crate::util::text::slash_path(&planning.continue_here)),
         context: Field::Set(if planning.gsd { planning.kind.as_str() } else { "none" }.to_string()),
         gsd: Field::Set(planning.gsd),
         // Which folder this handoff belongs to, relative to the top of the work tree.
         project_dir: Field::Set(if snapshot.project_rel.as_os_str().is_empty() {
             ".".to_string()
         } else {
-            snapshot.project_rel.to_string_lossy().into_owned()
+            crate::util::text::slash_path(&snapshot.project_rel)
         }),
         files_touched: texts(&files_touched),
         user_words: texts(facts.map(|f| f.user_words.as_slice()).unwrap_or_default()),
@@ -532,7 +532,7 @@ pub fn build(
         timestamp: Field::Set(timestamp.clone()),
         phase: Field::from(phase_number.map(Scalar::Text)),
         phase_name: Field::from(phase_name),
-        phase_dir: Field::from(phase.map(|p| p.dir.to_string_lossy().into_owned())),
+        phase_dir: Field::from(phase.map(|p| crate::util::text::slash_path(&p.dir))),
         plan: plan_number(planning),
         task: Field::from(task.map(|t| t as u64)),
         total_tasks: Field::from(total_tasks.map(|t| t as u64)),

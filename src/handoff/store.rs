@@ -244,7 +244,7 @@ pub fn displace(root: &Path, dir: &Path, existing: &Existing) -> Result<PathBuf,
         if existing.owned && plausible_markdown(root, rel) {
             let _ = std::fs::remove_file(root.join(rel));
         }
-        handoff.baton_mut().continue_here = doc::Field::Set(md_rel.to_string_lossy().into_owned());
+        handoff.baton_mut().continue_here = doc::Field::Set(crate::util::text::slash_path(&md_rel));
     }
     let json_path = folder.join("HANDOFF.json");
     rewrite_json(&json_path, &handoff)?;
@@ -440,12 +440,22 @@ pub fn rewrite_json(path: &Path, json: &HandoffDoc) -> Result<(), StoreError> {
     Ok(doc::write(path, json)?)
 }
 
+/// A short, stable name for the project at `root`: FNV-1a of its path as given on Unix,
+/// of its [`places::project_key`] on Windows (one spelling whatever the case).
+fn project_hash(root: &Path) -> u64 {
+    if cfg!(windows) {
+        crate::util::hash::fnv1a(places::project_key(root).as_bytes())
+    } else {
+        crate::util::hash::fnv1a(root.as_os_str().as_encoded_bytes())
+    }
+}
+
 /// baton's private folder for the handoffs of the project at `root` that could not be
 /// written in the project (another user could read, swap or plant them there):
 /// `<state dir>/handoffs/<hash of the project's real path>`. `None` without a home.
 pub fn private_dir(root: &Path) -> Option<PathBuf> {
-    let real = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let hash = crate::util::hash::fnv1a(real.as_os_str().as_encoded_bytes());
+    let real = crate::platform::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let hash = project_hash(&real);
     Some(places::state_dir()?.join("handoffs").join(format!("{hash:016x}")))
 }
 
@@ -499,7 +509,7 @@ pub fn project_lock_within(root: &Path, wait: std::time::Duration) -> std::io::R
         .join("locks");
     fsx::ensure_dir(&dir, true)?;
     // FNV-1a of the path: a short, stable file name.
-    let hash = crate::util::hash::fnv1a(root.as_os_str().as_encoded_bytes());
+    let hash = project_hash(root);
     fsx::FileLock::acquire_within(&dir.join(format!("project-{hash:016x}.lock")), wait)
 }
 
@@ -519,7 +529,7 @@ pub fn register(root: &Path, id: &str, session_id: &str, now: DateTime<Utc>) -> 
             registry.insert("projects".into(), json!({}));
         }
         if let Some(projects) = registry.get_mut("projects").and_then(Value::as_object_mut) {
-            let list = projects.entry(root.to_string_lossy().into_owned()).or_insert_with(|| json!([]));
+            let list = projects.entry(places::project_key(root)).or_insert_with(|| json!([]));
             if !list.is_array() {
                 *list = json!([]);
             }
@@ -542,7 +552,7 @@ pub fn is_registered(root: &Path, id: &str) -> bool {
     let Some(registry) = registry_file().and_then(|file| file.load().object()) else { return false };
     registry
         .get("projects")
-        .and_then(|p| p.get(root.to_string_lossy().as_ref()))
+        .and_then(|p| p.get(places::project_key(root).as_str()))
         .and_then(Value::as_array)
         .is_some_and(|ids| ids.iter().any(|e| e.get("id").and_then(Value::as_str) == Some(id)))
 }

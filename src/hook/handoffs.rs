@@ -69,7 +69,11 @@ fn checkpoint_words(checkpoint: &CheckpointWords) -> Option<String> {
 
 /// The handoff written, as the monitor's message names it: paths relative to the root.
 fn saved_handoff(outcome: &handoff::Outcome) -> SavedHandoff {
-    let rel = |p: &Path| p.strip_prefix(&outcome.root).unwrap_or(p).display().to_string();
+    // Relative paths with `/` (on Windows too: the agent writes to them, GSD reads them).
+    let rel = |p: &Path| match p.strip_prefix(&outcome.root) {
+        Ok(relative) => crate::util::text::slash_path(relative),
+        Err(_) => p.display().to_string(),
+    };
     let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
     let checkpoint = match &outcome.checkpoint {
         Some(c) if c.used == Mode::Branch => {

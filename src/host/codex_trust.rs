@@ -226,7 +226,7 @@ pub fn config_path(codex_home: &Path) -> PathBuf {
 /// Reads the hook states from `config.toml` (a missing file has none). A symlinked
 /// file (dotfiles) is read where it points.
 pub fn load_states(config: &Path) -> Result<BTreeMap<String, HookState>, ConfigError> {
-    let real = std::fs::canonicalize(config).unwrap_or_else(|_| config.to_path_buf());
+    let real = crate::platform::canonicalize(config).unwrap_or_else(|_| config.to_path_buf());
     match fsx::read_limited(&real, CONFIG_LIMIT) {
         Ok(bytes) => {
             let text = String::from_utf8(bytes).map_err(|_| ConfigError::NotUtf8)?;
@@ -240,7 +240,10 @@ pub fn load_states(config: &Path) -> Result<BTreeMap<String, HookState>, ConfigE
 /// The path of a hooks file as Codex names it in trust keys: resolved (Codex resolves
 /// `$CODEX_HOME`), or as given when it cannot be.
 pub fn key_path(hooks_file: &Path) -> String {
-    std::fs::canonicalize(hooks_file).unwrap_or_else(|_| hooks_file.to_path_buf()).display().to_string()
+    crate::platform::canonicalize(hooks_file)
+        .unwrap_or_else(|_| hooks_file.to_path_buf())
+        .display()
+        .to_string()
 }
 
 /// The one-time step that makes Codex run baton's hooks, for messages.

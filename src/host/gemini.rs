@@ -245,7 +245,7 @@ fn untrusted_project_note(project: &Path, places: &Places) -> Option<String> {
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| gemini_home.join("trustedFolders.json"));
-    let location = project.canonicalize().unwrap_or_else(|_| project.to_path_buf());
+    let location = crate::platform::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
     let trusted = read(&rules_path).and_then(|rules| folder_trusted(&rules, &location));
     (trusted != Some(true)).then(|| {
         format!(

@@ -499,11 +499,13 @@ impl Places {
     }
 }
 
-/// `path` with `$HOME` shown as `~`, for messages.
+/// `path` with the home shown as `~` (`~/…`, `~\…` on Windows), for messages.
 pub fn show_path(path: &Path, home: Option<&Path>) -> String {
     use crate::util::text::outside_path;
     match home.and_then(|h| path.strip_prefix(h).ok()) {
-        Some(rest) if !rest.as_os_str().is_empty() => format!("~/{}", outside_path(rest)),
+        Some(rest) if !rest.as_os_str().is_empty() => {
+            format!("~{}{}", std::path::MAIN_SEPARATOR, outside_path(rest))
+        }
         _ => outside_path(path).to_string(),
     }
 }
@@ -511,7 +513,7 @@ pub fn show_path(path: &Path, home: Option<&Path>) -> String {
 /// Why a host's folder or settings file has no place for the scope asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlaceError {
-    #[error("HOME is not set")]
+    #[error("{} is not set", crate::places::HOME_VARIABLE)]
     Home,
     #[error("the current folder cannot be read")]
     Project,

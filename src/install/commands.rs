@@ -123,14 +123,45 @@ impl BatonCommand {
     }
 }
 
-/// Recognises baton's commands: the program's file name is `baton` and the first
-/// argument is `hook` or `statusline`, whatever folder the binary is in (so a moved
-/// binary is still recognised, and updated in place rather than registered twice).
-pub fn recognise(command: &str) -> Option<BatonCommand> {
+/// Whether a program word names baton: its file name is `baton`, or `baton.exe` in any
+/// case (Windows), in a folder given with `/` or `\`.
+fn names_baton(program: &str) -> bool {
+    let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    name == "baton" || name.eq_ignore_ascii_case("baton.exe")
+}
+
+/// A command's words: split as `sh` does; but a first word with a Windows path in it
+/// (`C:\…\baton.exe hook`, written by hand or by another tool, which `sh` would
+/// unescape into one run of letters) is taken up to the first blank, as cmd and
+/// PowerShell read it.
+fn command_words(command: &str) -> Option<Vec<String>> {
     let words = split(command)?;
+    match words.first() {
+        Some(first)
+            if !names_baton(first) && command.trim_start().starts_with(|c: char| c.is_ascii_alphabetic()) =>
+        {
+            let raw: Vec<&str> = command.split_whitespace().collect();
+            match raw.first() {
+                Some(program) if program.contains('\\') && names_baton(program) => {
+                    let mut words = split(&command[command.find(program)? + program.len()..])?;
+                    words.insert(0, (*program).to_string());
+                    Some(words)
+                }
+                _ => Some(words),
+            }
+        }
+        _ => Some(words),
+    }
+}
+
+/// Recognises baton's commands: the program's file name is `baton` (`baton.exe` on
+/// Windows) and the first argument is `hook` or `statusline`, whatever folder the binary
+/// is in (so a moved binary is still recognised, and updated in place rather than
+/// registered twice).
+pub fn recognise(command: &str) -> Option<BatonCommand> {
+    let words = command_words(command)?;
     let (program, args) = words.split_first()?;
-    let name = program.rsplit('/').next().unwrap_or(program);
-    if name != "baton" {
+    if !names_baton(program) {
         return None;
     }
     match args.first().map(String::as_str) {
@@ -252,6 +283,35 @@ mod tests {
             })
         );
         for other in ["/usr/bin/batonx hook", "baton demo", "baton", "node baton.js hook", "", "'open"] {
+            assert_eq!(recognise(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn recognises_windows_commands() {
+        // What install writes on Windows: forward slashes, `baton.exe`.
+        assert_eq!(
+            recognise("C:/Users/me/.cargo/bin/baton.exe hook"),
+            Some(BatonCommand::Hook { program: "C:/Users/me/.cargo/bin/baton.exe".into() })
+        );
+        assert_eq!(
+            recognise("'C:/Program Files/baton/BATON.EXE' statusline"),
+            Some(BatonCommand::Statusline {
+                program: "C:/Program Files/baton/BATON.EXE".into(),
+                wrap: None,
+                host: None
+            })
+        );
+        // Backslashes, as a person or another tool writes them.
+        assert_eq!(
+            recognise(r"C:\Users\me\bin\baton.exe hook"),
+            Some(BatonCommand::Hook { program: r"C:\Users\me\bin\baton.exe".into() })
+        );
+        assert_eq!(
+            recognise(r#""C:\Users\me\bin\baton.exe" statusline --subagents"#),
+            Some(BatonCommand::SubagentStatusline { program: r"C:\Users\me\bin\baton.exe".into() })
+        );
+        for other in [r"C:\tools\batonx.exe hook", "C:/x/baton.exe demo", r"C:\x\baton.exe.bak hook"] {
             assert_eq!(recognise(other), None, "{other}");
         }
     }

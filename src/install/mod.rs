@@ -15,7 +15,6 @@ pub mod state;
 
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -152,14 +151,13 @@ pub enum BinaryError {
     NotUtf8(PathBuf),
 }
 
-/// The absolute, resolved path of the running binary, as text for a settings file.
+/// The absolute, resolved path of the running binary, as text for a settings file (on
+/// Windows `C:/…/baton.exe`: no verbatim prefix, `/` separators, which every shell a host
+/// may run it with takes).
 pub fn current_binary() -> Result<String, BinaryError> {
     let exe = std::env::current_exe().map_err(BinaryError::NotFound)?;
-    let exe = fs::canonicalize(&exe).unwrap_or(exe);
-    match exe.to_str() {
-        Some(text) => Ok(text.to_string()),
-        None => Err(BinaryError::NotUtf8(exe)),
-    }
+    let exe = crate::platform::canonicalize(&exe).unwrap_or(exe);
+    crate::platform::command_path(&exe).ok_or(BinaryError::NotUtf8(exe))
 }
 
 /// The first indentation found in `text` (a pretty-printed file's unit), if any.
@@ -191,7 +189,7 @@ pub fn render(value: &Value, like: Option<&str>) -> String {
 /// the kernel says so.
 fn read_only(path: &Path) -> bool {
     let Ok(meta) = fs::metadata(path) else { return false };
-    meta.mode() & 0o222 == 0 || !fsx::writable(path)
+    crate::platform::mode_of(&meta) & 0o222 == 0 || !fsx::writable(path)
 }
 
 /// An existing backup beside `path` (`<name>.baton-backup-*`), if any.
@@ -592,7 +590,11 @@ pub fn run(mode: Mode, options: &Options, out: &mut dyn Write, err: &mut dyn Wri
             }
         },
         None => {
-            let _ = writeln!(err, "warning: no state dir (HOME is not set); install records are not kept");
+            let _ = writeln!(
+                err,
+                "warning: no state dir ({} is not set); install records are not kept",
+                crate::places::HOME_VARIABLE
+            );
             None
         }
     };

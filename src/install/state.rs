@@ -4,7 +4,6 @@
 //! old command lives inside the `--wrap` argument in the settings file itself.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -95,7 +94,7 @@ pub fn key(path: &Path) -> String {
     let mut existing = absolute.as_path();
     let mut rest = Vec::new();
     loop {
-        if let Ok(mut resolved) = fs::canonicalize(existing) {
+        if let Ok(mut resolved) = crate::platform::canonicalize(existing) {
             for name in rest.iter().rev() {
                 resolved.push(name);
             }
@@ -114,6 +113,7 @@ pub fn key(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn keys_do_not_change_when_the_file_appears() {

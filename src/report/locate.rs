@@ -77,7 +77,7 @@ fn by_session(asked: &str) -> Result<PathBuf, LocateError> {
 }
 
 fn newest(cwd: &Path) -> Result<PathBuf, LocateError> {
-    let cwd = std::fs::canonicalize(cwd)
+    let cwd = crate::platform::canonicalize(cwd)
         .map_err(|e| LocateError::NotFound(format!("cannot use the folder {}: {e}", cwd.display())))?;
     let root = gitx::project_root(&cwd);
     if let Some(path) = HOST.host().newest_transcript(&root, &cwd) {

@@ -146,21 +146,21 @@ fn scan_and_count(
 /// stdin, stdout or stderr: the host's pipe closes when the render exits), unless a
 /// refresh of this repository holds its lock already.
 fn refresh_in_background(root: &Path, cache_path: &Path) {
-    use std::os::unix::process::CommandExt;
     let lock = git_cache::lock_path(cache_path);
     match crate::fsx::FileLock::acquire_within(&lock, Duration::ZERO) {
         Ok(held) => drop(held),
         Err(_) => return,
     }
     let Ok(exe) = std::env::current_exe() else { return };
-    let _ = std::process::Command::new(exe)
+    let mut command = std::process::Command::new(exe);
+    command
         .args(["statusline", "--refresh-git"])
         .arg(root)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .process_group(0)
-        .spawn();
+        .stderr(std::process::Stdio::null());
+    crate::platform::detach(&mut command);
+    let _ = command.spawn();
 }
 
 /// The background scan `refresh_in_background` starts: the work tree at `root` (which

@@ -77,8 +77,7 @@ impl Record {
 
 /// The cache file for the repository at `root`, in `dir`.
 pub fn cache_path(dir: &Path, root: &Path) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    dir.join(format!("git-{:016x}.json", crate::util::hash::fnv1a(root.as_os_str().as_bytes())))
+    dir.join(format!("git-{:016x}.json", crate::util::hash::fnv1a(root.as_os_str().as_encoded_bytes())))
 }
 
 /// The lock a background refresh of the repository cached at `cache_path` holds.
@@ -173,6 +172,7 @@ mod tests {
         assert_eq!(waits, vec![5_000, 5_000, 10_000, 20_000, 40_000, 60_000, 60_000]);
     }
 
+    #[cfg(unix)]
     #[test]
     fn round_trip_in_a_private_file() {
         use std::os::unix::fs::PermissionsExt;

@@ -9,7 +9,6 @@
 //! so the status line never goes blank because of the wrapped tool.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use crate::config::Config;
@@ -34,11 +33,11 @@ pub enum Failure {
     Empty,
 }
 
-/// Starts `sh -c <command>` in its own process group (killed whole past `timeout`), its
+/// Starts `sh -c <command>` (Git Bash or cmd on Windows: [`crate::platform::shell`]) in
+/// its own process group (killed whole past `timeout`), its
 /// stdin fed `payload`, its stderr dropped.
 fn spawn(command: &str, payload: Vec<u8>, timeout: Duration) -> Result<proc::Running, Failure> {
-    let mut sh = Command::new("/bin/sh");
-    sh.arg("-c").arg(command);
+    let sh = crate::platform::shell(command);
     let options = proc::Options {
         input: proc::Input::Bytes(payload),
         stderr: false,

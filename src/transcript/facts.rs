@@ -134,9 +134,31 @@ impl SessionFacts {
 
 /// `file` relative to `root` when it is inside it, else unchanged.
 pub fn relative_path(file: &str, root: &Path) -> String {
+    if cfg!(windows) {
+        return windows_relative_path(file, &root.to_string_lossy());
+    }
     match Path::new(file).strip_prefix(root) {
         Ok(relative) if !relative.as_os_str().is_empty() => relative.to_string_lossy().into_owned(),
         _ => file.to_string(),
+    }
+}
+
+/// [`relative_path`] on Windows: names compared without case, either separator taken,
+/// and a relative path given with `/` (as HANDOFF.json and GSD spell it). Pure.
+fn windows_relative_path(file: &str, root: &str) -> String {
+    let slashed = file.replace('\\', "/");
+    let root = root.replace('\\', "/");
+    let root = root.trim_end_matches('/');
+    let inside = slashed
+        .get(..root.len())
+        .filter(|head| !root.is_empty() && head.eq_ignore_ascii_case(root))
+        .and_then(|_| slashed[root.len()..].strip_prefix('/'))
+        .filter(|rest| !rest.is_empty());
+    let absolute = slashed.starts_with('/') || slashed.as_bytes().get(1) == Some(&b':');
+    match inside {
+        Some(rest) => rest.to_string(),
+        None if !absolute => slashed,
+        None => file.to_string(),
     }
 }
 
@@ -210,6 +232,17 @@ pub fn first_error_line(content: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_paths_are_made_relative_without_case_and_with_slashes() {
+        let root = r"C:\Users\me\proj";
+        assert_eq!(windows_relative_path(r"C:\Users\me\proj\src\app.ts", root), "src/app.ts");
+        assert_eq!(windows_relative_path(r"c:\users\ME\proj\src\app.ts", root), "src/app.ts");
+        assert_eq!(windows_relative_path("C:/Users/me/proj/docs/a.md", root), "docs/a.md");
+        assert_eq!(windows_relative_path(r"src\lib.rs", root), "src/lib.rs");
+        assert_eq!(windows_relative_path(r"C:\Users\me\proj2\x.ts", root), r"C:\Users\me\proj2\x.ts");
+        assert_eq!(windows_relative_path(r"D:\other\x.ts", root), r"D:\other\x.ts");
+    }
 
     #[test]
     fn relative_paths() {

@@ -150,7 +150,7 @@ fn claude_shaped_facts(read: &BoundedRead, shape: fn(&Value) -> Option<Value>) -
     )
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::claude::context::current_context;
     use super::file::open_transcript;

@@ -8,7 +8,6 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt};
 
 use serde::{Deserialize, Serialize};
 
@@ -28,9 +27,8 @@ pub struct FileStamp {
 
 impl FileStamp {
     pub fn of(file: &File) -> io::Result<FileStamp> {
-        let meta = file.metadata()?;
-        let modified = meta.mtime().saturating_mul(1_000_000_000).saturating_add(meta.mtime_nsec());
-        Ok(FileStamp { dev: meta.dev(), ino: meta.ino(), len: meta.len(), modified })
+        let (dev, ino, len, modified) = crate::platform::file_identity(file)?;
+        Ok(FileStamp { dev, ino, len, modified })
     }
 }
 
@@ -98,7 +96,7 @@ pub fn anchor_of(bytes_before: &[u8]) -> u64 {
 pub fn anchor_at(file: &File, at: u64) -> io::Result<u64> {
     let start = at.saturating_sub(ANCHOR_LEN);
     let mut bytes = vec![0; (at - start) as usize];
-    file.read_exact_at(&mut bytes, start)?;
+    crate::platform::read_exact_at(file, &mut bytes, start)?;
     Ok(anchor_of(&bytes))
 }
 

@@ -7,11 +7,12 @@
 //! self-test; [`run_in_foreground`] runs `baton run`'s legs.
 
 use std::io::{self, Read, Write};
-use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
+
+use crate::platform::{self, ExitNotice, ForegroundChild, ProcessTree};
+pub use crate::platform::{catch_interrupts, interrupted};
 
 /// What the child's stdin gets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,8 +31,8 @@ pub enum Input {
 pub enum Kill {
     /// The child alone.
     Child,
-    /// The child's process group: the child runs in a group of its own, and a shell's
-    /// children die with it.
+    /// The child and what it starts: its own process group on Unix (a shell's children die
+    /// with it), a Job object on Windows.
     Group,
 }
 
@@ -77,7 +78,8 @@ pub struct Running {
     child: Child,
     start: Instant,
     deadline: Instant,
-    kill: Kill,
+    /// What is killed with the child past the deadline ([`Kill::Group`]).
+    tree: Option<ProcessTree>,
     writer: Option<Receiver<io::Result<()>>>,
     /// Dropped (closed) only once the child has exited.
     held: Option<ChildStdin>,
@@ -89,47 +91,6 @@ pub struct Running {
 /// set here.
 pub fn run(command: Command, options: &Options) -> Result<Finished, RunError> {
     start(command, options)?.finish()
-}
-
-/// The signal a [`catch_interrupts`] handler got (0: none yet).
-static INTERRUPT: AtomicI32 = AtomicI32::new(0);
-/// It was sent by a process (`kill`), not by the terminal to the whole foreground group:
-/// the foreground child has not got it yet.
-static INTERRUPT_TO_FORWARD: AtomicBool = AtomicBool::new(false);
-/// [`catch_interrupts`] was called.
-static INTERRUPTS_CAUGHT: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_interrupt(signal: libc::c_int, info: *mut libc::siginfo_t, _context: *mut libc::c_void) {
-    // Only atomics here (async-signal-safe). A signal from the terminal's line discipline
-    // has a positive si_code (SI_KERNEL); kill(2) and sigqueue(3) give SI_USER (0) or less.
-    // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
-    let sent_by_a_process = info.is_null() || unsafe { (*info).si_code } <= 0;
-    INTERRUPT.store(signal, Ordering::SeqCst);
-    if sent_by_a_process {
-        INTERRUPT_TO_FORWARD.store(true, Ordering::SeqCst);
-    }
-}
-
-/// From now on SIGINT and SIGTERM to baton are noted, not fatal ([`interrupted`]):
-/// `baton run` ends its run itself, after the leg it forwards them to
-/// ([`run_in_foreground`]).
-pub fn catch_interrupts() {
-    INTERRUPTS_CAUGHT.store(true, Ordering::SeqCst);
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction with a handler that only stores atomics.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_interrupt as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-    }
-}
-
-/// The SIGINT or SIGTERM baton got since [`catch_interrupts`], if any.
-pub fn interrupted() -> Option<i32> {
-    Some(INTERRUPT.load(Ordering::SeqCst)).filter(|s| *s != 0)
 }
 
 /// Sleeps until `deadline`, or until an interruption ([`interrupted`]): `false` then.
@@ -148,70 +109,20 @@ pub fn sleep_unless_interrupted(duration: Duration) -> bool {
 /// the host itself was killed) become its children rather than init's, so
 /// [`end_leftovers`] can find them (Linux; elsewhere nothing).
 pub fn adopt_orphans() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only sets a flag on this process.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    }
-}
-
-/// This process's children now (from /proc; none where there is no /proc).
-fn own_children() -> Vec<libc::pid_t> {
-    let me = std::process::id().to_string();
-    let mut found = vec![];
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<libc::pid_t>().ok()) else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // pid (comm) state ppid …: the comm may hold spaces and parentheses.
-        let parent =
-            stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_string));
-        if parent.as_deref() == Some(me.as_str()) {
-            found.push(pid);
-        }
-    }
-    found
+    platform::adopt_orphans();
 }
 
 /// Ends the processes a finished foreground child left behind ([`adopt_orphans`]): SIGTERM,
 /// then SIGKILL after [`END_ESCALATION`], and reaps them. Only between legs: no child of
-/// this process may be running that it still waits for. The number ended.
+/// this process may be running that it still waits for. The number ended (0 on Windows,
+/// where nothing is adopted).
 pub fn end_leftovers() -> usize {
-    let left = own_children();
-    for pid in &left {
-        // SAFETY: kill() of our own children (adopted orphans).
-        unsafe { libc::kill(*pid, libc::SIGTERM) };
-    }
-    let until = Instant::now() + END_ESCALATION;
-    while Instant::now() < until && !own_living(&left).is_empty() {
-        std::thread::sleep(END_POLL);
-    }
-    for pid in own_living(&left) {
-        // SAFETY: as above.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
-    reap_adopted();
-    left.len()
-}
-
-/// Of `pids`, those still running (reaping those that exited).
-fn own_living(pids: &[libc::pid_t]) -> Vec<libc::pid_t> {
-    pids.iter()
-        .copied()
-        .filter(|pid| {
-            let mut status = 0;
-            // SAFETY: waitpid on our own child, without blocking.
-            unsafe { libc::waitpid(*pid, &mut status, libc::WNOHANG) == 0 }
-        })
-        .collect()
+    platform::end_leftovers(END_ESCALATION, END_POLL)
 }
 
 /// Reaps adopted children that have exited (no zombies between legs). Only between legs.
 pub fn reap_adopted() {
-    let mut status = 0;
-    // SAFETY: waitpid for any child, without blocking: between legs only adopted ones exist.
-    while unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } > 0 {}
+    platform::reap_adopted();
 }
 
 /// The most bytes of a foreground child's stderr kept ([`Foreground::stderr_tail`]).
@@ -233,44 +144,29 @@ pub fn run_in_foreground(
     mut command: Command,
     mut end_requested: impl FnMut() -> Option<Duration>,
 ) -> Result<Foreground, RunError> {
-    use std::os::unix::process::ExitStatusExt;
     command.stdin(Stdio::inherit()).stdout(Stdio::inherit()).stderr(Stdio::piped());
-    let caught = INTERRUPTS_CAUGHT.load(Ordering::SeqCst);
-    // SAFETY: signal() with SIG_IGN / a previous disposition only swaps dispositions.
-    let quit = unsafe { libc::signal(libc::SIGQUIT, libc::SIG_IGN) };
-    let int = (!caught).then(|| unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) });
-    // SAFETY: the child restores the default dispositions before exec (async-signal-safe).
-    unsafe {
-        command.pre_exec(|| {
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
-            libc::signal(libc::SIGTERM, libc::SIG_DFL);
-            Ok(())
-        });
-    }
+    let foreground = ForegroundChild::prepare(&mut command);
     let mut tail = None;
     let waited = command.spawn().map_err(RunError::Spawn).and_then(|mut child| {
         tail = child.stderr.take().map(tee_stderr);
         let exit = ExitNotice::of(&child);
         let mut ending: Option<(Instant, Duration)> = None;
-        let mut signals = [libc::SIGINT, libc::SIGTERM, libc::SIGKILL].into_iter().peekable();
+        let mut steps_sent = 0;
         loop {
             if let Some(status) = child.try_wait().map_err(RunError::Wait)? {
-                return Ok((status, ending.is_some() && signals.peek() != Some(&libc::SIGINT)));
+                return Ok((status, ending.is_some() && steps_sent > 0));
             }
-            if INTERRUPT_TO_FORWARD.swap(false, Ordering::SeqCst) {
+            if platform::take_interrupt_to_forward() {
                 if let Some(signal) = interrupted() {
-                    // SAFETY: kill() on our own child's pid, seen running just above.
-                    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+                    ForegroundChild::forward(&child, signal);
                 }
             }
             match ending {
                 None => ending = end_requested().map(|grace| (Instant::now(), grace)),
                 Some((since, grace)) if since.elapsed() >= grace => {
-                    if let Some(signal) = signals.next() {
-                        // SAFETY: kill() on our own child's pid (not yet reaped: try_wait
-                        // above saw it running).
-                        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+                    if steps_sent < ForegroundChild::END_STEPS {
+                        ForegroundChild::end(&child, steps_sent);
+                        steps_sent += 1;
                     }
                     ending = Some((Instant::now(), END_ESCALATION));
                 }
@@ -279,21 +175,11 @@ pub fn run_in_foreground(
             exit.wait(END_POLL);
         }
     });
-    // SAFETY: as above, restoring what was there before.
-    unsafe {
-        libc::signal(libc::SIGQUIT, quit);
-        if let Some(int) = int {
-            libc::signal(libc::SIGINT, int);
-        }
-    }
+    drop(foreground);
     let (status, interrupted) = waited?;
     // The child's stderr closes with it (or with the last of its children).
     let stderr_tail = tail.and_then(|t| t.recv_timeout(END_ESCALATION).ok()).unwrap_or_default();
-    Ok(Foreground {
-        code: status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
-        interrupted,
-        stderr_tail,
-    })
+    Ok(Foreground { code: ForegroundChild::exit_code(status), interrupted, stderr_tail })
 }
 
 /// Copies a child's stderr to baton's as it comes, keeping its last [`STDERR_TAIL`] bytes.
@@ -321,51 +207,6 @@ fn tee_stderr(mut pipe: std::process::ChildStderr) -> Receiver<Vec<u8>> {
     receiver
 }
 
-/// Wakes the foreground loop as soon as the child exits, not at the next poll: the
-/// relay's next leg starts without waiting out [`END_POLL`] (a pidfd, Linux 5.3 and
-/// later; elsewhere, or when the kernel has none, the poll's sleep).
-struct ExitNotice {
-    #[cfg(target_os = "linux")]
-    pidfd: Option<std::os::fd::OwnedFd>,
-}
-
-impl ExitNotice {
-    fn of(child: &Child) -> ExitNotice {
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::FromRawFd;
-            // SAFETY: pidfd_open on our own child's pid (not yet reaped), no flags; a
-            // descriptor it returns is ours alone.
-            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
-            let pidfd = i32::try_from(fd).ok().filter(|fd| *fd >= 0).map(|fd| {
-                // SAFETY: a fresh descriptor from the kernel, owned from here on.
-                unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
-            });
-            ExitNotice { pidfd }
-        }
-        #[cfg(not(target_os = "linux"))]
-        {
-            let _ = child;
-            ExitNotice {}
-        }
-    }
-
-    /// Sleeps `limit` at most, less when the child exits meanwhile.
-    fn wait(&self, limit: Duration) {
-        #[cfg(target_os = "linux")]
-        if let Some(pidfd) = &self.pidfd {
-            use std::os::fd::AsRawFd;
-            let mut poll = libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-            let millis = i32::try_from(limit.as_millis()).unwrap_or(i32::MAX);
-            // SAFETY: one valid pollfd, for the call's duration.
-            if unsafe { libc::poll(&mut poll, 1, millis) } >= 0 {
-                return;
-            }
-        }
-        std::thread::sleep(limit);
-    }
-}
-
 /// How often a foreground child's end is asked about.
 pub const END_POLL: Duration = Duration::from_millis(50);
 /// Between the signals that end a foreground child that was asked to end.
@@ -389,10 +230,11 @@ pub fn start(mut command: Command, options: &Options) -> Result<Running, RunErro
         .stdout(Stdio::piped())
         .stderr(if options.stderr { Stdio::piped() } else { Stdio::null() });
     if options.kill == Kill::Group {
-        command.process_group(0);
+        ProcessTree::prepare(&mut command);
     }
     let start = Instant::now();
     let mut child = command.spawn().map_err(RunError::Spawn)?;
+    let tree = (options.kill == Kill::Group).then(|| ProcessTree::of(&child));
     let (writer, held) = match (&options.input, child.stdin.take()) {
         (Input::Bytes(bytes), Some(pipe)) => (Some(feed(pipe, bytes.clone())), None),
         (Input::HeldOpen, Some(pipe)) => (None, Some(pipe)),
@@ -400,16 +242,7 @@ pub fn start(mut command: Command, options: &Options) -> Result<Running, RunErro
     };
     let stdout = child.stdout.take().map(|pipe| collect(pipe, options.output_limit));
     let stderr = child.stderr.take().map(|pipe| collect(pipe, options.output_limit));
-    Ok(Running {
-        child,
-        start,
-        deadline: start + options.timeout,
-        kill: options.kill,
-        writer,
-        held,
-        stdout,
-        stderr,
-    })
+    Ok(Running { child, start, deadline: start + options.timeout, tree, writer, held, stdout, stderr })
 }
 
 impl Running {
@@ -421,13 +254,13 @@ impl Running {
                 Ok(Some(status)) => break status,
                 Ok(None) => {}
                 Err(e) => {
-                    kill(&mut self.child, self.kill);
+                    kill(&mut self.child, self.tree.as_ref());
                     return Err(RunError::Wait(e));
                 }
             }
             let now = Instant::now();
             if now >= self.deadline {
-                kill(&mut self.child, self.kill);
+                kill(&mut self.child, self.tree.as_ref());
                 return Err(RunError::TimedOut);
             }
             std::thread::sleep(pause.min(self.deadline - now));
@@ -453,7 +286,7 @@ impl Running {
             Ok(bytes) => Ok(bytes),
             Err(RecvTimeoutError::Disconnected) => Ok(Vec::new()),
             Err(RecvTimeoutError::Timeout) => {
-                kill(&mut self.child, self.kill);
+                kill(&mut self.child, self.tree.as_ref());
                 Err(RunError::TimedOut)
             }
         }
@@ -484,24 +317,16 @@ fn collect(pipe: impl Read + Send + 'static, limit: u64) -> Receiver<Vec<u8>> {
     receive
 }
 
-/// Kills the child (or its group) and reaps it.
-fn kill(child: &mut Child, how: Kill) {
-    match how {
-        Kill::Child => {
-            let _ = child.kill();
-        }
-        Kill::Group => {
-            let pgid = child.id() as libc::pid_t;
-            // SAFETY: kill has no memory preconditions; the group is the one spawned here.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
+/// Kills the child (and its tree) and reaps it.
+fn kill(child: &mut Child, tree: Option<&ProcessTree>) {
+    if let Some(tree) = tree {
+        tree.kill();
     }
+    let _ = child.kill();
     let _ = child.wait();
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
@@ -510,7 +335,7 @@ mod tests {
     fn the_wait_ends_when_the_child_exits() {
         let mut child = Command::new("sh").args(["-c", "sleep 0.2"]).spawn().unwrap();
         let exit = ExitNotice::of(&child);
-        assert!(exit.pidfd.is_some(), "the kernel gives a pidfd (Linux 5.3 and later)");
+        assert!(exit.immediate(), "the kernel gives a pidfd (Linux 5.3 and later)");
         let start = Instant::now();
         exit.wait(Duration::from_secs(60));
         assert!(start.elapsed() < Duration::from_secs(30), "woken by the exit, not the limit");

@@ -25,6 +25,13 @@ pub fn char_width(c: char) -> usize {
     c.width().unwrap_or(0)
 }
 
+/// A relative path as HANDOFF.json and GSD's files spell it: `/` between the names, on
+/// Windows too (where the path comes with `\`); on Unix the text as it is.
+pub fn slash_path(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    if cfg!(windows) { text.replace('\\', "/") } else { text.into_owned() }
+}
+
 /// Display width of plain text (no escapes), character by character so that [`cut`]
 /// agrees with it.
 pub fn width(text: &str) -> usize {

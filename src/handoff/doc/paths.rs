@@ -98,6 +98,7 @@ mod tests {
         assert!(check_continue_here("notes/handoff/.continue-here.md", root).is_err());
     }
 
+    #[cfg(unix)]
     #[test]
     fn symlinked_folder_is_refused() {
         let dir = tempfile::tempdir().unwrap();
