@@ -33,10 +33,13 @@ use windows as os;
 pub use os::{
     DeferInterrupts, ExitNotice, ForegroundChild, ProcessTree, SIGINT, StdinReader, adopt_orphans,
     catch_interrupts, create_dir, create_new, default_file_mode, detach, end_leftovers, end_process_now,
-    exit_test_kill, file_identity, interrupted, is_mine, is_symlink_refusal, mode_of, open_append, open_lock,
-    open_read, path_from_bytes, pid_gone, random_bytes, read_exact_at, reap_adopted, same_file, set_mode,
-    shell, special_kind, stat_identity, take_interrupt_to_forward, vars_named, writable,
+    file_identity, interrupted, is_mine, is_symlink_refusal, mode_of, open_append, open_lock, open_read,
+    path_from_bytes, pid_gone, random_bytes, read_exact_at, reap_adopted, same_file, set_mode, shell,
+    special_kind, stat_identity, take_interrupt_to_forward, vars_named, writable,
 };
+// Test builds' crash points only (the release build has none).
+#[cfg(debug_assertions)]
+pub use os::exit_test_kill;
 
 /// The stat data git keeps in an index entry for a file (`None` on Windows, where git
 /// compares content instead).

@@ -164,6 +164,7 @@ pub fn end_process_now(code: i32) -> ! {
 }
 
 /// Ends the process as `kill -9` would (test builds' crash points).
+#[cfg(debug_assertions)]
 pub fn exit_test_kill() {
     // SAFETY: raising a signal has no memory preconditions; SIGKILL ends the process.
     unsafe { libc::raise(libc::SIGKILL) };
