@@ -221,7 +221,8 @@ fn windows_install_doctor_warnings_handoff_brief_statusline_uninstall() {
     // Doctor passes (its self-test runs the hook the way the host will).
     let doctor = world.run(&["doctor"], b"", &[]);
     let report = ok(&doctor, "doctor");
-    assert!(report.contains("no failures"), "{report}");
+    // "all checks passed", or "no failures" beside a warning (a slow debug-build self-test).
+    assert!(report.contains("all checks passed") || report.contains("no failures"), "{report}");
     assert!(report.contains("registered once each"), "{report}");
 
     // The registered command runs under cmd (no shell quoting it cannot read).
