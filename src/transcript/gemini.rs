@@ -124,7 +124,7 @@ pub(super) fn request_from(said: &str) -> Option<String> {
 
 /// What a tool call returned, as text: the `functionResponse.response.output` (or
 /// `.error`) of its `result` parts, else its `resultDisplay`.
-fn result_text(call: &Value) -> String {
+pub(super) fn result_text(call: &Value) -> String {
     let mut parts = vec![];
     if let Some(results) = call.get("result").and_then(Value::as_array) {
         for result in results {

@@ -494,7 +494,7 @@ impl TraceBuilder {
             let call_at = text(call.get("timestamp")).map(|t| clip(t, SHORT_TEXT_MAX)).or_else(|| at.clone());
             self.call(id, name, args, call_at);
             let (Some(id), Some(status)) = (id, text(call.get("status"))) else { continue };
-            let output = gemini_result_text(call);
+            let output = super::gemini::result_text(call);
             match status {
                 "cancelled" => self.result(id, false, "[Request interrupted by user]"),
                 "error" => self.result(id, true, &output),
@@ -566,25 +566,6 @@ fn codex_output_text(output: Option<&Value>) -> String {
         }
         _ => String::new(),
     }
-}
-
-/// What a Gemini tool call returned: its `functionResponse.response.output` / `.error`.
-fn gemini_result_text(call: &Value) -> String {
-    let mut parts = vec![];
-    for result in call.get("result").and_then(Value::as_array).into_iter().flatten() {
-        let response = result.get("functionResponse").and_then(|r| r.get("response"));
-        for key in ["output", "error"] {
-            if let Some(t) = response.and_then(|r| text(r.get(key))) {
-                parts.push(t.to_string());
-            }
-        }
-    }
-    if parts.is_empty() {
-        if let Some(display) = text(call.get("resultDisplay")) {
-            parts.push(display.to_string());
-        }
-    }
-    parts.join("\n")
 }
 
 #[cfg(test)]
