@@ -688,7 +688,10 @@ pub fn run_headless(
             }
         })?;
         elapsed.push(started.elapsed());
-        let ended_ms = now_ms();
+        let ended_ms = ended
+            .exited
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or_else(|_| now_ms(), |d| d.as_millis() as u64);
         let leg_note = load(run_id).leg(leg).cloned().unwrap_or_default();
         let paused = handoffs.leg_paused(Some(&leg_note));
         let stderr = String::from_utf8_lossy(&ended.stderr_tail);
