@@ -35,14 +35,14 @@ use crate::common;
 use crate::real_hosts_support::agent::{Agent, Move, Obeys, TaskAgent};
 use crate::real_hosts_support::chat_hosts::{DROID, QWEN, with_cli};
 use crate::real_hosts_support::server::Server;
-use crate::real_hosts_support::{World, with_hosts};
+use crate::real_hosts_support::{Tmux, World, with_hosts};
 
 /// The hand-overs a scenario must give (the median of 5).
 const HANDOVERS: usize = 5;
 /// How many times the host's own cold start is measured.
 const COLD_STARTS: usize = 5;
-/// The task's steps: legs of 1 to 4 steps (the agent obeys in even legs and is stopped
-/// after the grace calls in odd ones) give 6 to 9 legs.
+/// The task's steps: legs of 1 to 3 steps (the agent obeys in even legs and is stopped
+/// after its one grace call in odd ones) give 6 legs or more.
 const STEPS: u32 = 14;
 const TASK: &str =
     "Work through the 14-step task list: one shell command per step, then mark the step's task completed.";
@@ -275,9 +275,16 @@ fn handover_bench_kilo_run() {
 /// briefed), splits its hand-overs, measures the cold starts, and prints the lines.
 fn bench(b: Bench) {
     let title = format!("hand-over bench: {}", b.name);
+    // One grace call after CRITICAL (the default is 3): shorter legs, more hand-overs; a
+    // leg's end and the next start are the same whatever the grace.
+    let config = b.world.sandbox.user_config();
+    let mut value: Value =
+        serde_json::from_slice(&std::fs::read(&config).expect("config")).expect("config json");
+    value["handoff"]["pause_grace_calls"] = json!(1);
+    std::fs::write(&config, value.to_string()).expect("config");
     let mut checks = Checks::new("hand-over bench");
     let program = b.program.display().to_string();
-    let mut words: Vec<&str> = vec!["run", "--", program.as_str()];
+    let mut words: Vec<&str> = vec!["run", "--max-legs", "20", "--", program.as_str()];
     words.extend(b.args.iter().map(String::as_str));
     let run = b.world.run(Path::new(common::BATON), &words, &b.env, Duration::from_secs(600));
     b.world.save_requests(b.server, "handover-bench");
@@ -296,7 +303,17 @@ fn bench(b: Bench) {
     );
     let expected: Vec<String> = (1..=STEPS).map(|n| format!("step-{n:02}")).collect();
     let log = steps_log(b.world);
-    checks.check("steps.log: every step ran exactly once, in order", log == expected, || format!("{log:?}"));
+    checks.check("steps.log: every step ran exactly once, in order", log == expected, || {
+        let briefs: Vec<String> = starts
+            .iter()
+            .skip(1)
+            .map(|at| {
+                let text = requests[*at].text();
+                text.find(BRIEF).map(|i| text[i..].chars().take(2500).collect()).unwrap_or_default()
+            })
+            .collect();
+        format!("{log:?}\n{}\nthe briefs:\n{}", moves().join(" "), briefs.join("\n----\n"))
+    });
     checks.check(&format!("at least {HANDOVERS} hand-overs"), starts.len() > HANDOVERS, || {
         format!("contexts start at {starts:?}; {}", moves().join(" "))
     });
@@ -424,14 +441,150 @@ fn cold_start(
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+    // The next start must not run beside this one's end: the whole group is waited for
+    // (a host's workers outlive its first process), killed if it lingers.
     let group = -(child.id() as libc::pid_t);
     // SAFETY: kill() on the process group of our own child.
     unsafe { libc::kill(group, libc::SIGINT) };
-    if crate::real_hosts_support::wait_bounded(&mut child, Duration::from_secs(10)).is_none() {
-        // SAFETY: as above.
-        unsafe { libc::kill(group, libc::SIGKILL) };
-        let _ = child.wait();
+    let _ = crate::real_hosts_support::wait_bounded(&mut child, Duration::from_secs(10));
+    let ended = Instant::now();
+    // SAFETY: signal 0 only asks whether the group still has a process.
+    while unsafe { libc::kill(group, 0) } == 0 {
+        if ended.elapsed() > Duration::from_secs(10) {
+            // SAFETY: as above.
+            unsafe { libc::kill(group, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        let _ = child.try_wait();
+        if ended.elapsed() > Duration::from_secs(15) {
+            break;
+        }
     }
+    let _ = child.wait();
     let arrived = server.started() + Duration::from_millis(u64::try_from(first?).ok()?);
     Some(arrived.saturating_duration_since(spawned).as_secs_f64())
+}
+
+/// The interactive relay (`baton run claude …` on a terminal, in tmux): one process through
+/// every leg, baton typing `/clear` and "continue" after its countdown. Its hand-over
+/// (the leg's last request to the next leg's first) holds the wait for the host to be
+/// quiet, the countdown a user can cancel with a key, and the typing; beside it the host's
+/// own cold start: `claude … "<one-line prompt>"` started in tmux, to its first request.
+#[test]
+fn handover_bench_claude_interactive() {
+    if !enabled() {
+        return;
+    }
+    with_hosts("hand-over bench: claude (interactive, tmux)", |hosts| {
+        let mut checks = Checks::new("hand-over bench: claude interactive");
+        let world = World::new(hosts);
+        world.claude_setup();
+        user_config(&world, "relay");
+        let agent = agent(250_000, 85_000, 6);
+        let server = Server::with_agent(Arc::clone(&agent), LIFETIME);
+        let config = world.sandbox.user_config();
+        let mut value: Value =
+            serde_json::from_slice(&std::fs::read(&config).expect("config")).expect("config");
+        value["handoff"]["pause_grace_calls"] = json!(1);
+        std::fs::write(&config, value.to_string()).expect("config");
+        let mut env = world.env();
+        env.extend(world.claude_env(&server).into_iter().map(|(k, v)| (k.to_string(), v)));
+        let status = world.root().join("baton-run.status");
+        let script = format!(
+            "'{}' run --max-legs 20 -- '{}' --allowedTools {ALLOWED} 2>'{}'; echo $? >'{}'",
+            common::BATON,
+            hosts.claude.display(),
+            world.root().join("baton-run.stderr").display(),
+            status.display()
+        );
+        let tmux = Tmux::start(&world, &env, Path::new("/bin/sh"), &["-c", &script]).expect("tmux");
+        let ready = tmux.wait_for(Duration::from_secs(60), |pane| {
+            pane.contains("for shortcuts") || pane.contains("\u{276f}")
+        });
+        checks.check("claude started under baton run (prompt shown)", ready, || tmux.pane());
+        std::thread::sleep(Duration::from_secs(2));
+        let sent = tmux.type_line(TASK, || !server.main_requests().is_empty());
+        checks.check("first prompt submitted", sent, || tmux.pane());
+        let done = || {
+            agent
+                .decisions()
+                .last()
+                .is_some_and(|d| d.made == Move::Finish(format!("All {STEPS} steps done.")))
+        };
+        let mut seen = (0, Instant::now());
+        tmux.wait_for(Duration::from_secs(400), |_| {
+            let count = server.main_requests().len();
+            if count != seen.0 {
+                seen = (count, Instant::now());
+            }
+            done() || status.exists() || seen.1.elapsed() > Duration::from_secs(60)
+        });
+        checks.check("the task completed", done(), || tmux.pane());
+        // A last leg that finished within its grace call hands over once more; the user
+        // types `/exit` once nothing has come for 12 s.
+        let mut settled = (server.main_requests().len(), Instant::now());
+        tmux.wait_for(Duration::from_secs(120), |_| {
+            let count = server.main_requests().len();
+            if count != settled.0 {
+                settled = (count, Instant::now());
+            }
+            status.exists() || settled.1.elapsed() > Duration::from_secs(12)
+        });
+        tmux.type_line("/exit", || status.exists());
+        tmux.wait_for(Duration::from_secs(20), |_| status.exists());
+        drop(tmux);
+        world.save_requests(&server, "handover-bench-interactive");
+        let requests = server.main_requests();
+        let starts = context_starts(&requests);
+        let expected: Vec<String> = (1..=STEPS).map(|n| format!("step-{n:02}")).collect();
+        let log = steps_log(&world);
+        checks.check("steps.log: every step ran exactly once, in order", log == expected, || {
+            format!("{log:?}")
+        });
+        checks.check(&format!("at least {HANDOVERS} hand-overs"), starts.len() > HANDOVERS, || {
+            format!("contexts start at {starts:?}")
+        });
+        let gaps: Vec<f64> = starts
+            .iter()
+            .skip(1)
+            .map(|at| (requests[*at].millis - requests[at - 1].millis) as f64 / 1000.0)
+            .collect();
+
+        // The host's own cold start: `claude --allowedTools … "Say hi in one line."` in tmux.
+        let mut cold = vec![];
+        for _ in 0..COLD_STARTS {
+            let before = server.main_requests().len();
+            let spawned = Instant::now();
+            let Ok(tmux) =
+                Tmux::start(&world, &env, &hosts.claude, &["--allowedTools", ALLOWED, "Say hi in one line."])
+            else {
+                continue;
+            };
+            tmux.wait_for(Duration::from_secs(90), |_| server.main_requests().len() > before);
+            let first = server.main_requests().get(before).map(|r| r.millis);
+            drop(tmux);
+            std::thread::sleep(Duration::from_secs(1));
+            if let Some(first) = first {
+                let arrived = server.started() + Duration::from_millis(first as u64);
+                cold.push(arrived.saturating_duration_since(spawned).as_secs_f64());
+            }
+        }
+        checks.check(
+            &format!("{COLD_STARTS} cold starts reached the server"),
+            cold.len() == COLD_STARTS,
+            || format!("{cold:?}"),
+        );
+        let name = "claude (interactive, `baton run -- claude`)";
+        let (hand_over, start) = (median(&gaps), median(&cold));
+        let beyond =
+            hand_over.zip(start).map(|(h, c)| format!("{:+.2}", h - c)).unwrap_or_else(|| "?".into());
+        eprintln!(
+            "real hosts: hand-over | {name} | {} | {:.2} | {} | {:.2} | {beyond} |",
+            round(&gaps),
+            hand_over.unwrap_or(f64::NAN),
+            round(&cold),
+            start.unwrap_or(f64::NAN),
+        );
+        checks.finish();
+    });
 }
