@@ -10,6 +10,8 @@
 #   BATON_REAL_HOSTS_CACHE=/path/to/cache bench/handover.sh [FILTER ...]
 #
 # FILTER: test name filters (default: every host, real_hosts::handover_bench).
+# BATON_HANDOVER_HOOK_TIMES=1: baton's hooks timed too (through a bash wrapper, whose own
+# start is then in every hook call), to show how much of each part was theirs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 filters=("$@")
@@ -29,9 +31,9 @@ echo "| host | hand-overs (s) | median | cold starts (s) | median | hand-over âˆ
 echo "|---|---|---:|---|---:|---:|"
 sed -n 's/^real hosts: hand-over | /| /p' "$log"
 echo
-echo "Where each hand-over's time went (medians, s): the host's exit after the leg's last request, baton's runner between the exit and the next spawn, the next host's start to its first request."
+echo "Where each hand-over's time went (medians, s): the host's exit after the leg's last request (of it, baton's hooks: with BATON_HANDOVER_HOOK_TIMES=1), baton's runner between the exit and the next spawn, the next host's start to its first request (of it, baton's hooks)."
 echo
-echo "| host | exit | runner | start |"
-echo "|---|---:|---:|---:|"
+echo "| host | exit | hooks in exit | runner | start | hooks in start |"
+echo "|---|---:|---:|---:|---:|---:|"
 sed -n 's/^real hosts: hand-over parts | /| /p' "$log"
 if [ -n "${BATON_HANDOVER_LOG:-}" ]; then cp "$log" "$BATON_HANDOVER_LOG"; fi

@@ -282,6 +282,7 @@ fn bench(b: Bench) {
         serde_json::from_slice(&std::fs::read(&config).expect("config")).expect("config json");
     value["handoff"]["pause_grace_calls"] = json!(1);
     std::fs::write(&config, value.to_string()).expect("config");
+    let hook_log = time_hooks(b.world);
     let mut checks = Checks::new("hand-over bench");
     let program = b.program.display().to_string();
     let mut words: Vec<&str> = vec!["run", "--max-legs", "20", "--", program.as_str()];
@@ -332,8 +333,23 @@ fn bench(b: Bench) {
     let leg_note = |leg: usize| {
         record["legs"].as_array().and_then(|legs| legs.iter().find(|n| n["leg"] == json!(leg))).cloned()
     };
+    let hooks = hook_log.as_deref().map(read_hook_times).unwrap_or_default();
+    // The seconds of baton's hooks (the wrapper's start to end, merged) within a window.
+    let hooks_within = |from: f64, to: f64| -> f64 {
+        let mut busy = 0.0;
+        let mut reached = from;
+        for (start, end) in &hooks {
+            let (start, end) = (start.max(reached), end.min(to));
+            if end > start {
+                busy += end - start;
+                reached = end;
+            }
+        }
+        busy / 1000.0
+    };
     let mut gaps = vec![];
     let mut parts: Vec<[f64; 3]> = vec![];
+    let mut hook_parts: Vec<[f64; 2]> = vec![];
     for (k, first) in starts.iter().enumerate().skip(1) {
         let last = first - 1;
         gaps.push((requests[*first].millis - requests[last].millis) as f64 / 1000.0);
@@ -342,6 +358,7 @@ fn bench(b: Bench) {
         else {
             continue;
         };
+        hook_parts.push([hooks_within(at(last), ended_ms), hooks_within(started_ms, at(*first))]);
         parts.push([
             (ended_ms - at(last)) / 1000.0,
             (started_ms - ended_ms) / 1000.0,
@@ -372,12 +389,19 @@ fn bench(b: Bench) {
         round(&cold),
         start.unwrap_or(f64::NAN),
     );
+    let hook_column = |i: usize| {
+        median(&hook_parts.iter().map(|p| p[i]).collect::<Vec<_>>())
+            .filter(|_| hook_log.is_some())
+            .map_or("—".to_string(), |v| format!("{v:.2}"))
+    };
     eprintln!(
-        "real hosts: hand-over parts | {} | {:.2} | {:.2} | {:.2} |",
+        "real hosts: hand-over parts | {} | {:.2} | {} | {:.2} | {:.2} | {} |",
         b.name,
         column(0),
+        hook_column(0),
         column(1),
-        column(2)
+        column(2),
+        hook_column(1),
     );
     checks.finish();
 }
@@ -587,4 +611,61 @@ fn handover_bench_claude_interactive() {
         );
         checks.finish();
     });
+}
+
+/// With `BATON_HANDOVER_HOOK_TIMES=1`: every hook command the world's hosts were given
+/// (baton's binary, by its path) goes through a bash wrapper that notes when baton started
+/// and ended (`$EPOCHREALTIME`, no process of its own), so a hand-over's parts show how
+/// much of them was baton's hooks. Off by default: the wrapper's own start (a bash) is in
+/// every hook call then. Returns the wrapper's log.
+fn time_hooks(world: &World) -> Option<PathBuf> {
+    if std::env::var_os("BATON_HANDOVER_HOOK_TIMES").is_none_or(|v| v != "1") {
+        return None;
+    }
+    let baton = common::baton_path();
+    let log = world.root().join("hook-times.log");
+    let wrapper = world.root().join("bin").join("baton-timed");
+    common::write(
+        &wrapper,
+        &format!(
+            "#!/bin/bash\nstart=$EPOCHREALTIME\n'{baton}' \"$@\"\nstatus=$?\necho \"$start $EPOCHREALTIME\" >>'{}'\nexit $status\n",
+            log.display()
+        ),
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    // The hosts' settings, hooks files and plugins that name baton's binary.
+    let mut stack = vec![world.root().to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() && entry.file_name() != "node_modules" && entry.file_name() != "project" {
+                stack.push(path);
+            } else if kind.is_file() && entry.metadata().is_ok_and(|m| m.len() < 1 << 20) {
+                let Ok(text) = std::fs::read_to_string(&path) else { continue };
+                if text.contains(&baton) && path != wrapper {
+                    std::fs::write(&path, text.replace(&baton, &wrapper.display().to_string()))
+                        .expect("rewrite");
+                }
+            }
+        }
+    }
+    Some(log)
+}
+
+/// The hook wrapper's log: (start, end) in unix ms, by start.
+fn read_hook_times(log: &Path) -> Vec<(f64, f64)> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let mut times: Vec<(f64, f64)> = text
+        .lines()
+        .filter_map(|line| {
+            let (start, end) = line.split_once(' ')?;
+            Some((start.parse::<f64>().ok()? * 1000.0, end.trim().parse::<f64>().ok()? * 1000.0))
+        })
+        .collect();
+    times.sort_by(|a, b| a.0.total_cmp(&b.0));
+    times
 }
