@@ -494,9 +494,10 @@ fn cold_start(
 /// every leg, baton typing `/clear` and "continue" after its countdown. Its hand-over
 /// (the leg's last request to the next leg's first) holds the wait for the host to be
 /// quiet, the countdown a user can cancel with a key, and the typing; beside it the host's
-/// own cold start: `claude … "<one-line prompt>"` started in tmux, to its first request.
+/// own cold start: `claude "<one-line prompt>" …` started in tmux, to its first request.
+/// (Named to run last: the headless hosts' figures come first.)
 #[test]
-fn handover_bench_claude_interactive() {
+fn handover_bench_tmux_claude_interactive() {
     if !enabled() {
         return;
     }
@@ -575,13 +576,14 @@ fn handover_bench_claude_interactive() {
             .map(|at| (requests[*at].millis - requests[at - 1].millis) as f64 / 1000.0)
             .collect();
 
-        // The host's own cold start: `claude --allowedTools … "Say hi in one line."` in tmux.
+        // The host's own cold start: `claude "Say hi in one line." --allowedTools …` in tmux
+        // (the prompt first: `--allowedTools` takes every word after it).
         let mut cold = vec![];
         for _ in 0..COLD_STARTS {
             let before = server.main_requests().len();
             let spawned = Instant::now();
             let Ok(tmux) =
-                Tmux::start(&world, &env, &hosts.claude, &["--allowedTools", ALLOWED, "Say hi in one line."])
+                Tmux::start(&world, &env, &hosts.claude, &["Say hi in one line.", "--allowedTools", ALLOWED])
             else {
                 continue;
             };
