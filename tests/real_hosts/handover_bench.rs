@@ -447,6 +447,8 @@ fn cold_start(
 ) -> Option<f64> {
     use std::process::{Command, Stdio};
     let before = server.main_requests().len();
+    let seen = server.main_counter();
+    let seen_before = seen();
     let mut command = Command::new(program);
     command.args(args).env_clear().current_dir(world.project());
     for (key, value) in world.env() {
@@ -458,14 +460,7 @@ fn cold_start(
     command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
     let spawned = Instant::now();
     let mut child = crate::real_hosts_support::own_group(&mut command).spawn().ok()?;
-    let mut first = None;
-    while spawned.elapsed() < Duration::from_secs(90) {
-        if let Some(request) = server.main_requests().get(before) {
-            first = Some(request.millis);
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let first = first_request_after(server, before, seen_before, &seen);
     // The next start must not run beside this one's end: the whole group is waited for
     // (a host's workers outlive its first process), killed if it lingers.
     let group = -(child.id() as libc::pid_t);
@@ -576,19 +571,21 @@ fn handover_bench_tmux_claude_interactive() {
             .map(|at| (requests[*at].millis - requests[at - 1].millis) as f64 / 1000.0)
             .collect();
 
+        let server_ref = &server;
         // The host's own cold start: `claude "Say hi in one line." --allowedTools …` in tmux
         // (the prompt first: `--allowedTools` takes every word after it).
         let mut cold = vec![];
         for _ in 0..COLD_STARTS {
             let before = server.main_requests().len();
+            let seen = server.main_counter();
+            let seen_before = seen();
             let spawned = Instant::now();
             let Ok(tmux) =
                 Tmux::start(&world, &env, &hosts.claude, &["Say hi in one line.", "--allowedTools", ALLOWED])
             else {
                 continue;
             };
-            tmux.wait_for(Duration::from_secs(90), |_| server.main_requests().len() > before);
-            let first = server.main_requests().get(before).map(|r| r.millis);
+            let first = first_request_after(server_ref, before, seen_before, &seen);
             drop(tmux);
             std::thread::sleep(Duration::from_secs(1));
             if let Some(first) = first {
@@ -671,4 +668,31 @@ fn read_hook_times(log: &Path) -> Vec<(f64, f64)> {
         .collect();
     times.sort_by(|a, b| a.0.total_cmp(&b.0));
     times
+}
+
+/// The time (ms on the server's clock) of the first main request after `before` of them,
+/// waited for up to 90 s. The wait reads the server's counter, not its requests (a copy of
+/// every body so far): a busy wait beside the starting host would slow its start on a
+/// 2-core machine.
+fn first_request_after(
+    server: &Server,
+    before: usize,
+    seen_before: usize,
+    seen: &dyn Fn() -> usize,
+) -> Option<u128> {
+    let waiting = Instant::now();
+    while seen() <= seen_before {
+        if waiting.elapsed() > Duration::from_secs(90) {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Recorded as it is answered: a moment after it was counted.
+    while waiting.elapsed() < Duration::from_secs(95) {
+        if let Some(request) = server.main_requests().get(before) {
+            return Some(request.millis);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
 }
