@@ -7,8 +7,8 @@
 //! request. Without the variable each scenario returns at once (the CI suite's time does
 //! not grow; the relay scenarios check the relay's promises there).
 //!
-//! Each hand-over (a leg's last model request to the next leg's first) is split with the
-//! run's record: the host's exit after its last request (the turn's end, baton's
+//! Each hand-over (from a leg's last reply, the stand-in's answer to its last request, to
+//! the next leg's first request) is split with the run's record: the host's exit after it (the turn's end, baton's
 //! turn-end hooks, the process's exit), baton's runner between the host's exit and the
 //! next leg's spawn, and the next host's start to its first request (its SessionStart
 //! brief included). The scenario prints one `real hosts: hand-over | …` line and one
@@ -34,7 +34,7 @@ use super::{BRIEF, Checks};
 use crate::common;
 use crate::real_hosts_support::agent::{Agent, Move, Obeys, TaskAgent};
 use crate::real_hosts_support::chat_hosts::{DROID, QWEN, with_cli};
-use crate::real_hosts_support::server::Server;
+use crate::real_hosts_support::server::{REPLY_DELAY, Server};
 use crate::real_hosts_support::{Tmux, World, with_hosts};
 
 /// The hand-overs a scenario must give (the median of 5).
@@ -50,6 +50,11 @@ const TASK: &str =
 /// The stand-in outlives the relay and the cold starts after it (a slow host's relay
 /// outlasted the suite's 180 s).
 const LIFETIME: Duration = Duration::from_secs(900);
+
+/// A hand-over starts at the leg's last reply (the pause: the agent's end of turn, or
+/// the stop at its last call, which comes after that reply): the stand-in's time to answer
+/// the leg's last request is the model's, not the relay's.
+const REPLY: f64 = REPLY_DELAY.as_millis() as f64 / 1000.0;
 
 fn enabled() -> bool {
     std::env::var_os("BATON_HANDOVER_BENCH").is_some_and(|v| v == "1")
@@ -353,15 +358,16 @@ fn bench(b: Bench) {
     let mut hook_parts: Vec<[f64; 2]> = vec![];
     for (k, first) in starts.iter().enumerate().skip(1) {
         let last = first - 1;
-        gaps.push((requests[*first].millis - requests[last].millis) as f64 / 1000.0);
+        gaps.push((requests[*first].millis - requests[last].millis) as f64 / 1000.0 - REPLY);
         let (Some(ended), Some(next)) = (leg_note(k), leg_note(k + 1)) else { continue };
         let (Some(ended_ms), Some(started_ms)) = (ended["ended_ms"].as_f64(), next["started_ms"].as_f64())
         else {
             continue;
         };
-        hook_parts.push([hooks_within(at(last), ended_ms), hooks_within(started_ms, at(*first))]);
+        let replied = at(last) + REPLY * 1000.0;
+        hook_parts.push([hooks_within(replied, ended_ms), hooks_within(started_ms, at(*first))]);
         parts.push([
-            (ended_ms - at(last)) / 1000.0,
+            (ended_ms - replied) / 1000.0,
             (started_ms - ended_ms) / 1000.0,
             (at(*first) - started_ms) / 1000.0,
         ]);
@@ -568,7 +574,7 @@ fn handover_bench_tmux_claude_interactive() {
         let gaps: Vec<f64> = starts
             .iter()
             .skip(1)
-            .map(|at| (requests[*at].millis - requests[at - 1].millis) as f64 / 1000.0)
+            .map(|at| (requests[*at].millis - requests[at - 1].millis) as f64 / 1000.0 - REPLY)
             .collect();
 
         let server_ref = &server;
