@@ -355,7 +355,7 @@ fn baton_run_claude_print_ends_a_futile_relay() {
         checks.check("at most two futile legs", (1..=2).contains(&legs), || server.summary());
         checks.check(
             "the line says what filled the context at the start",
-            run.stderr.contains("completed nothing and paused at CRITICAL again")
+            run.stderr.contains("were past CRITICAL from their first request")
                 && run.stderr.contains("What fills it at the start: "),
             || run.stderr.clone(),
         );
@@ -577,5 +577,67 @@ fn baton_run_codex_exec_interrupted_continued_and_killed() {
 fn baton_run_gemini_print_interrupted_continued_and_killed() {
     with_hosts("relay faults: gemini -p Ctrl-C and kill", |hosts| {
         interrupted_then_killed_on(Other::Gemini, "relay faults: gemini -p Ctrl-C and kill", hosts);
+    });
+}
+
+/// Every context past CRITICAL from its first request: an agent that does as baton asks,
+/// with a huge instruction file in the project (the host's own: AGENTS.md, GEMINI.md).
+fn futile_on(host: Other, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
+    let mut checks = Checks::new(name);
+    let world = World::new(hosts);
+    // Codex: CRITICAL at 145k, its compaction at 187k; Gemini CLI: CRITICAL at 790k, its
+    // compression at 943k.
+    let base_tokens = if host == Other::Gemini { 850_000 } else { 165_000 };
+    let agent = Arc::new(Agent::new(TaskAgent {
+        steps: STEPS,
+        base_tokens,
+        per_step_tokens: 2_000,
+        obeys: Obeys::Always,
+    }));
+    let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+    let instructions = if host == Other::Gemini { "GEMINI.md" } else { "AGENTS.md" };
+    let line = "Follow the house style in every file you touch; never skip a test.\n";
+    common::write(&world.project().join(instructions), &line.repeat(400_000 / line.len()));
+    let (args, env) = other_host(&world, &server, host, &[]);
+    if host == Other::Codex {
+        // Codex reads 32 KiB of AGENTS.md unless the user raises its budget (a top-level key).
+        let config = world.codex_home().join("config.toml");
+        let text = std::fs::read_to_string(&config).unwrap_or_default();
+        common::write(&config, &format!("project_doc_max_bytes = 1048576\n{text}"));
+    }
+    let run = run_baton(&world, &args, &env, |_| {});
+    world.save_requests(&server, &format!("relay-faults-{host:?}-futile"));
+    eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
+    let requests = server.main_requests();
+    let first_bytes = requests.first().map_or(0, |r| r.body.to_string().len());
+    checks.check(
+        "the host sent the whole instruction file in the leg's first request",
+        first_bytes > 400_000,
+        || format!("{first_bytes} bytes"),
+    );
+    checks.check("exit 7 (futile)", run.status.and_then(|s| s.code()) == Some(7), || run.describe());
+    let legs = requests.iter().filter(|r| r.turn == 0).count();
+    checks.check("at most two futile legs", (1..=2).contains(&legs), || server.summary());
+    checks.check(
+        "the line names the instruction file that filled the context at the start",
+        run.stderr.contains("were past CRITICAL from their first request")
+            && run.stderr.contains(&format!("What fills it at the start: {instructions}")),
+        || run.stderr.clone(),
+    );
+    super::relay_report::check_report_after_futile(&mut checks, &world);
+    checks.finish();
+}
+
+#[test]
+fn baton_run_codex_exec_ends_a_futile_relay() {
+    with_hosts("relay faults: codex exec futile", |hosts| {
+        futile_on(Other::Codex, "relay faults: codex exec futile", hosts);
+    });
+}
+
+#[test]
+fn baton_run_gemini_print_ends_a_futile_relay() {
+    with_hosts("relay faults: gemini -p futile", |hosts| {
+        futile_on(Other::Gemini, "relay faults: gemini -p futile", hosts);
     });
 }
