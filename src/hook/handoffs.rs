@@ -48,8 +48,13 @@ pub(super) fn critical_handoff(call: &Call, warning: &monitor::Warning, mode: Mo
                     },
                 );
                 let used = warning.figure.used_pct();
+                let tokens = warning.figure.used_tokens;
                 run_record::note(run_id, *leg, |note| {
                     note.peak_used_pct = Some(note.peak_used_pct.map_or(used, |p| p.max(used)));
+                    if note.critical_tokens.is_none() && tokens.is_some() {
+                        note.critical_tokens = tokens;
+                        note.critical_used_pct = Some(used);
+                    }
                 });
             }
             HandoffWords::Saved(saved)
