@@ -70,10 +70,12 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
     let handoffs = relay::Handoffs::for_dir(&cwd);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let new_id = relay::new_run_id(now, std::process::id());
+    let policy =
+        faults::Policy { max_legs: args.max_legs, retries: args.retries, wait_limit: args.wait_limit };
     #[cfg(unix)]
     if crate::util::pty::stdin_is_terminal() {
         if let Ok(command) = relay::interactive(&args.command) {
-            let outcome = relay::interactive::run_interactive(&command, args.max_legs, &new_id, &handoffs);
+            let outcome = relay::interactive::run_interactive(&command, policy, &new_id, &handoffs);
             return finish(outcome, &args.command, args.max_legs);
         }
     }
@@ -92,8 +94,6 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
         }
     };
     let (run_id, first_leg) = relay::find_continuable(&command.words(), &handoffs).unwrap_or((new_id, 1));
-    let policy =
-        faults::Policy { max_legs: args.max_legs, retries: args.retries, wait_limit: args.wait_limit };
     let run = relay::HeadlessRun { command: &command, policy, handoffs: &handoffs };
     let host = command.host.name();
     let outcome = relay::run_headless(&run, &run_id, first_leg, |event, record| match event {
@@ -232,14 +232,17 @@ fn finish(
             )
         }
         RunEnd::Futile { filled_by } => {
-            let at = outcome
-                .record
-                .leg(last)
-                .and_then(|n| n.peak_used_pct)
-                .map(|p| format!(" (at {p} %)"))
-                .unwrap_or_default();
+            let note = outcome.record.leg(last);
+            let at = note.and_then(|n| n.peak_used_pct).map(|p| format!(" (at {p} %)")).unwrap_or_default();
+            // Past CRITICAL from the first reply (measured), or nothing done (all else).
+            let legs = match note.and_then(|n| n.first_used_pct) {
+                Some(first) => {
+                    format!("were past CRITICAL from their first request ({first} % full at the start)")
+                }
+                None => format!("completed nothing and paused at CRITICAL again{at}"),
+            };
             errln!(
-                "baton run: {} legs in a row completed nothing and paused at CRITICAL again{at}: the context is nearly full from its first request. What fills it at the start: {}. Make that smaller (or use a model with a larger window), then {again}.",
+                "baton run: {} legs in a row {legs}: the context is nearly full from its first request. What fills it at the start: {}. Make that smaller (or use a model with a larger window), then {again}.",
                 faults::MAX_FUTILE_IN_A_ROW,
                 filled_by.as_deref().unwrap_or("not measured")
             )
