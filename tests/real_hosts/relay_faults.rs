@@ -2,8 +2,9 @@
 //! the stand-in model server's fault modes ([`Fault`]) and the 20-step agent that knows
 //! only what it is sent: a usage limit with a reset a few tens of seconds ahead, server
 //! errors for longer than the host's own retries and for ever, the host killed from
-//! outside, Ctrl-C to `baton run` and the same command run again, and a futile relay
-//! (every leg full from its first request). The agent's context stays small here (one
+//! outside, Ctrl-C to `baton run` and the same command run again, a SIGINT to the host
+//! alone, and a futile relay (every leg full from its first request, a huge instruction
+//! file in the project). The agent's context stays small here (one
 //! leg would do the task), so each leg after the first is the relay's answer to a fault.
 
 use std::path::Path;
