@@ -70,10 +70,12 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
     let handoffs = relay::Handoffs::for_dir(&cwd);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let new_id = relay::new_run_id(now, std::process::id());
+    let policy =
+        faults::Policy { max_legs: args.max_legs, retries: args.retries, wait_limit: args.wait_limit };
     #[cfg(unix)]
     if crate::util::pty::stdin_is_terminal() {
         if let Ok(command) = relay::interactive(&args.command) {
-            let outcome = relay::interactive::run_interactive(&command, args.max_legs, &new_id, &handoffs);
+            let outcome = relay::interactive::run_interactive(&command, policy, &new_id, &handoffs);
             return finish(outcome, &args.command, args.max_legs);
         }
     }
@@ -92,8 +94,6 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
         }
     };
     let (run_id, first_leg) = relay::find_continuable(&command.words(), &handoffs).unwrap_or((new_id, 1));
-    let policy =
-        faults::Policy { max_legs: args.max_legs, retries: args.retries, wait_limit: args.wait_limit };
     let run = relay::HeadlessRun { command: &command, policy, handoffs: &handoffs };
     let host = command.host.name();
     let outcome = relay::run_headless(&run, &run_id, first_leg, |event, record| match event {

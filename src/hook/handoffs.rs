@@ -32,7 +32,7 @@ pub(super) fn critical_handoff(call: &Call, warning: &monitor::Warning, mode: Mo
     match handoff::write(&request) {
         Ok(outcome) => {
             session_state::mark_critical_recorded(session);
-            push_to_github(&call.config, &outcome.root);
+            push_to_github(&call.config, &outcome);
             let saved = saved_handoff(&outcome);
             // Under `baton run` the leg is paused while this handoff is pending, whoever
             // stops the agent (baton's pause, or the agent ending its turn as asked).
@@ -128,15 +128,17 @@ pub(super) fn rewrite_critical_handoff(
         now: chrono::Utc::now(),
     };
     if let Ok(outcome) = handoff::write(&request) {
-        push_to_github(&call.config, &outcome.root);
+        push_to_github(&call.config, &outcome);
     }
 }
 
 /// With `checkpoint.github.auto`, pushes the new handoff to its GitHub issue in a
 /// detached process, so the hook returns at once; failures land in the handoff.
-pub(super) fn push_to_github(config: &Config, root: &Path) {
-    if config.checkpoint_github_auto() {
-        let _ = crate::checkpoint_github::spawn_auto_push(root);
+/// Not when the handoff went to baton's private folder: the push reads the project's
+/// HANDOFF.json, and in a folder another user can reach that file may be anyone's.
+pub(super) fn push_to_github(config: &Config, outcome: &handoff::Outcome) {
+    if config.checkpoint_github_auto() && outcome.private.is_none() {
+        let _ = crate::checkpoint_github::spawn_auto_push(&outcome.root);
     }
 }
 

@@ -9,15 +9,24 @@
 //! PostToolUse `continue: false` and runs no Stop hook after it), and in either case the
 //! host has printed nothing for [`OUTPUT_QUIET`] (it has drawn its prompt).
 //!
+//! A usage limit: Claude Code ends the turn on it and records the exact reset in its
+//! transcript (`apiErrorParams.rate_limit_info.resetsAt`, docs/HOSTS.md, "Faults"). baton
+//! writes the handoff from facts when none is pending, shows until when it waits, sends
+//! nothing until the reset (within `--wait-limit`), then types the clear command and the
+//! continue prompt as after a pause: a fresh context briefed from the handoff, the leg
+//! recorded as ended at the usage limit with its wait.
+//!
 //! The decisions are [`HandOver`]'s, a plain state machine over [`LegView`] (what the
-//! record says) and the times of the user's keys; [`run_interactive`] is the edge that
-//! reads the record, moves the leg on and drives the pty.
+//! record and the transcript say) and the times of the user's keys; [`run_interactive`]
+//! is the edge that reads the record, moves the leg on and drives the pty.
 
 use std::time::{Duration, Instant};
 
+use super::faults::{self, Decision, HostFault, Policy, Streaks};
 use super::{CONTINUE_PROMPT, Handoffs, InteractiveCommand, NextStep, RelayError, RunOutcome, next_step};
 use crate::run_record::{
-    self, LIVE_LEG, RUN_ID_ENV, RUN_LEG_ENV, RunEnd, RunRecord, load, note, set_current_leg,
+    self, EndReason, LIVE_LEG, RUN_ID_ENV, RUN_LEG_ENV, RunEnd, RunRecord, Wait, WaitReason, load, note,
+    set_current_leg,
 };
 use crate::util::pty::{self, Action};
 
@@ -51,6 +60,19 @@ pub struct LegView {
     pub used_pct: Option<u32>,
     /// A session of this leg has started (its SessionStart was noted).
     pub started: bool,
+    /// The leg's turn ended on the host's usage limit (its transcript's newest reply).
+    pub limit: Option<LimitSeen>,
+    /// The wall clock when this was read (unix ms), for the reset the host states.
+    pub now_ms: u64,
+}
+
+/// The host's usage limit, as its transcript records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LimitSeen {
+    /// The exact reset (unix ms), when the host states one.
+    pub resets_at_ms: Option<u64>,
+    /// The host's words (bounded, one line; shown only through `Outside`).
+    pub message: String,
 }
 
 /// Where a hand-over is.
@@ -69,6 +91,13 @@ enum Phase {
     Prompting {
         since: Instant,
     },
+    /// Waiting for a usage limit's reset, sending nothing; the hand-over starts `until`.
+    Waiting {
+        until: Instant,
+        start_ms: u64,
+        until_ms: u64,
+        resets_at_ms: Option<u64>,
+    },
 }
 
 /// What the runner does at a tick.
@@ -80,6 +109,17 @@ pub enum Step {
     Type(String),
     /// Leg `n - 1` is over and leg `n` starts: noted in the record before anything is typed.
     NextLeg(u32),
+    /// The leg's turn ended on the usage limit: noted in the record (why the leg ended),
+    /// and the handoff written from facts when none of the leg's own is pending.
+    LimitReached { leg: u32, reason: EndReason },
+    /// A wait for the usage limit's reset, from `start_ms` (unix ms), is over now (or the
+    /// user took the session back): noted in the record.
+    Waited { leg: u32, start_ms: u64, resets_at_ms: Option<u64> },
+    /// The conversation went on after a usage limit baton did not hand over from (not
+    /// waited for, or the user took the session back; Claude Code resumes by itself after
+    /// the reset): the leg did not end there, and the handoff written from facts at the
+    /// limit is stale: closed, so no hand-over is briefed from it.
+    WentOn { leg: u32 },
 }
 
 /// The hand-over's decisions, fed with the record's view and the user's keys.
@@ -97,13 +137,29 @@ pub struct HandOver {
     pending: Vec<Step>,
     /// When each hand-over's countdown ended, and when its continue prompt went in.
     pub handovers: Vec<(Instant, Option<Instant>)>,
+    /// `--wait-limit` and the rest of the run's bounds ([`faults::decide`]).
+    policy: Policy,
+    streaks: Streaks,
+    /// The current leg's usage limit was answered.
+    limit_handled: bool,
+    /// ... and baton left the session at it (not waited for, or the user took it back).
+    limit_left: bool,
+    /// The run's end when a usage limit was not waited for (its reset past `--wait-limit`,
+    /// or not stated), and the leg it ended.
+    pub limit_not_waited: Option<(u32, RunEnd)>,
 }
 
 impl HandOver {
+    #[cfg(test)]
     pub fn new(max_legs: u32) -> HandOver {
+        HandOver::with_policy(Policy { max_legs, ..Policy::default() })
+    }
+
+    /// A hand-over within the run's bounds: `--max-legs` and `--wait-limit`.
+    pub fn with_policy(policy: Policy) -> HandOver {
         HandOver {
             leg: 1,
-            max_legs: max_legs.max(1),
+            max_legs: policy.max_legs.max(1),
             phase: Phase::Watching,
             handled: 0,
             last_key: None,
@@ -111,6 +167,25 @@ impl HandOver {
             shown: 0,
             pending: vec![],
             handovers: vec![],
+            policy,
+            streaks: Streaks::default(),
+            limit_handled: false,
+            limit_left: false,
+            limit_not_waited: None,
+        }
+    }
+
+    /// Whether baton is watching the host (no hand-over or wait under way): the edge reads
+    /// the transcript for a usage limit only then.
+    pub fn watching(&self) -> bool {
+        matches!(self.phase, Phase::Watching)
+    }
+
+    /// The wait under way (its start, unix ms, and the reset), when the host exits in it.
+    pub fn waiting(&self) -> Option<(u64, Option<u64>)> {
+        match self.phase {
+            Phase::Waiting { start_ms, resets_at_ms, .. } => Some((start_ms, resets_at_ms)),
+            _ => None,
         }
     }
 
@@ -147,6 +222,14 @@ impl HandOver {
             self.pending.push(Step::Line(cancelled_line(Cancel::KeyDuringCountdown)));
             return false;
         }
+        // A key during a wait for the reset: the user takes the session back (the key is
+        // theirs, for the host); baton types nothing after the reset.
+        if let Some((start_ms, resets_at_ms)) = self.waiting() {
+            self.phase = Phase::Watching;
+            self.limit_left = true;
+            self.pending.push(Step::Waited { leg: self.leg, start_ms, resets_at_ms });
+            self.pending.push(Step::Line(cancelled_line(Cancel::KeyDuringWait)));
+        }
         true
     }
 
@@ -159,6 +242,17 @@ impl HandOver {
                 let cues = view.idle_stops + u32::from(view.stopped);
                 let drawing =
                     self.last_output.is_some_and(|o| now.saturating_duration_since(o) < OUTPUT_QUIET);
+                if let Some(limit) = view.limit.as_ref().filter(|_| !self.limit_handled && !drawing) {
+                    self.limit_handled = true;
+                    self.usage_limit(limit, view, now, &mut steps);
+                    return steps;
+                }
+                if self.limit_left && view.limit.is_none() {
+                    self.limit_left = false;
+                    self.limit_handled = false;
+                    self.limit_not_waited = None;
+                    steps.push(Step::WentOn { leg: self.leg });
+                }
                 if !(view.paused && cues > self.handled) || drawing {
                     return steps;
                 }
@@ -176,13 +270,7 @@ impl HandOver {
             Phase::Counting { since } => {
                 let elapsed = now.saturating_duration_since(since);
                 if elapsed >= COUNTDOWN {
-                    self.leg += 1;
-                    self.handled = 0;
-                    self.handovers.push((now, None));
-                    steps.push(Step::Line(handing_over_line(self.leg)));
-                    steps.push(Step::NextLeg(self.leg));
-                    steps.push(Step::Type(CLEAR_COMMAND.to_string()));
-                    self.phase = Phase::Clearing { since: now, enters: 0 };
+                    self.hand_over(now, &mut steps);
                 } else {
                     let left = (COUNTDOWN - elapsed).as_secs_f64().ceil() as u64;
                     if left != self.shown {
@@ -220,8 +308,62 @@ impl HandOver {
                     self.phase = Phase::Watching;
                 }
             }
+            Phase::Waiting { until, start_ms, until_ms, resets_at_ms } => {
+                if now >= until {
+                    steps.push(Step::Waited { leg: self.leg, start_ms, resets_at_ms });
+                    self.hand_over(now, &mut steps);
+                } else {
+                    let left = (until - now).as_secs_f64().ceil() as u64;
+                    if left != self.shown {
+                        self.shown = left;
+                        steps.push(Step::Line(waiting_line(until_ms, left)));
+                    }
+                }
+            }
         }
         steps
+    }
+
+    /// The countdown (or the wait) is over: the next leg, and the clear command typed.
+    fn hand_over(&mut self, now: Instant, steps: &mut Vec<Step>) {
+        self.leg += 1;
+        self.handled = 0;
+        self.limit_handled = false;
+        self.limit_left = false;
+        self.handovers.push((now, None));
+        steps.push(Step::Line(handing_over_line(self.leg)));
+        steps.push(Step::NextLeg(self.leg));
+        steps.push(Step::Type(CLEAR_COMMAND.to_string()));
+        self.phase = Phase::Clearing { since: now, enters: 0 };
+    }
+
+    /// The leg's turn ended on the usage limit: what [`faults::decide`] says of it (the
+    /// same rule as between headless legs): wait until the reset, then hand over; or, past
+    /// `--wait-limit` (or with no reset stated), say so and leave the session to the user.
+    fn usage_limit(&mut self, limit: &LimitSeen, view: &LegView, now: Instant, steps: &mut Vec<Step>) {
+        let reason =
+            EndReason::UsageLimit { resets_at_ms: limit.resets_at_ms, message: limit.message.clone() };
+        let decision = faults::decide(&reason, &mut self.streaks, &self.policy, view.now_ms);
+        steps.push(Step::LimitReached { leg: self.leg, reason });
+        match decision {
+            Decision::Next { wait: Some(wait), .. } => {
+                let left = Duration::from_millis(wait.until_ms.saturating_sub(view.now_ms));
+                self.phase = Phase::Waiting {
+                    until: now + left,
+                    start_ms: view.now_ms,
+                    until_ms: wait.until_ms,
+                    resets_at_ms: limit.resets_at_ms,
+                };
+                self.shown = left.as_secs_f64().ceil() as u64;
+                steps.push(Step::Line(waiting_line(wait.until_ms, self.shown)));
+            }
+            Decision::Next { wait: None, .. } => self.hand_over(now, steps),
+            Decision::End(end) => {
+                steps.push(Step::Line(limit_not_waited_line(limit.resets_at_ms)));
+                self.limit_not_waited = Some((self.leg, end));
+                self.limit_left = true;
+            }
+        }
     }
 }
 
@@ -276,6 +418,7 @@ fn report_len(bytes: &[u8]) -> Option<usize> {
 pub enum Cancel {
     KeyDuringCountdown,
     RecentKey,
+    KeyDuringWait,
 }
 
 fn used_words(used_pct: Option<u32>) -> String {
@@ -295,6 +438,9 @@ pub fn cancelled_line(why: Cancel) -> String {
     let why = match why {
         Cancel::KeyDuringCountdown => "a key was pressed",
         Cancel::RecentKey => "you were typing",
+        Cancel::KeyDuringWait => {
+            return "baton: the wait for the usage limit's reset is yours now (a key was pressed): baton types nothing; the handoff is saved: `/clear` and say \"continue\" to pick it up".to_string();
+        }
     };
     format!(
         "baton: hand-over cancelled ({why}); the context stays paused: `/clear` and say \"continue\" to pick it up"
@@ -305,6 +451,35 @@ fn max_legs_line(used_pct: Option<u32>, max_legs: u32) -> String {
     format!(
         "baton: {} — handoff saved; --max-legs {max_legs} reached, not continuing: `/clear` and say \"continue\" to pick it up",
         used_words(used_pct)
+    )
+}
+
+/// A duration left, as people read it (pure): `42 s`, `3 min 20 s`, `5 h 59 min`.
+pub fn time_left(seconds: u64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min {} s", s / 60, s % 60),
+        s => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// The line while baton waits for a usage limit's reset (pure but for the local clock).
+pub fn waiting_line(until_ms: u64, seconds_left: u64) -> String {
+    format!(
+        "baton: usage limit, handoff saved — waiting for the reset until {} ({}), sending nothing; a key hands it back",
+        super::clock(until_ms),
+        time_left(seconds_left)
+    )
+}
+
+/// The line when the usage limit is not waited for (pure but for the local clock).
+fn limit_not_waited_line(resets_at_ms: Option<u64>) -> String {
+    let when = match resets_at_ms {
+        Some(at) => format!("resets at {}, later than --wait-limit allows", super::clock(at)),
+        None => "states no reset time".to_string(),
+    };
+    format!(
+        "baton: usage limit — it {when}: not waiting; the handoff is saved: after the reset, `{CLEAR_COMMAND}` and say \"{CONTINUE_PROMPT}\" to pick it up"
     )
 }
 
@@ -322,19 +497,57 @@ pub fn status_bytes(line: &str, rows: u16) -> Vec<u8> {
     format!("\x1b7\x1b[{rows};1H\x1b[2K\x1b[7m{line}\x1b[0m\x1b8").into_bytes()
 }
 
+/// The most bytes read from the end of a leg's transcript for its newest reply, and the
+/// lines looked at.
+const LIMIT_TAIL_BUDGET: u64 = 64 * 1024;
+const LIMIT_TAIL_LINES: usize = 60;
+
+/// The usage limit a transcript's newest reply records (the host's synthetic message),
+/// read again only when the file has grown: `cache` holds the last reading.
+fn limit_in(
+    path: &std::path::Path,
+    cache: &mut Option<(std::path::PathBuf, u64, Option<LimitSeen>)>,
+) -> Option<LimitSeen> {
+    let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if let Some((seen, seen_len, limit)) = cache.as_ref() {
+        if seen == path && *seen_len == len {
+            return limit.clone();
+        }
+    }
+    let Ok(lines) = crate::transcript::last_json_lines(path, LIMIT_TAIL_BUDGET, LIMIT_TAIL_LINES) else {
+        return cache.as_ref().and_then(|(_, _, limit)| limit.clone());
+    };
+    let limit = match super::host_faults::from_claude_lines(&lines) {
+        Some(HostFault::UsageLimit { resets_at_ms, message }) => Some(LimitSeen { resets_at_ms, message }),
+        _ => None,
+    };
+    *cache = Some((path.to_path_buf(), len, limit.clone()));
+    limit
+}
+
 /// What the record says of `leg` (the project's handoffs are read only once the leg has
-/// idled after a pause or a handoff).
-fn view(run_id: &str, leg: u32, handoffs: &Handoffs) -> LegView {
+/// idled after a pause or a handoff; the leg's transcript, for a usage limit, only when
+/// `watching`).
+fn view(
+    run_id: &str,
+    leg: u32,
+    handoffs: &Handoffs,
+    watching: bool,
+    cache: &mut Option<(std::path::PathBuf, u64, Option<LimitSeen>)>,
+) -> LegView {
     let record = load(run_id);
     let note = record.leg(leg);
     let idle_stops = note.map_or(0, |n| n.idle_stops);
     let stopped = note.is_some_and(|n| n.stopped);
+    let transcript = note.and_then(|n| n.transcripts.last()).filter(|_| watching);
     LegView {
         paused: (idle_stops > 0 || stopped) && handoffs.leg_paused(note),
         idle_stops,
         stopped,
         used_pct: note.and_then(|n| n.peak_used_pct),
         started: note.is_some_and(|n| !n.sessions.is_empty()),
+        limit: transcript.and_then(|path| limit_in(path, cache)),
+        now_ms: run_record::now_ms(),
     }
 }
 
@@ -342,7 +555,50 @@ fn view(run_id: &str, leg: u32, handoffs: &Handoffs) -> LegView {
 struct Driver<'a> {
     run_id: &'a str,
     handoffs: &'a Handoffs,
+    host: crate::host::HostKind,
     hand_over: HandOver,
+    /// The last reading of the current leg's transcript ([`limit_in`]).
+    limit_cache: Option<(std::path::PathBuf, u64, Option<LimitSeen>)>,
+}
+
+impl Driver<'_> {
+    /// The leg's turn ended on the usage limit: why it ended, in the record; the handoff
+    /// from facts when none of its own is pending (the work stays saved through the wait).
+    fn limit_reached(&self, leg: u32, reason: EndReason) {
+        note(self.run_id, leg, |n| {
+            n.end_reason = Some(reason);
+            n.ended_ms = Some(run_record::now_ms());
+        });
+        if !self.handoffs.leg_paused(load(self.run_id).leg(leg)) {
+            super::handoff_from_facts(self.host, self.handoffs, self.run_id, leg);
+        }
+    }
+    /// The conversation went on after the usage limit ([`Step::WentOn`]): the leg goes on
+    /// too, and its own handoff written at the limit is closed.
+    fn went_on(&self, leg: u32) {
+        let Some(note) = load(self.run_id).leg(leg).cloned() else { return };
+        note_went_on(self.run_id, leg);
+        let from_facts = |found: &crate::resume::Found| {
+            let trigger = found.handoff.as_ref().ok().and_then(|h| h.baton().trigger());
+            trigger == Some("manual")
+                && super::is_own_pause(found.session(), found.paused(), trigger, &note.sessions)
+        };
+        let all = crate::resume::find_all(&self.handoffs.project, &self.handoffs.config);
+        for found in all.iter().filter(|f| from_facts(f)) {
+            let _ = crate::resume::close(found, "the conversation went on after the usage limit");
+        }
+    }
+}
+
+/// The leg did not end at the usage limit after all: the conversation went on.
+fn note_went_on(run_id: &str, leg: u32) {
+    note(run_id, leg, |n| {
+        n.end_reason = None;
+        n.ended_ms = None;
+        n.handoff = None;
+        n.checkpoint = None;
+        n.paused_ms = None;
+    });
 }
 
 impl pty::Driver for Driver<'_> {
@@ -355,7 +611,8 @@ impl pty::Driver for Driver<'_> {
     }
 
     fn tick(&mut self, now: Instant, rows: u16) -> Vec<Action> {
-        let view = view(self.run_id, self.hand_over.leg(), self.handoffs);
+        let watching = self.hand_over.watching();
+        let view = view(self.run_id, self.hand_over.leg(), self.handoffs, watching, &mut self.limit_cache);
         let mut actions = vec![];
         for step in self.hand_over.tick(&view, now) {
             match step {
@@ -365,37 +622,88 @@ impl pty::Driver for Driver<'_> {
                     note(self.run_id, leg - 1, |n| n.ended = true);
                     set_current_leg(self.run_id, leg);
                 }
+                Step::LimitReached { leg, reason } => self.limit_reached(leg, reason),
+                Step::Waited { leg, start_ms, resets_at_ms } => {
+                    note_wait(self.run_id, leg, start_ms, resets_at_ms)
+                }
+                Step::WentOn { leg } => self.went_on(leg),
             }
         }
         actions
     }
 }
 
+/// The hand-over after each leg that ended at a usage limit, in the record: from the
+/// limit to its wait, and from the wait's end to the continue prompt (`handovers[i]` is
+/// leg `i + 1`'s: when its countdown or wait ended, when the prompt went in).
+fn note_limit_handovers(run_id: &str, handovers: &[(Instant, Option<Instant>)]) {
+    for (leg, (ended, typed)) in (1u32..).zip(handovers) {
+        let Some(typed) = typed else { continue };
+        note(run_id, leg, |n| {
+            let before_wait = match (n.ended_ms, n.waits.first()) {
+                (Some(ended_ms), Some(wait)) if n.end_reason.is_some() => {
+                    wait.start_ms.saturating_sub(ended_ms)
+                }
+                _ => return,
+            };
+            let after_wait = u64::try_from(typed.saturating_duration_since(*ended).as_millis()).unwrap_or(0);
+            n.handover_ms = Some(before_wait + after_wait);
+        });
+    }
+}
+
+/// A wait for the usage limit's reset, from `start_ms` to now, in the record.
+fn note_wait(run_id: &str, leg: u32, start_ms: u64, resets_at_ms: Option<u64>) {
+    let why = WaitReason::UsageLimit { until_ms: resets_at_ms };
+    note(run_id, leg, |n| n.waits.push(Wait { start_ms, end_ms: run_record::now_ms(), why }));
+}
+
 /// Runs the interactive host on a pty until it exits, handing over to a fresh context
-/// each time its context is paused and it is idle, up to `max_legs` legs. The outcome's
-/// `elapsed` holds each hand-over's time from the countdown's end to the continue prompt.
+/// each time its context is paused and it is idle, up to `policy.max_legs` legs, and after
+/// a usage limit's reset (within `policy.wait_limit`). The outcome's `elapsed` holds each
+/// hand-over's time from the countdown's (or the wait's) end to the continue prompt.
 pub fn run_interactive(
     command: &InteractiveCommand,
-    max_legs: u32,
+    policy: Policy,
     run_id: &str,
     handoffs: &Handoffs,
 ) -> Result<RunOutcome, RelayError> {
     set_current_leg(run_id, 1);
     let mut child = std::process::Command::new(&command.program);
     child.args(&command.args).env(RUN_ID_ENV, run_id).env(RUN_LEG_ENV, LIVE_LEG);
-    let mut driver = Driver { run_id, handoffs, hand_over: HandOver::new(max_legs) };
+    let mut driver = Driver {
+        run_id,
+        handoffs,
+        host: command.host,
+        hand_over: HandOver::with_policy(policy),
+        limit_cache: None,
+    };
     let code = pty::run(child, &mut driver)
         .map_err(|source| RelayError::Spawn { program: command.program.clone(), source })?;
     let legs = driver.hand_over.leg();
+    // The host exited during a wait: the wait ends here.
+    if let Some((start_ms, resets_at_ms)) = driver.hand_over.waiting() {
+        note_wait(run_id, legs, start_ms, resets_at_ms);
+    }
+    note_limit_handovers(run_id, &driver.hand_over.handovers);
     let paused = handoffs.leg_paused(load(run_id).leg(legs));
     note(run_id, legs, |n| {
         n.ended = true;
         n.handoff_pending = paused;
     });
-    let end = match next_step(paused, legs, max_legs.max(1)) {
-        NextStep::Done => RunEnd::Done,
-        NextStep::MaxLegs => RunEnd::MaxLegs,
-        NextStep::Continue => RunEnd::LeftPaused,
+    // A limit not waited for ends the run so while the leg is still at it (the host may
+    // have gone on by itself: Claude Code resumes after a reset of its own accord).
+    let still_limited = |leg: u32| {
+        let note = load(run_id).leg(leg).cloned().unwrap_or_default();
+        note.transcripts.last().is_some_and(|path| limit_in(path, &mut None).is_some())
+    };
+    let not_waited =
+        driver.hand_over.limit_not_waited.clone().filter(|(leg, _)| *leg == legs && still_limited(legs));
+    let end = match (not_waited, next_step(paused, legs, policy.max_legs.max(1))) {
+        (Some((_, end)), _) => end,
+        (None, NextStep::Done) => RunEnd::Done,
+        (None, NextStep::MaxLegs) => RunEnd::MaxLegs,
+        (None, NextStep::Continue) => RunEnd::LeftPaused,
     };
     run_record::update(run_id, |record| {
         record.end = Some(end.clone());
@@ -417,7 +725,14 @@ mod tests {
     use super::*;
 
     fn paused(idle_stops: u32) -> LegView {
-        LegView { paused: true, idle_stops, stopped: false, used_pct: Some(78), started: true }
+        LegView {
+            paused: true,
+            idle_stops,
+            stopped: false,
+            used_pct: Some(78),
+            started: true,
+            ..LegView::default()
+        }
     }
 
     fn lines(steps: &[Step]) -> Vec<&str> {
@@ -546,6 +861,121 @@ mod tests {
         h.tick(&paused(1), t);
         assert!(h.input(b"\x1b[O", t) && h.counting(), "a focus change is no key");
         assert!(!h.input(b"q", t) && !h.counting());
+    }
+
+    fn at_limit(resets_at_ms: u64) -> LegView {
+        LegView {
+            started: true,
+            limit: Some(LimitSeen {
+                resets_at_ms: Some(resets_at_ms),
+                message: "You've hit your 5-hour limit".into(),
+            }),
+            now_ms: 1_000_000,
+            ..LegView::default()
+        }
+    }
+
+    fn typed(steps: &[Step]) -> Vec<&str> {
+        steps.iter().filter_map(|s| if let Step::Type(t) = s { Some(t.as_str()) } else { None }).collect()
+    }
+
+    #[test]
+    fn a_usage_limit_is_waited_out_then_handed_over() {
+        let t = Instant::now();
+        let at = |ms: u64| t + Duration::from_millis(ms);
+        let mut h = HandOver::new(5);
+        // Reset 20 s ahead: the wait lasts until 2 s after it.
+        let view = at_limit(1_020_000);
+        let steps = h.tick(&view, t);
+        assert!(
+            matches!(
+                &steps[0],
+                Step::LimitReached {
+                    leg: 1,
+                    reason: EndReason::UsageLimit { resets_at_ms: Some(1_020_000), .. }
+                }
+            ),
+            "{steps:?}"
+        );
+        let line = lines(&steps)[0].to_string();
+        assert!(
+            line.starts_with("baton: usage limit, handoff saved — waiting for the reset until ")
+                && line.contains("(22 s)"),
+            "{line}"
+        );
+        assert!(h.waiting().is_some() && !h.watching());
+        // Nothing is typed during the wait; the line counts down.
+        let mut all = vec![];
+        for ms in (100..22_000).step_by(100) {
+            all.extend(h.tick(&view, at(ms)));
+        }
+        assert!(typed(&all).is_empty(), "{all:?}");
+        assert!(lines(&all).iter().any(|l| l.contains("(1 s)")), "{all:?}");
+        // At the end of the wait: noted, the next leg, the clear command.
+        let steps = h.tick(&view, at(22_000));
+        assert!(
+            matches!(steps[0], Step::Waited { leg: 1, start_ms: 1_000_000, resets_at_ms: Some(1_020_000) }),
+            "{steps:?}"
+        );
+        assert_eq!(steps[2..], [Step::NextLeg(2), Step::Type("/clear".into())]);
+        assert_eq!(h.leg(), 2);
+        // The fresh leg goes on as after a pause; its own limit is answered again.
+        let fresh = LegView::default();
+        assert_eq!(h.tick(&fresh, at(23_000)), vec![Step::Type("\r".into())]);
+        let started = LegView { started: true, ..LegView::default() };
+        assert_eq!(h.tick(&started, at(23_100)), vec![Step::Type("continue".into())]);
+        assert_eq!(h.tick(&started, at(24_100)), vec![Step::Type("\r".into())]);
+        assert!(matches!(h.tick(&at_limit(1_050_000), at(30_000))[0], Step::LimitReached { leg: 2, .. }));
+    }
+
+    #[test]
+    fn a_limit_seen_while_the_host_draws_waits_for_it_to_settle() {
+        let t = Instant::now();
+        let mut h = HandOver::new(5);
+        h.output(t);
+        assert!(h.tick(&at_limit(1_020_000), t + Duration::from_millis(300)).is_empty());
+        assert!(!h.tick(&at_limit(1_020_000), t + OUTPUT_QUIET).is_empty());
+    }
+
+    #[test]
+    fn a_limit_past_wait_limit_is_not_waited_for_and_the_host_may_go_on() {
+        let t = Instant::now();
+        let mut h = HandOver::with_policy(Policy { wait_limit: Duration::ZERO, ..Policy::default() });
+        let steps = h.tick(&at_limit(1_020_000), t);
+        assert!(matches!(steps[0], Step::LimitReached { .. }));
+        assert!(lines(&steps)[0].contains("later than --wait-limit allows: not waiting"), "{steps:?}");
+        assert_eq!(h.limit_not_waited, Some((1, RunEnd::LimitNotWaited { resets_at_ms: Some(1_020_000) })));
+        assert!(h.tick(&at_limit(1_020_000), t + Duration::from_secs(60)).is_empty(), "nothing typed");
+        // No reset stated: the same.
+        let mut h = HandOver::new(5);
+        let view = LegView { limit: Some(LimitSeen::default()), ..at_limit(0) };
+        assert!(lines(&h.tick(&view, t))[0].contains("states no reset time"));
+        // Claude Code resumed by itself: the leg goes on, the limit no longer ends the run.
+        let on = LegView { started: true, ..LegView::default() };
+        assert_eq!(h.tick(&on, t + Duration::from_secs(90)), vec![Step::WentOn { leg: 1 }]);
+        assert_eq!(h.limit_not_waited, None);
+        assert!(h.tick(&on, t + Duration::from_secs(91)).is_empty());
+    }
+
+    #[test]
+    fn a_key_during_the_wait_hands_the_session_back() {
+        let t = Instant::now();
+        let mut h = HandOver::new(5);
+        h.tick(&at_limit(1_600_000), t);
+        assert!(h.key(t + Duration::from_secs(5)), "the key goes on to the host");
+        let steps = h.tick(&at_limit(1_600_000), t + Duration::from_secs(5));
+        assert!(matches!(steps[0], Step::Waited { leg: 1, .. }), "{steps:?}");
+        assert!(lines(&steps)[0].contains("is yours now"), "{steps:?}");
+        assert!(typed(&h.tick(&at_limit(1_600_000), t + Duration::from_secs(700))).is_empty());
+        let on = LegView { started: true, ..LegView::default() };
+        assert_eq!(h.tick(&on, t + Duration::from_secs(701)), vec![Step::WentOn { leg: 1 }]);
+    }
+
+    #[test]
+    fn time_left_reads_as_people_say_it() {
+        assert_eq!(time_left(42), "42 s");
+        assert_eq!(time_left(200), "3 min 20 s");
+        assert_eq!(time_left(6 * 3600 - 60), "5 h 59 min");
     }
 
     #[test]

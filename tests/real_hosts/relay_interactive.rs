@@ -15,8 +15,8 @@ use serde_json::json;
 use super::relay::{ALLOWED, STEPS, TASK, context_starts, new_agent, steps_log, transcripts, user_config};
 use super::{BRIEF, Checks, SERVER_LIFETIME};
 use crate::common;
-use crate::real_hosts_support::agent::{Move, Obeys};
-use crate::real_hosts_support::server::Server;
+use crate::real_hosts_support::agent::{Agent, Move, Obeys, TaskAgent};
+use crate::real_hosts_support::server::{Fault, FaultPlan, Server};
 use crate::real_hosts_support::{self, Tmux, World, with_hosts};
 
 /// The countdown line's words (the figure and the seconds vary).
@@ -31,6 +31,18 @@ struct Session {
 }
 
 fn start(checks: &mut Checks, world: &World, server: &Server) -> Option<Session> {
+    start_with(checks, world, server, &[], |_| {})
+}
+
+/// [`start`] with `flags` before the host command and the host's environment changed by
+/// `env_of` (a subscription login in place of the API key).
+fn start_with(
+    checks: &mut Checks,
+    world: &World,
+    server: &Server,
+    flags: &[&str],
+    env_of: impl FnOnce(&mut Vec<(&'static str, String)>),
+) -> Option<Session> {
     if !real_hosts_support::tmux_available()
         && real_hosts_support::mode() != real_hosts_support::Mode::Required
     {
@@ -40,12 +52,15 @@ fn start(checks: &mut Checks, world: &World, server: &Server) -> Option<Session>
     world.claude_setup();
     user_config(world, "relay");
     let mut env = world.env();
-    env.extend(world.claude_env(server).into_iter().map(|(k, v)| (k.to_string(), v)));
+    let mut host_env = world.claude_env(server);
+    env_of(&mut host_env);
+    env.extend(host_env.into_iter().map(|(k, v)| (k.to_string(), v)));
     let err = world.root().join("baton-run.stderr");
     let status = world.root().join("baton-run.status");
     let script = format!(
-        "'{}' run -- '{}' --allowedTools {ALLOWED} 2>'{}'; echo $? >'{}'",
+        "'{}' run {} -- '{}' --allowedTools {ALLOWED} 2>'{}'; echo $? >'{}'",
         common::BATON,
+        flags.join(" "),
         world.hosts.claude.display(),
         err.display(),
         status.display()
@@ -249,6 +264,158 @@ fn a_key_during_the_countdown_cancels_on_claude_code() {
                     l.starts_with("baton run: 1 leg;") && l.contains("exited with its context paused")
                 }),
             || stderr.clone(),
+        );
+        checks.finish();
+    });
+}
+
+/// A context that never nears CRITICAL: 30k at the start, 2k per shell result.
+fn small_agent() -> Arc<Agent> {
+    Arc::new(Agent::new(TaskAgent {
+        steps: STEPS,
+        base_tokens: 30_000,
+        per_step_tokens: 2_000,
+        obeys: Obeys::Never,
+    }))
+}
+
+/// A usage limit mid-task on the real Claude Code (issue 34), on a subscription login:
+/// Claude Code ends the turn on the 429 and records the exact reset; baton writes the
+/// handoff from facts, shows on the pane that it waits and until when, sends nothing until
+/// the reset, then types `/clear` and "continue": a fresh context briefed from the handoff
+/// completes the task, every step once. `baton report --relay` lists the first leg as
+/// ended at the usage limit, with its wait.
+#[test]
+fn baton_run_claude_interactive_waits_for_a_usage_limits_reset() {
+    with_hosts("relay: usage limit (interactive, tmux)", |hosts| {
+        let mut checks = Checks::new("relay: usage limit interactive");
+        let world = World::new(hosts);
+        let agent = small_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        // The 12th request (step 5's result) refused for 20 s.
+        server.plan_fault(FaultPlan {
+            fault: Fault::UsageLimit,
+            at_main: 12,
+            lasting: Some(Duration::from_secs(20)),
+        });
+        // A subscription login: Claude Code stops at a usage limit at once (with an API key
+        // it retries a 429 for minutes by itself).
+        let Some(Session { tmux, err, status }) = start_with(&mut checks, &world, &server, &[], |env| {
+            env.retain(|(k, _)| *k != "ANTHROPIC_API_KEY");
+            env.push(("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-stand-in".to_string()));
+        }) else {
+            return;
+        };
+        let done = || {
+            agent
+                .decisions()
+                .last()
+                .is_some_and(|d| matches!(d.made, Move::Finish(ref t) if t.contains("All 20")))
+        };
+        let mut waiting_lines: Vec<String> = vec![];
+        let mut panes = String::new();
+        let mut seen = (0, Instant::now());
+        tmux.wait_for(Duration::from_secs(240), |pane| {
+            for line in pane.lines().filter(|l| l.contains("waiting for the reset until")) {
+                let line = line.trim().to_string();
+                if !waiting_lines.contains(&line) {
+                    waiting_lines.push(line);
+                    panes.push_str(pane);
+                }
+            }
+            let count = server.main_requests().len();
+            if count != seen.0 {
+                seen = (count, Instant::now());
+            }
+            done() || status.exists() || seen.1.elapsed() > Duration::from_secs(60)
+        });
+        let finished = done();
+        // Settled: no request for 12 s (Claude Code's own resume, 30 to 90 s after the reset,
+        // did not come into the fresh context in a run watched until 100 s after it).
+        let mut settled = (server.main_requests().len(), Instant::now());
+        tmux.wait_for(Duration::from_secs(60), |_| {
+            let count = server.main_requests().len();
+            if count != settled.0 {
+                settled = (count, Instant::now());
+            }
+            status.exists() || settled.1.elapsed() > Duration::from_secs(12)
+        });
+        let pane = tmux.pane();
+        let _ = std::fs::write(world.root().join("logs-pane.txt"), format!("{panes}\n=====\n{pane}"));
+        world.save_requests(&server, "relay-claude-interactive-usage-limit");
+        std::thread::sleep(Duration::from_secs(2));
+        tmux.type_line("/exit", || status.exists());
+        let exited = tmux.wait_for(Duration::from_secs(20), |_| status.exists());
+        let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+        let code = std::fs::read_to_string(&status).unwrap_or_default();
+        drop(tmux);
+        eprintln!(
+            "real hosts: relay usage limit interactive: pane lines {waiting_lines:?}\nstderr: {stderr}\n{}",
+            server.summary()
+        );
+        checks.check("the task completed", finished, || format!("{:?}\n{pane}", agent.bash_steps()));
+        checks.check("baton run exited 0 after /exit", exited && code.trim() == "0", || {
+            format!("status {code:?}\n{stderr}")
+        });
+        let expected: Vec<u32> = (1..=STEPS).collect();
+        checks.check(
+            "every step's command was issued once, in order",
+            agent.bash_steps() == expected,
+            || format!("{:?}", agent.bash_steps()),
+        );
+        let log = steps_log(&world);
+        let want: Vec<String> = (1..=STEPS).map(|n| format!("step-{n:02}")).collect();
+        checks.check("steps.log: every step ran exactly once, in order", log == want, || format!("{log:?}"));
+        let played = server.faults_played();
+        let requests = server.main_requests();
+        let refused = requests.iter().filter(|r| r.refused).count();
+        checks.check("the usage limit refused one request (the host's own)", refused == 1, || {
+            format!("{refused} refused; {played:?}\n{}", server.summary())
+        });
+        let (start_ms, reset_ms) = played.first().map_or((0, 0), |p| (p.start_ms, p.end_ms.unwrap_or(0)));
+        let early =
+            requests.iter().filter(|r| !r.refused && r.millis > start_ms && r.millis < reset_ms).count();
+        checks.check("no request before the reset", early == 0, || server.summary());
+        checks.check(
+            "the pane said baton waits for the reset, and until when",
+            waiting_lines.iter().any(|l| l.starts_with("baton: usage limit") && l.contains("until ")),
+            || format!("{waiting_lines:?}\n{pane}"),
+        );
+        let starts = context_starts(&requests.iter().filter(|r| !r.refused).cloned().collect::<Vec<_>>());
+        let answered: Vec<_> = requests.iter().filter(|r| !r.refused).cloned().collect();
+        checks.check("a second context continued the task", starts.len() == 2, || server.summary());
+        for at in starts.iter().skip(1) {
+            let text = answered[*at].text();
+            checks.check(
+                "leg 2 started with the brief in its first request",
+                text.contains(BRIEF) && text.contains("This is leg 2 of a relay"),
+                || text.chars().take(1500).collect(),
+            );
+        }
+        let resumed_by_host = requests.iter().filter(|r| r.text().contains("usage limit has reset")).count();
+        checks.check(
+            "Claude Code's own resume did not continue the task a second time",
+            resumed_by_host == 0,
+            || server.summary(),
+        );
+        super::relay_report::check_report_after_fault(&mut checks, &world, "usage_limit", 0);
+        let report = world.run(
+            Path::new(common::BATON),
+            &["report", "--relay", "--json"],
+            &[],
+            Duration::from_secs(60),
+        );
+        let report: serde_json::Value = serde_json::from_str(&report.stdout).unwrap_or_default();
+        let waits: Vec<f64> = report["legs"][0]["waits"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|w| w["seconds"].as_f64())
+            .collect();
+        checks.check(
+            "baton report --relay: leg 1's wait for the reset",
+            waits.len() == 1 && waits[0] >= 5.0,
+            || format!("{}", report["legs"]),
         );
         checks.finish();
     });
