@@ -700,6 +700,7 @@ pub fn run_headless(
             fault: host_faults::read(command.host, &leg_note.transcripts, &stderr, ended.code, ended_ms),
             peak_used_pct: leg_note.peak_used_pct,
             progress: before.map(|before| progress::since(&before, &handoffs.project, &handoffs.config)),
+            start: if paused { start_of_leg(command.host, &leg_note) } else { None },
         };
         let mut reason = faults::classify(&facts);
         // A host killed from outside can leave its workers running the task (Codex's and
@@ -711,11 +712,14 @@ pub fn run_headless(
             crate::util::proc::reap_adopted();
         }
         if let EndReason::Futile { filled_by, first_used_pct, .. } = &mut reason {
-            *first_used_pct = leg_note.first_used_pct;
-            *filled_by =
-                Some(progress::what_fills_the_start(&handoffs.project, leg_note.briefed_from.as_deref()));
+            *first_used_pct = facts.start.map(|start| start.used_pct);
+            *filled_by = Some(progress::what_fills_the_start(
+                command.host,
+                &handoffs.project,
+                leg_note.briefed_from.as_deref(),
+            ));
         }
-        note_leg_end(run_id, leg, paused, ended_ms, ended.code, &facts.progress, &reason);
+        note_leg_end(run_id, leg, paused, ended_ms, ended.code, &facts, &reason);
         let code = ended.code;
         on_event(
             &Event::LegEnded(LegEnd { leg, code, reason: reason.clone(), interrupted: ended.interrupted }),
@@ -785,6 +789,16 @@ fn end_run(
     RunOutcome { legs, code, end, record: load(run_id), elapsed }
 }
 
+/// How full a paused leg was at its first reply: the first figure of its first
+/// transcript against the figure its CRITICAL handoff was written at. `None` when the
+/// hook noted no CRITICAL figure or the transcript has no figure.
+fn start_of_leg(host: HostKind, note: &run_record::LegNote) -> Option<faults::StartOfLeg> {
+    let (critical_tokens, critical_pct) = (note.critical_tokens?, note.critical_used_pct?);
+    let transcript = note.transcripts.first()?;
+    let trace = crate::transcript::read_trace(host.transcript_format(), transcript).ok()?;
+    faults::start_of_leg(trace.figures.first()?.tokens, critical_tokens, critical_pct)
+}
+
 /// The runner's notes when a leg ended.
 fn note_leg_end(
     run_id: &str,
@@ -792,7 +806,7 @@ fn note_leg_end(
     paused: bool,
     ended_ms: u64,
     code: i32,
-    progress: &Option<run_record::Progress>,
+    facts: &faults::LegFacts,
     reason: &EndReason,
 ) {
     note(run_id, leg, |note| {
@@ -800,7 +814,10 @@ fn note_leg_end(
         note.handoff_pending = paused;
         note.ended_ms = Some(ended_ms);
         note.exit_code = Some(code);
-        note.progress = progress.clone();
+        note.progress = facts.progress.clone();
+        if let Some(start) = facts.start {
+            note.first_used_pct = Some(start.used_pct);
+        }
         note.end_reason = Some(reason.clone());
     });
 }

@@ -90,6 +90,13 @@ pub struct LegNote {
     /// started with (instructions, brief).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_used_pct: Option<u32>,
+    /// The context (tokens) and its figure (used %) when the leg's first CRITICAL handoff
+    /// was written: the runner compares the leg's first reply with it (a leg that started
+    /// past CRITICAL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_used_pct: Option<u32>,
     /// The transcripts (or rollouts) of the leg's sessions, as the host named them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub transcripts: Vec<PathBuf>,

@@ -1341,3 +1341,45 @@ fn a_pulled_handoff_of_every_record_status_resumes_once_accepted() {
         }
     }
 }
+
+/// With `checkpoint.github.auto` the CRITICAL hook pushes the handoff it wrote, in the
+/// background. Where another user can reach the project's folder, the handoff goes to
+/// baton's private folder and nothing is pushed: the push reads the project's HANDOFF.json,
+/// and there it may be anyone's (here: one written before the folder was opened to all).
+#[test]
+fn the_critical_hook_pushes_by_itself_only_from_a_project_no_other_user_can_reach() {
+    for world_writable in [false, true] {
+        let sandbox = Sandbox::new();
+        let root = sandbox.project();
+        clone_with_handoff(&sandbox, &root);
+        if world_writable {
+            std::fs::set_permissions(&root, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+        }
+        let gh = FakeGh::new(&sandbox);
+        Issue::new("").publish(&gh);
+        sandbox.write_bridge(SESSION, 20.0, 0);
+        let event = json!({
+            "session_id": SESSION, "transcript_path": Value::Null, "cwd": root,
+            "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_input": {}, "tool_response": {},
+        });
+        let mut env = gh.env();
+        env.push(("BATON_CHECKPOINT_GITHUB_AUTO".into(), "1".into()));
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let output = sandbox.run_with(&["hook"], event.to_string().as_bytes(), &env);
+        assert!(told(&output).is_some_and(|t| t.contains("CRITICAL")), "{}", stdout(&output));
+
+        // The push runs detached: wait for its comment, or long enough to be sure of none.
+        let commented = || gh.keys().iter().any(|k| k == "issue-comment");
+        let deadline =
+            std::time::Instant::now() + std::time::Duration::from_secs(if world_writable { 5 } else { 30 });
+        while !commented() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert_eq!(
+            commented(),
+            !world_writable,
+            "world-writable: {world_writable}; gh calls: {:?}",
+            gh.keys()
+        );
+    }
+}

@@ -80,6 +80,18 @@ fn start_in(sandbox: &Sandbox, session: &str, cwd: &Path) -> String {
     told(&output).unwrap_or_default()
 }
 
+/// The status line rendered for a session in `cwd`, without colour.
+fn statusline_in(sandbox: &Sandbox, cwd: &Path) -> String {
+    let mut payload = common::fixture_json("statusline.json");
+    payload["cwd"] = json!(cwd);
+    payload["workspace"]["current_dir"] = json!(cwd);
+    payload["workspace"]["project_dir"] = json!(cwd);
+    payload["transcript_path"] = Value::Null;
+    let output = sandbox.run_with(&["statusline"], payload.to_string().as_bytes(), &[("NO_COLOR", "1")]);
+    assert!(output.status.success());
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 /// The CRITICAL handoff of a session in `cwd` goes to baton's private folder, says where
 /// and why (`why` in the reason), and briefs the next session there. Nothing is written
 /// under `watched`.
@@ -105,6 +117,8 @@ fn goes_private(sandbox: &Sandbox, cwd: &Path, watched: &Path, why: &str) {
     assert_eq!(std::fs::metadata(folder).unwrap().mode() & 0o777, 0o700);
     assert_eq!(read_json(&private)["baton"]["session_id"], SESSION);
     assert!(private.with_file_name(".continue-here.md").is_file());
+    // The status line there marks it as waiting, as it would one in the project.
+    assert!(statusline_in(sandbox, cwd).contains("⏸ handoff"), "{}", statusline_in(sandbox, cwd));
     // The next session in that folder is briefed from it.
     let brief = start_in(sandbox, NEXT, cwd);
     assert!(brief.starts_with("baton resume brief: a paused handoff from session 7f3c2a10"), "{brief}");

@@ -232,14 +232,17 @@ fn finish(
             )
         }
         RunEnd::Futile { filled_by } => {
-            let at = outcome
-                .record
-                .leg(last)
-                .and_then(|n| n.peak_used_pct)
-                .map(|p| format!(" (at {p} %)"))
-                .unwrap_or_default();
+            let note = outcome.record.leg(last);
+            let at = note.and_then(|n| n.peak_used_pct).map(|p| format!(" (at {p} %)")).unwrap_or_default();
+            // Past CRITICAL from the first reply (measured), or nothing done (all else).
+            let legs = match note.and_then(|n| n.first_used_pct) {
+                Some(first) => {
+                    format!("were past CRITICAL from their first request ({first} % full at the start)")
+                }
+                None => format!("completed nothing and paused at CRITICAL again{at}"),
+            };
             errln!(
-                "baton run: {} legs in a row completed nothing and paused at CRITICAL again{at}: the context is nearly full from its first request. What fills it at the start: {}. Make that smaller (or use a model with a larger window), then {again}.",
+                "baton run: {} legs in a row {legs}: the context is nearly full from its first request. What fills it at the start: {}. Make that smaller (or use a model with a larger window), then {again}.",
                 faults::MAX_FUTILE_IN_A_ROW,
                 filled_by.as_deref().unwrap_or("not measured")
             )

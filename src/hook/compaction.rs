@@ -42,7 +42,7 @@ pub(super) fn pre_compact(call: &Call) -> Option<Envelope> {
         };
         snapshot = match handoff::write(&request) {
             Ok(outcome) => {
-                push_to_github(&call.config, &outcome.root);
+                push_to_github(&call.config, &outcome);
                 SnapshotState::Written
             }
             Err(handoff::WriteError::Busy(_)) => SnapshotState::CriticalBusy,

@@ -32,7 +32,7 @@ pub(super) fn critical_handoff(call: &Call, warning: &monitor::Warning, mode: Mo
     match handoff::write(&request) {
         Ok(outcome) => {
             session_state::mark_critical_recorded(session);
-            push_to_github(&call.config, &outcome.root);
+            push_to_github(&call.config, &outcome);
             let saved = saved_handoff(&outcome);
             // Under `baton run` the leg is paused while this handoff is pending, whoever
             // stops the agent (baton's pause, or the agent ending its turn as asked).
@@ -48,8 +48,13 @@ pub(super) fn critical_handoff(call: &Call, warning: &monitor::Warning, mode: Mo
                     },
                 );
                 let used = warning.figure.used_pct();
+                let tokens = warning.figure.used_tokens;
                 run_record::note(run_id, *leg, |note| {
                     note.peak_used_pct = Some(note.peak_used_pct.map_or(used, |p| p.max(used)));
+                    if note.critical_tokens.is_none() && tokens.is_some() {
+                        note.critical_tokens = tokens;
+                        note.critical_used_pct = Some(used);
+                    }
                 });
             }
             HandoffWords::Saved(saved)
@@ -123,15 +128,17 @@ pub(super) fn rewrite_critical_handoff(
         now: chrono::Utc::now(),
     };
     if let Ok(outcome) = handoff::write(&request) {
-        push_to_github(&call.config, &outcome.root);
+        push_to_github(&call.config, &outcome);
     }
 }
 
 /// With `checkpoint.github.auto`, pushes the new handoff to its GitHub issue in a
 /// detached process, so the hook returns at once; failures land in the handoff.
-pub(super) fn push_to_github(config: &Config, root: &Path) {
-    if config.checkpoint_github_auto() {
-        let _ = crate::checkpoint_github::spawn_auto_push(root);
+/// Not when the handoff went to baton's private folder: the push reads the project's
+/// HANDOFF.json, and in a folder another user can reach that file may be anyone's.
+pub(super) fn push_to_github(config: &Config, outcome: &handoff::Outcome) {
+    if config.checkpoint_github_auto() && outcome.private.is_none() {
+        let _ = crate::checkpoint_github::spawn_auto_push(&outcome.root);
     }
 }
 

@@ -62,11 +62,39 @@ pub struct LegFacts {
     pub fault: Option<HostFault>,
     pub peak_used_pct: Option<u32>,
     pub progress: Option<Progress>,
+    /// How full the leg's first reply was ([`start_of_leg`]), when measured.
+    pub start: Option<StartOfLeg>,
+}
+
+/// How full a leg's context was at its first reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartOfLeg {
+    /// The first reply's context, used %.
+    pub used_pct: u32,
+    /// The first reply was already at (or past) the figure of the leg's CRITICAL handoff:
+    /// the leg was past CRITICAL from its first request, whatever it then did.
+    pub past_critical: bool,
+}
+
+/// The leg's first reply (`first_tokens`, from its transcript) against the figure its
+/// CRITICAL handoff was written at (`critical_tokens`, `critical_pct`, from the hook).
+/// The hooks measure in %, the transcript in tokens: the first reply's % is scaled from
+/// the CRITICAL figure's.
+pub fn start_of_leg(first_tokens: u64, critical_tokens: u64, critical_pct: u32) -> Option<StartOfLeg> {
+    if critical_tokens == 0 || first_tokens == 0 {
+        return None;
+    }
+    let scaled = u128::from(first_tokens) * u128::from(critical_pct) / u128::from(critical_tokens);
+    Some(StartOfLeg {
+        used_pct: u32::try_from(scaled).unwrap_or(u32::MAX),
+        past_critical: first_tokens >= critical_tokens,
+    })
 }
 
 /// Why a leg ended. The user's interruption first (whatever the host made of it: Claude
 /// Code exits 0 on Ctrl-C), then the host's own fault signal, then the pause (futile when
-/// the leg completed nothing), then the exit status.
+/// the leg completed nothing, or was past CRITICAL from its first request: a fresh leg
+/// starts as full, so the relay gains nothing by another), then the exit status.
 pub fn classify(facts: &LegFacts) -> EndReason {
     if let Some(signal) = facts.interrupted_by {
         return EndReason::Interrupted { signal };
@@ -85,10 +113,11 @@ pub fn classify(facts: &LegFacts) -> EndReason {
             .progress
             .as_ref()
             .is_some_and(|p| p.commits == 0 && p.files_changed == 0 && p.steps_done.unwrap_or(0) == 0);
-        if nothing {
+        let full_from_the_start = facts.start.is_some_and(|start| start.past_critical);
+        if nothing || full_from_the_start {
             return EndReason::Futile {
                 used_pct: facts.peak_used_pct,
-                first_used_pct: None,
+                first_used_pct: facts.start.map(|start| start.used_pct),
                 filled_by: None,
             };
         }
@@ -287,6 +316,27 @@ mod tests {
         assert!(matches!(classify(&f), EndReason::Paused { .. }));
         let f = LegFacts { paused: true, progress: None, ..facts(0) };
         assert!(matches!(classify(&f), EndReason::Paused { .. }), "not measured is not nothing");
+    }
+
+    #[test]
+    fn a_leg_past_critical_from_its_first_reply_is_futile_whatever_it_did() {
+        // Codex and Gemini CLI: the agent's first call is a step, CRITICAL comes after it.
+        let one_step = Some(Progress { files_changed: 1, steps_done: Some(1), ..Progress::default() });
+        let start = start_of_leg(165_000, 165_000, 82);
+        assert_eq!(start, Some(StartOfLeg { used_pct: 82, past_critical: true }));
+        let f =
+            LegFacts { paused: true, progress: one_step.clone(), start, peak_used_pct: Some(83), ..facts(0) };
+        assert_eq!(
+            classify(&f),
+            EndReason::Futile { used_pct: Some(83), first_used_pct: Some(82), filled_by: None }
+        );
+        // A leg that started with room and worked up to CRITICAL is a plain pause.
+        let start = start_of_leg(110_000, 145_000, 76);
+        assert_eq!(start, Some(StartOfLeg { used_pct: 57, past_critical: false }));
+        let f = LegFacts { paused: true, progress: one_step, start, ..facts(0) };
+        assert!(matches!(classify(&f), EndReason::Paused { .. }));
+        assert_eq!(start_of_leg(0, 145_000, 76), None, "no figure in the transcript");
+        assert_eq!(start_of_leg(1, 0, 76), None);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::config::Config;
+use crate::host::HostKind;
 use crate::run_record::Progress;
 
 /// The most files a snapshot looks at; a larger project is not measured.
@@ -117,9 +118,13 @@ fn count_commits(project: &Path, old: Option<&str>, new: &str) -> u32 {
 /// The instruction files a host reads into every fresh context, as named in the project.
 const INSTRUCTION_FILES: [&str; 5] = ["CLAUDE.md", "AGENTS.md", "GEMINI.md", ".claude/CLAUDE.md", "QWEN.md"];
 
+/// What Codex reads of a project's AGENTS.md unless `project_doc_max_bytes` is raised in
+/// its config.toml (Codex 0.171.0 warns "Loaded only 32768 of N bytes" and drops the rest).
+const CODEX_PROJECT_DOC_DEFAULT: u64 = 32 * 1024;
+
 /// What fills a fresh context at its start, in words: the instruction files in the
 /// project and the brief (the handoff the leg was briefed from), with their sizes.
-pub fn what_fills_the_start(project: &Path, brief: Option<&str>) -> String {
+pub fn what_fills_the_start(host: HostKind, project: &Path, brief: Option<&str>) -> String {
     let size = |path: &Path| std::fs::symlink_metadata(path).ok().filter(|m| m.is_file()).map(|m| m.len());
     let mut parts: Vec<(String, u64)> = INSTRUCTION_FILES
         .iter()
@@ -133,7 +138,20 @@ pub fn what_fills_the_start(project: &Path, brief: Option<&str>) -> String {
             parts.push((format!("the brief ({brief})"), len));
         }
     }
-    describe_fill(&parts)
+    describe_fill_on(host, &parts)
+}
+
+/// The parts in words ([`describe_fill`]), and what `host` makes of them: Codex reads only
+/// the first [`CODEX_PROJECT_DOC_DEFAULT`] bytes of a larger AGENTS.md by default (pure).
+pub fn describe_fill_on(host: HostKind, parts: &[(String, u64)]) -> String {
+    let fill = describe_fill(parts);
+    match parts.iter().find(|(name, _)| name == "AGENTS.md") {
+        Some((_, len)) if host == HostKind::Codex && *len > CODEX_PROJECT_DOC_DEFAULT => format!(
+            "{fill}. Codex reads {} KB of AGENTS.md unless `project_doc_max_bytes` is raised in its config.toml",
+            CODEX_PROJECT_DOC_DEFAULT / 1024
+        ),
+        _ => fill,
+    }
 }
 
 /// The parts in words, largest first (pure).
@@ -198,5 +216,18 @@ mod tests {
             "{text}"
         );
         assert!(describe_fill(&[]).starts_with("nothing baton can name"));
+    }
+
+    #[test]
+    fn codexs_agents_md_is_named_with_what_codex_reads_of_it() {
+        let big = [("AGENTS.md".to_string(), 400_000)];
+        let codex = describe_fill_on(HostKind::Codex, &big);
+        assert!(
+            codex.starts_with("AGENTS.md (391 KB); the rest") && codex.contains("Codex reads 32 KB"),
+            "{codex}"
+        );
+        assert!(!describe_fill_on(HostKind::Claude, &big).contains("Codex reads"));
+        let small = [("AGENTS.md".to_string(), 1_000)];
+        assert!(!describe_fill_on(HostKind::Codex, &small).contains("Codex reads"));
     }
 }

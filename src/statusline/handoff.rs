@@ -1,5 +1,6 @@
 //! The handoff marker: `⏸ handoff` while the project has a paused handoff waiting
-//! (`HANDOFF.json` with `status: "paused"` in the handoff folder, `.planning` by default).
+//! (`HANDOFF.json` with `status: "paused"` in the handoff folder, `.planning` by default,
+//! or in baton's private folder for the project).
 
 use std::path::Path;
 

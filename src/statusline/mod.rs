@@ -232,12 +232,16 @@ impl<'a> Context<'a> {
             .as_deref()
     }
 
-    /// A paused handoff waits in the project.
+    /// A paused handoff waits for the project: in it, or in baton's private folder for it
+    /// (where the hook writes when another user could reach the project's folder).
     pub fn handoff_paused(&self) -> bool {
         *self.handoff.get_or_init(|| {
-            self.project_roots()
-                .iter()
-                .any(|root| handoff::is_paused(&root.join(&self.settings.handoff_dir).join("HANDOFF.json")))
+            let paused_in =
+                |base: &Path| handoff::is_paused(&base.join(&self.settings.handoff_dir).join("HANDOFF.json"));
+            self.project_roots().iter().any(|root| {
+                paused_in(root)
+                    || crate::handoff::store::private_roots(root).iter().any(|private| paused_in(private))
+            })
         })
     }
 }

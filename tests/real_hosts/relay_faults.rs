@@ -27,21 +27,6 @@ fn small_agent() -> Arc<Agent> {
     }))
 }
 
-/// `baton run -- claude -p …` with `flags` before the command.
-fn claude_args(world: &World, flags: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = vec!["run".into()];
-    args.extend(flags.iter().map(|f| f.to_string()));
-    args.push("--".into());
-    args.push(world.hosts.claude.display().to_string());
-    args.extend(["-p", "--allowedTools", ALLOWED, "--output-format", "json", TASK].map(str::to_string));
-    args
-}
-
-/// The user's configuration: the model's window as a fact, the relay on.
-fn claude_config(world: &World) {
-    super::relay::user_config(world, "relay");
-}
-
 fn run_baton(
     world: &World,
     args: &[String],
@@ -123,13 +108,68 @@ fn record_reasons(world: &World) -> Vec<String> {
     reasons
 }
 
+/// The headless hosts the fault scenarios run.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Host {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+/// A world set up for `host` against `server` (baton installed, the relay on), and
+/// `baton run [flags] -- <host command>` with its environment.
+fn set_up(
+    world: &World,
+    server: &Server,
+    host: Host,
+    flags: &[&str],
+) -> (Vec<String>, Vec<(&'static str, String)>) {
+    let mut args: Vec<String> = vec!["run".into()];
+    args.extend(flags.iter().map(|f| f.to_string()));
+    args.push("--".into());
+    match host {
+        Host::Claude => {
+            world.claude_setup();
+            // The model's window as a fact (no status line in `-p`), the relay on.
+            super::relay::user_config(world, "relay");
+            args.push(world.hosts.claude.display().to_string());
+            args.extend(
+                ["-p", "--allowedTools", ALLOWED, "--output-format", "json", TASK].map(str::to_string),
+            );
+            (args, world.claude_env(server))
+        }
+        Host::Codex => {
+            world.codex_setup(server);
+            common::write(&world.sandbox.user_config(), r#"{"handoff": {"on_critical": "relay"}}"#);
+            args.push(super::relay::codex_command(world).display().to_string());
+            args.extend(super::relay::CODEX_ARGS.map(str::to_string));
+            args.push(TASK.to_string());
+            (args, super::relay::codex_env())
+        }
+        Host::Gemini => {
+            world.gemini_setup();
+            // The user's bound on Gemini CLI's own retries (10 attempts over ~3.5 min by
+            // default): two.
+            let settings = world.sandbox.home().join(".gemini/settings.json");
+            let mut value: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&settings).unwrap_or_default())
+                    .unwrap_or_default();
+            value["general"]["maxAttempts"] = serde_json::json!(2);
+            common::write(&settings, &value.to_string());
+            super::relay::gemini_config(world, "relay", true);
+            args.push(super::relay::gemini_command(world).display().to_string());
+            args.extend(super::relay::GEMINI_ARGS.map(str::to_string));
+            args.extend(["-p".to_string(), TASK.to_string()]);
+            (args, super::relay::gemini_env(server))
+        }
+    }
+}
+
 #[test]
 fn baton_run_claude_print_waits_for_a_usage_limits_reset() {
     with_hosts("relay faults: claude -p usage limit", |hosts| {
         let mut checks = Checks::new("relay faults: claude -p usage limit");
         let world = World::new(hosts);
-        world.claude_setup();
-        claude_config(&world);
         let agent = small_agent();
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         server.plan_fault(FaultPlan {
@@ -139,10 +179,10 @@ fn baton_run_claude_print_waits_for_a_usage_limits_reset() {
         });
         // A subscription login: Claude Code stops at a usage limit at once (with an API key
         // it retries a 429 for minutes by itself).
-        let mut env = world.claude_env(&server);
+        let (args, mut env) = set_up(&world, &server, Host::Claude, &[]);
         env.retain(|(k, _)| *k != "ANTHROPIC_API_KEY");
         env.push(("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-stand-in".to_string()));
-        let run = run_baton(&world, &claude_args(&world, &[]), &env, |_| {});
+        let run = run_baton(&world, &args, &env, |_| {});
         world.save_requests(&server, "relay-faults-claude-usage-limit");
         eprintln!("real hosts: relay faults: usage limit stderr (tail):\n{}", common_tail(&run.stderr));
         check_completed(&mut checks, &agent, &run);
@@ -185,8 +225,6 @@ fn baton_run_claude_print_retries_server_errors_with_backoff() {
     with_hosts("relay faults: claude -p server errors", |hosts| {
         let mut checks = Checks::new("relay faults: claude -p server errors");
         let world = World::new(hosts);
-        world.claude_setup();
-        claude_config(&world);
         let agent = small_agent();
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         // 529 for 6 s: the host's own 2 retries (1.6 s) and the relay's first backoff (2 s)
@@ -196,9 +234,9 @@ fn baton_run_claude_print_retries_server_errors_with_backoff() {
             at_main: 12,
             lasting: Some(Duration::from_secs(6)),
         });
-        let mut env = world.claude_env(&server);
+        let (args, mut env) = set_up(&world, &server, Host::Claude, &[]);
         env.push(("CLAUDE_CODE_MAX_RETRIES", "2".to_string()));
-        let run = run_baton(&world, &claude_args(&world, &[]), &env, |_| {});
+        let run = run_baton(&world, &args, &env, |_| {});
         world.save_requests(&server, "relay-faults-claude-529");
         eprintln!("real hosts: relay faults: 529 stderr (tail):\n{}", common_tail(&run.stderr));
         check_completed(&mut checks, &agent, &run);
@@ -217,14 +255,12 @@ fn baton_run_claude_print_retries_server_errors_with_backoff() {
 
         // Errors that never stop: within the retry bound, one clear line, non-zero.
         let world = World::new(hosts);
-        world.claude_setup();
-        claude_config(&world);
         let agent = small_agent();
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         server.plan_fault(FaultPlan { fault: Fault::Overloaded, at_main: 4, lasting: None });
-        let mut env = world.claude_env(&server);
+        let (args, mut env) = set_up(&world, &server, Host::Claude, &["--retries", "1"]);
         env.push(("CLAUDE_CODE_MAX_RETRIES", "0".to_string()));
-        let run = run_baton(&world, &claude_args(&world, &["--retries", "1"]), &env, |_| {});
+        let run = run_baton(&world, &args, &env, |_| {});
         eprintln!("real hosts: relay faults: 529 for ever stderr (tail):\n{}", common_tail(&run.stderr));
         checks.check("errors for ever: exit 5", run.status.and_then(|s| s.code()) == Some(5), || {
             run.describe()
@@ -246,13 +282,11 @@ fn baton_run_claude_print_restarts_a_killed_host() {
     with_hosts("relay faults: claude -p killed", |hosts| {
         let mut checks = Checks::new("relay faults: claude -p killed");
         let world = World::new(hosts);
-        world.claude_setup();
-        claude_config(&world);
         let agent = small_agent();
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         let count = server.main_counter();
-        let env = world.claude_env(&server);
-        let run = run_baton(&world, &claude_args(&world, &[]), &env, move |baton| {
+        let (args, env) = set_up(&world, &server, Host::Claude, &[]);
+        let run = run_baton(&world, &args, &env, move |baton| {
             if wait_until(&count, 14, Duration::from_secs(120)) {
                 for host in children_of(baton) {
                     // SAFETY: kill() of a process of this test's own run.
@@ -281,13 +315,10 @@ fn baton_run_claude_print_interrupted_then_continued() {
     with_hosts("relay faults: claude -p Ctrl-C", |hosts| {
         let mut checks = Checks::new("relay faults: claude -p Ctrl-C");
         let world = World::new(hosts);
-        world.claude_setup();
-        claude_config(&world);
         let agent = small_agent();
         let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
         let count = server.main_counter();
-        let env = world.claude_env(&server);
-        let args = claude_args(&world, &[]);
+        let (args, env) = set_up(&world, &server, Host::Claude, &[]);
         let run = run_baton(&world, &args, &env, move |baton| {
             if wait_until(&count, 14, Duration::from_secs(120)) {
                 // Ctrl-C: the terminal's SIGINT to the whole foreground group.
@@ -333,86 +364,13 @@ fn baton_run_claude_print_interrupted_then_continued() {
 #[test]
 fn baton_run_claude_print_ends_a_futile_relay() {
     with_hosts("relay faults: claude -p futile", |hosts| {
-        let mut checks = Checks::new("relay faults: claude -p futile");
-        let world = World::new(hosts);
-        world.claude_setup();
-        claude_config(&world);
-        // Every context is past CRITICAL from its first request (800k of 1M); the agent does
-        // as baton asks and ends its turn without a step.
-        let agent = Arc::new(Agent::new(TaskAgent {
-            steps: STEPS,
-            base_tokens: 800_000,
-            per_step_tokens: 10_000,
-            obeys: Obeys::Always,
-        }));
-        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
-        let env = world.claude_env(&server);
-        let run = run_baton(&world, &claude_args(&world, &[]), &env, |_| {});
-        world.save_requests(&server, "relay-faults-claude-futile");
-        eprintln!("real hosts: relay faults: futile stderr (tail):\n{}", common_tail(&run.stderr));
-        checks.check("exit 7 (futile)", run.status.and_then(|s| s.code()) == Some(7), || run.describe());
-        let legs = server.main_requests().iter().filter(|r| r.turn == 0).count();
-        checks.check("at most two futile legs", (1..=2).contains(&legs), || server.summary());
-        checks.check(
-            "the line says what filled the context at the start",
-            run.stderr.contains("completed nothing and paused at CRITICAL again")
-                && run.stderr.contains("What fills it at the start: "),
-            || run.stderr.clone(),
-        );
-        super::relay_report::check_report_after_futile(&mut checks, &world);
-        checks.finish();
+        futile_on(Host::Claude, "relay faults: claude -p futile", hosts);
     });
 }
 
 // ---- Codex and Gemini CLI ----
 
-/// The headless hosts besides Claude Code.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Other {
-    Codex,
-    Gemini,
-}
-
-/// A world set up for `host` against `server`, and `baton run [flags] -- <host command>`
-/// with its environment.
-fn other_host(
-    world: &World,
-    server: &Server,
-    host: Other,
-    flags: &[&str],
-) -> (Vec<String>, Vec<(&'static str, String)>) {
-    let mut args: Vec<String> = vec!["run".into()];
-    args.extend(flags.iter().map(|f| f.to_string()));
-    args.push("--".into());
-    match host {
-        Other::Codex => {
-            world.codex_setup(server);
-            common::write(&world.sandbox.user_config(), r#"{"handoff": {"on_critical": "relay"}}"#);
-            args.push(super::relay::codex_command(world).display().to_string());
-            args.extend(super::relay::CODEX_ARGS.map(str::to_string));
-            args.push(TASK.to_string());
-            (args, super::relay::codex_env())
-        }
-        Other::Gemini => {
-            world.gemini_setup();
-            // The user's bound on Gemini CLI's own retries (10 attempts over ~3.5 min by
-            // default): two.
-            let settings = world.sandbox.home().join(".gemini/settings.json");
-            let mut value: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&settings).unwrap_or_default())
-                    .unwrap_or_default();
-            value["general"]["maxAttempts"] = serde_json::json!(2);
-            common::write(&settings, &value.to_string());
-            super::relay::gemini_config(world, "relay", true);
-            args.push(super::relay::gemini_command(world).display().to_string());
-            args.extend(super::relay::GEMINI_ARGS.map(str::to_string));
-            args.extend(["-p".to_string(), TASK.to_string()]);
-            (args, super::relay::gemini_env(server))
-        }
-    }
-}
-
-fn usage_limit_on(host: Other, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
+fn usage_limit_on(host: Host, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
     let mut checks = Checks::new(name);
     let world = World::new(hosts);
     let agent = small_agent();
@@ -422,7 +380,7 @@ fn usage_limit_on(host: Other, name: &'static str, hosts: &crate::real_hosts_sup
         at_main: 8,
         lasting: Some(Duration::from_secs(20)),
     });
-    let (args, env) = other_host(&world, &server, host, &[]);
+    let (args, env) = set_up(&world, &server, host, &[]);
     let run = run_baton(&world, &args, &env, |_| {});
     world.save_requests(&server, &format!("relay-faults-{host:?}-usage-limit"));
     eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
@@ -449,16 +407,16 @@ fn usage_limit_on(host: Other, name: &'static str, hosts: &crate::real_hosts_sup
     checks.finish();
 }
 
-fn server_errors_on(host: Other, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
+fn server_errors_on(host: Host, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
     let mut checks = Checks::new(name);
     let world = World::new(hosts);
     let agent = small_agent();
     let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
     // Longer than the host's own retries: Codex's provider has none here; Gemini CLI's
     // second attempt comes 5-7 s after the first (more on a loaded machine).
-    let lasting = Duration::from_secs(if host == Other::Gemini { 15 } else { 6 });
+    let lasting = Duration::from_secs(if host == Host::Gemini { 15 } else { 6 });
     server.plan_fault(FaultPlan { fault: Fault::Overloaded, at_main: 8, lasting: Some(lasting) });
-    let (args, env) = other_host(&world, &server, host, &[]);
+    let (args, env) = set_up(&world, &server, host, &[]);
     let run = run_baton(&world, &args, &env, |_| {});
     world.save_requests(&server, &format!("relay-faults-{host:?}-errors"));
     eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
@@ -473,7 +431,7 @@ fn server_errors_on(host: Other, name: &'static str, hosts: &crate::real_hosts_s
     let agent = small_agent();
     let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
     server.plan_fault(FaultPlan { fault: Fault::Overloaded, at_main: 3, lasting: None });
-    let (args, env) = other_host(&world, &server, host, &["--retries", "1"]);
+    let (args, env) = set_up(&world, &server, host, &["--retries", "1"]);
     let run = run_baton(&world, &args, &env, |_| {});
     eprintln!("real hosts: {name} for ever stderr (tail):\n{}", common_tail(&run.stderr));
     checks.check("errors for ever: exit 5", run.status.and_then(|s| s.code()) == Some(5), || run.describe());
@@ -488,39 +446,39 @@ fn server_errors_on(host: Other, name: &'static str, hosts: &crate::real_hosts_s
 #[test]
 fn baton_run_codex_exec_waits_for_a_usage_limits_reset() {
     with_hosts("relay faults: codex exec usage limit", |hosts| {
-        usage_limit_on(Other::Codex, "relay faults: codex exec usage limit", hosts);
+        usage_limit_on(Host::Codex, "relay faults: codex exec usage limit", hosts);
     });
 }
 
 #[test]
 fn baton_run_codex_exec_retries_server_errors() {
     with_hosts("relay faults: codex exec server errors", |hosts| {
-        server_errors_on(Other::Codex, "relay faults: codex exec server errors", hosts);
+        server_errors_on(Host::Codex, "relay faults: codex exec server errors", hosts);
     });
 }
 
 #[test]
 fn baton_run_gemini_print_waits_for_a_usage_limits_reset() {
     with_hosts("relay faults: gemini -p usage limit", |hosts| {
-        usage_limit_on(Other::Gemini, "relay faults: gemini -p usage limit", hosts);
+        usage_limit_on(Host::Gemini, "relay faults: gemini -p usage limit", hosts);
     });
 }
 
 #[test]
 fn baton_run_gemini_print_retries_server_errors() {
     with_hosts("relay faults: gemini -p server errors", |hosts| {
-        server_errors_on(Other::Gemini, "relay faults: gemini -p server errors", hosts);
+        server_errors_on(Host::Gemini, "relay faults: gemini -p server errors", hosts);
     });
 }
 
 /// Ctrl-C mid-leg (exit 130, no new leg), then the same command again, whose leg the host
 /// killed from outside mid-way: the relay continues, restarts, and completes the task.
-fn interrupted_then_killed_on(host: Other, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
+fn interrupted_then_killed_on(host: Host, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
     let mut checks = Checks::new(name);
     let world = World::new(hosts);
     let agent = small_agent();
     let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
-    let (args, env) = other_host(&world, &server, host, &[]);
+    let (args, env) = set_up(&world, &server, host, &[]);
     let count = server.main_counter();
     let run = run_baton(&world, &args, &env, move |baton| {
         if wait_until(&count, 6, Duration::from_secs(120)) {
@@ -569,13 +527,80 @@ fn interrupted_then_killed_on(host: Other, name: &'static str, hosts: &crate::re
 #[test]
 fn baton_run_codex_exec_interrupted_continued_and_killed() {
     with_hosts("relay faults: codex exec Ctrl-C and kill", |hosts| {
-        interrupted_then_killed_on(Other::Codex, "relay faults: codex exec Ctrl-C and kill", hosts);
+        interrupted_then_killed_on(Host::Codex, "relay faults: codex exec Ctrl-C and kill", hosts);
     });
 }
 
 #[test]
 fn baton_run_gemini_print_interrupted_continued_and_killed() {
     with_hosts("relay faults: gemini -p Ctrl-C and kill", |hosts| {
-        interrupted_then_killed_on(Other::Gemini, "relay faults: gemini -p Ctrl-C and kill", hosts);
+        interrupted_then_killed_on(Host::Gemini, "relay faults: gemini -p Ctrl-C and kill", hosts);
+    });
+}
+
+/// Every context past CRITICAL from its first request: an agent that does as baton asks,
+/// with a huge instruction file in the project (the host's own: CLAUDE.md, AGENTS.md,
+/// GEMINI.md). Claude Code's first call is a ToolSearch, Codex's and Gemini CLI's a step:
+/// either way the leg is futile, and the second ends the relay.
+fn futile_on(host: Host, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
+    let mut checks = Checks::new(name);
+    let world = World::new(hosts);
+    // Claude Code: a window of 1M stated, CRITICAL at 75 %; Codex: CRITICAL at 145k, its
+    // compaction at 187k; Gemini CLI: CRITICAL at 790k, its compression at 943k.
+    let (base_tokens, instructions) = match host {
+        Host::Claude => (800_000, "CLAUDE.md"),
+        Host::Codex => (165_000, "AGENTS.md"),
+        Host::Gemini => (850_000, "GEMINI.md"),
+    };
+    let agent = Arc::new(Agent::new(TaskAgent {
+        steps: STEPS,
+        base_tokens,
+        per_step_tokens: 2_000,
+        obeys: Obeys::Always,
+    }));
+    let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+    let line = "Follow the house style in every file you touch; never skip a test.\n";
+    common::write(&world.project().join(instructions), &line.repeat(400_000 / line.len()));
+    let (args, env) = set_up(&world, &server, host, &[]);
+    if host == Host::Codex {
+        // Codex reads 32 KiB of AGENTS.md unless the user raises its budget (a top-level key).
+        let config = world.codex_home().join("config.toml");
+        let text = std::fs::read_to_string(&config).unwrap_or_default();
+        common::write(&config, &format!("project_doc_max_bytes = 1048576\n{text}"));
+    }
+    let run = run_baton(&world, &args, &env, |_| {});
+    world.save_requests(&server, &format!("relay-faults-{host:?}-futile"));
+    eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
+    let requests = server.main_requests();
+    let first_bytes = requests.first().map_or(0, |r| r.body.to_string().len());
+    checks.check(
+        "the host sent the whole instruction file in the leg's first request",
+        first_bytes > 400_000,
+        || format!("{first_bytes} bytes"),
+    );
+    checks.check("exit 7 (futile)", run.status.and_then(|s| s.code()) == Some(7), || run.describe());
+    let legs = requests.iter().filter(|r| r.turn == 0).count();
+    checks.check("at most two futile legs", (1..=2).contains(&legs), || server.summary());
+    checks.check(
+        "the line names the instruction file that filled the context at the start",
+        run.stderr.contains("were past CRITICAL from their first request")
+            && run.stderr.contains(&format!("What fills it at the start: {instructions}")),
+        || run.stderr.clone(),
+    );
+    super::relay_report::check_report_after_futile(&mut checks, &world);
+    checks.finish();
+}
+
+#[test]
+fn baton_run_codex_exec_ends_a_futile_relay() {
+    with_hosts("relay faults: codex exec futile", |hosts| {
+        futile_on(Host::Codex, "relay faults: codex exec futile", hosts);
+    });
+}
+
+#[test]
+fn baton_run_gemini_print_ends_a_futile_relay() {
+    with_hosts("relay faults: gemini -p futile", |hosts| {
+        futile_on(Host::Gemini, "relay faults: gemini -p futile", hosts);
     });
 }

@@ -70,9 +70,13 @@ pub fn describe_end(end: &EndReason) -> String {
         EndReason::Done => "done".into(),
         EndReason::Futile { used_pct, first_used_pct, filled_by } => {
             let at = used_pct.map(|p| format!(" at {p} %")).unwrap_or_default();
-            let start = first_used_pct.map(|p| format!(", {p} % full at its start")).unwrap_or_default();
             let by = filled_by.as_deref().map(|b| format!(" ({})", one(b))).unwrap_or_default();
-            format!("futile: paused{at} having completed nothing{start}{by}")
+            match first_used_pct {
+                Some(first) => {
+                    format!("futile: past CRITICAL from its first request ({first} % full), paused{at}{by}")
+                }
+                None => format!("futile: paused{at} having completed nothing{by}"),
+            }
         }
         EndReason::Other => "not recorded".into(),
     }
