@@ -648,13 +648,17 @@ pub fn run_headless(
     // The first leg of the relay gets the user's prompt; every later one is briefed from
     // the pending handoff, with the continue prompt (none pending: the user's again).
     let mut briefed = leg > 1;
+    // The project's files at the last leg's end: the next leg's start when nothing but
+    // baton ran in between (no wait, in which the user may have changed them).
+    let mut at_last_end: Option<Option<progress::Snapshot>> = None;
     loop {
         let mut child = std::process::Command::new(&command.program);
         let prompt_leg = if briefed { leg.max(2) } else { 1 };
         child.args(command.leg_args(prompt_leg)).env(RUN_ID_ENV, run_id).env(RUN_LEG_ENV, leg.to_string());
         let started = std::time::Instant::now();
         let started_ms = now_ms();
-        let before = progress::snapshot(&handoffs.project, &handoffs.config);
+        let before =
+            at_last_end.take().unwrap_or_else(|| progress::snapshot(&handoffs.project, &handoffs.config));
         run_record::update(run_id, |record| {
             // The hand-over: from the previous leg's pause (else its end) to this start.
             if let Some(previous) = record.legs.iter_mut().find(|n| n.leg + 1 == leg) {
@@ -688,10 +692,14 @@ pub fn run_headless(
             }
         })?;
         elapsed.push(started.elapsed());
-        let ended_ms = now_ms();
+        let ended_ms = ended
+            .exited
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or_else(|_| now_ms(), |d| d.as_millis() as u64);
         let leg_note = load(run_id).leg(leg).cloned().unwrap_or_default();
         let paused = handoffs.leg_paused(Some(&leg_note));
         let stderr = String::from_utf8_lossy(&ended.stderr_tail);
+        let after = progress::snapshot(&handoffs.project, &handoffs.config);
         let facts = faults::LegFacts {
             paused,
             code: ended.code,
@@ -699,14 +707,15 @@ pub fn run_headless(
             ended_by_relay: ended.interrupted,
             fault: host_faults::read(command.host, &leg_note.transcripts, &stderr, ended.code, ended_ms),
             peak_used_pct: leg_note.peak_used_pct,
-            progress: before.map(|before| progress::since(&before, &handoffs.project, &handoffs.config)),
+            progress: before.map(|before| progress::between(&before, after.as_ref(), &handoffs.project)),
             start: if paused { start_of_leg(command.host, &leg_note) } else { None },
         };
         let mut reason = faults::classify(&facts);
         // A host killed from outside can leave its workers running the task (Codex's and
         // Gemini CLI's node launchers start the agent as a child): the next leg must not
         // run beside them.
-        if matches!(reason, EndReason::Crashed { .. } | EndReason::Interrupted { .. }) {
+        let leftovers = matches!(reason, EndReason::Crashed { .. } | EndReason::Interrupted { .. });
+        if leftovers {
             crate::util::proc::end_leftovers();
         } else {
             crate::util::proc::reap_adopted();
@@ -752,6 +761,11 @@ pub fn run_headless(
             faults::Decision::End(end) => return Ok(end_run(run_id, first_leg..=leg, code, end, elapsed)),
             faults::Decision::Next { wait, .. } => wait,
         };
+        // Leftovers ended after the snapshot may have written since: the next leg's start
+        // is taken again then, as after a wait.
+        if wait.is_none() && !leftovers {
+            at_last_end = Some(after);
+        }
         if let Some(wait) = wait {
             on_event(&Event::Waiting { until_ms: wait.until_ms, why: wait.why.clone() }, &load(run_id));
             let start_ms = now_ms();

@@ -862,6 +862,7 @@ mod contexts;
 mod contexts_edge_cases;
 mod copilot;
 mod handoff_facts;
+mod handover_bench;
 mod opencode_kilo;
 mod relay;
 mod relay_chat_hosts;

@@ -82,17 +82,19 @@ pub fn compare(before: &Snapshot, after: &Snapshot, commits: u32) -> Progress {
     }
 }
 
-/// What the leg changed since `before`: files, and commits made on top of its HEAD that
-/// are not baton's own checkpoints.
-pub fn since(before: &Snapshot, project: &Path, config: &Config) -> Progress {
-    let Some(after) = snapshot(project, config) else {
+/// What the leg changed from `before` to `after` (its end's snapshot, which the next leg
+/// can start from: one walk of the project between two legs, not two): files, and commits
+/// made on top of its HEAD that are not baton's own checkpoints. `None` for `after` is a
+/// project grown past [`MAX_FILES`].
+pub fn between(before: &Snapshot, after: Option<&Snapshot>, project: &Path) -> Progress {
+    let Some(after) = after else {
         return Progress { files_changed: 1, ..Progress::default() };
     };
     let commits = match (&before.head, &after.head) {
         (old, Some(new)) if old.as_ref() != Some(new) => count_commits(project, old.as_deref(), new),
         _ => 0,
     };
-    compare(before, &after, commits)
+    compare(before, after, commits)
 }
 
 /// Commits from `old` (exclusive) to `new`, baton's `wip:` checkpoints left out, at most 100.

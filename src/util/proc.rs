@@ -9,7 +9,7 @@
 use std::io::{self, Read, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::platform::{self, ExitNotice, ForegroundChild, ProcessTree};
 pub use crate::platform::{catch_interrupts, interrupted};
@@ -154,7 +154,7 @@ pub fn run_in_foreground(
         let mut steps_sent = 0;
         loop {
             if let Some(status) = child.try_wait().map_err(RunError::Wait)? {
-                return Ok((status, ending.is_some() && steps_sent > 0));
+                return Ok((status, ending.is_some() && steps_sent > 0, SystemTime::now()));
             }
             if platform::take_interrupt_to_forward() {
                 if let Some(signal) = interrupted() {
@@ -176,10 +176,10 @@ pub fn run_in_foreground(
         }
     });
     drop(foreground);
-    let (status, interrupted) = waited?;
+    let (status, interrupted, exited) = waited?;
     // The child's stderr closes with it (or with the last of its children).
     let stderr_tail = tail.and_then(|t| t.recv_timeout(END_ESCALATION).ok()).unwrap_or_default();
-    Ok(Foreground { code: ForegroundChild::exit_code(status), interrupted, stderr_tail })
+    Ok(Foreground { code: ForegroundChild::exit_code(status), interrupted, stderr_tail, exited })
 }
 
 /// Copies a child's stderr to baton's as it comes, keeping its last [`STDERR_TAIL`] bytes.
@@ -221,6 +221,8 @@ pub struct Foreground {
     pub interrupted: bool,
     /// The last bytes of its stderr.
     pub stderr_tail: Vec<u8>,
+    /// When its exit was seen (before the rest of its stderr was waited for).
+    pub exited: SystemTime,
 }
 
 /// Starts `command` as `options` say; the deadline runs from now.

@@ -311,92 +311,6 @@ pub(super) fn check_relay(
     gaps
 }
 
-/// With `BATON_HANDOVER_BENCH=1` (`bench/handover.sh`): the relay's hand-overs beside the
-/// host's own cold start, measured in the same world and run: the leg's command of
-/// `baton run` (`run -- <host> …`) with a one-line prompt in place of the task, started
-/// `COLD_STARTS` times, each from its spawn to its first model request at the stand-in
-/// server (then ended: only its start is measured). Prints one line that the bench reads.
-pub(super) fn compare_with_cold_start(
-    world: &World,
-    server: &Server,
-    baton_args: &[&str],
-    env: &[(&str, String)],
-    gaps: &[f64],
-) {
-    if std::env::var_os("BATON_HANDOVER_BENCH").is_none_or(|v| v != "1") {
-        return;
-    }
-    let Some(dashes) = baton_args.iter().position(|a| *a == "--") else { return };
-    let Some(program) = baton_args.get(dashes + 1) else { return };
-    let args: Vec<&str> = baton_args[dashes + 2..]
-        .iter()
-        .map(|a| if *a == TASK { "Say hi in one line." } else { *a })
-        .collect();
-    let cold: Vec<f64> =
-        (0..COLD_STARTS).filter_map(|_| cold_start(world, server, Path::new(program), &args, env)).collect();
-    let median = |values: &[f64]| {
-        let mut sorted = values.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        sorted.get(sorted.len().saturating_sub(1) / 2).copied()
-    };
-    let name = Path::new(program).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let name = name.trim_end_matches(".exe");
-    let (hand_over, start) = (median(gaps), median(&cold));
-    let beyond = hand_over.zip(start).map(|(h, c)| format!("{:+.2}", h - c)).unwrap_or_else(|| "?".into());
-    let round = |values: &[f64]| values.iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(", ");
-    eprintln!(
-        "real hosts: hand-over | {name} | {} | {:.2} | {} | {:.2} | {beyond} |",
-        round(gaps),
-        hand_over.unwrap_or(f64::NAN),
-        round(&cold),
-        start.unwrap_or(f64::NAN),
-    );
-}
-
-/// How many times the host's own cold start is measured.
-const COLD_STARTS: usize = 5;
-
-/// One cold start of `program args` in `world`: seconds from its spawn to its first main
-/// request at `server`; the host is ended then (its whole process group, by SIGINT).
-fn cold_start(
-    world: &World,
-    server: &Server,
-    program: &Path,
-    args: &[&str],
-    env: &[(&str, String)],
-) -> Option<f64> {
-    use std::process::{Command, Stdio};
-    use std::time::Instant;
-    let before = server.main_requests().len();
-    let mut command = Command::new(program);
-    command.args(args).env_clear().current_dir(world.project());
-    for (key, value) in world.env() {
-        command.env(key, value);
-    }
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    let spawned = Instant::now();
-    let mut child = crate::real_hosts_support::own_group(&mut command).spawn().ok()?;
-    let mut first = None;
-    while spawned.elapsed() < Duration::from_secs(60) {
-        if let Some(request) = server.main_requests().get(before) {
-            first = Some(request.millis);
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    // Ended as a user's Ctrl-C ends it (a host killed outright may leave a lock that the
-    // next start waits out), then killed if it lingers.
-    let group = -(child.id() as libc::pid_t);
-    // SAFETY: kill() on the process group of our own child.
-    unsafe { libc::kill(group, libc::SIGINT) };
-    crate::real_hosts_support::wait_bounded(&mut child, Duration::from_secs(10));
-    let arrived = server.started() + Duration::from_millis(u64::try_from(first?).ok()?);
-    Some(arrived.saturating_duration_since(spawned).as_secs_f64())
-}
-
 #[test]
 fn baton_run_claude_print_relays_twenty_steps_across_contexts() {
     with_hosts("relay: baton run claude -p", |hosts| {
@@ -413,8 +327,7 @@ fn baton_run_claude_print_relays_twenty_steps_across_contexts() {
             world.run(Path::new(common::BATON), &args, &world.claude_env(&server), Duration::from_secs(240));
         world.save_requests(&server, "relay-claude-print");
         eprintln!("real hosts: relay: baton run stderr:\n{}", run.stderr.trim_end());
-        let gaps = check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheHost);
-        compare_with_cold_start(&world, &server, &args, &world.claude_env(&server), &gaps);
+        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheHost);
         checks.finish();
     });
 }
@@ -629,8 +542,7 @@ fn baton_run_codex_exec_relays_twenty_steps_across_contexts() {
         let run = world.run(Path::new(common::BATON), &args, &codex_env(), Duration::from_secs(240));
         world.save_requests(&server, "relay-codex-exec");
         eprintln!("real hosts: relay: baton run codex stderr (tail):\n{}", common_tail(&run.stderr));
-        let gaps = check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
-        compare_with_cold_start(&world, &server, &args, &codex_env(), &gaps);
+        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
         checks.finish();
     });
 }
@@ -746,8 +658,7 @@ fn baton_run_gemini_print_relays_twenty_steps_across_contexts() {
         let run = world.run(Path::new(common::BATON), &args, &gemini_env(&server), Duration::from_secs(240));
         world.save_requests(&server, "relay-gemini-print");
         eprintln!("real hosts: relay: baton run gemini stderr (tail):\n{}", common_tail(&run.stderr));
-        let gaps = check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::BeforeTheNextCall);
-        compare_with_cold_start(&world, &server, &args, &gemini_env(&server), &gaps);
+        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::BeforeTheNextCall);
         checks.finish();
     });
 }

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::relay::{
     LegEnds, STEPS, StopsBy, TASK, check_continue_resumes, check_relay, check_stopped_within_grace,
-    common_tail, compare_with_cold_start,
+    common_tail,
 };
 use super::{Checks, SERVER_LIFETIME};
 use crate::common;
@@ -22,7 +22,7 @@ use crate::real_hosts_support::server::Server;
 
 /// A program named as the host (`baton run` knows the host by the program's name) that
 /// runs `entry` with the pinned node, or the CLI's own binary.
-fn named_command(world: &World, name: &str, entry: &Path) -> PathBuf {
+pub(super) fn named_command(world: &World, name: &str, entry: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = world.root().join("bin").join(name);
     let script = if entry.extension().is_some_and(|e| e == "js") {
@@ -36,7 +36,7 @@ fn named_command(world: &World, name: &str, entry: &Path) -> PathBuf {
     path
 }
 
-fn baton_config(world: &World, on_critical: &str) {
+pub(super) fn baton_config(world: &World, on_critical: &str) {
     common::write(
         &world.sandbox.user_config(),
         &json!({"handoff": {"on_critical": on_critical}}).to_string(),
@@ -54,7 +54,7 @@ fn qwen_agent(obeys: Obeys) -> Arc<Agent> {
     Arc::new(Agent::new(TaskAgent { steps: STEPS, base_tokens: 500_000, per_step_tokens: 40_000, obeys }))
 }
 
-fn qwen_world(world: &World, server: &Server, on_critical: &str) {
+pub(super) fn qwen_world(world: &World, server: &Server, on_critical: &str) {
     world.qwen_setup(server);
     let path = world.qwen_settings_path();
     let mut settings: serde_json::Value =
@@ -70,9 +70,9 @@ fn qwen_world(world: &World, server: &Server, on_critical: &str) {
 
 /// `--yolo`: the user lets Qwen Code run the task's shell commands without asking (in
 /// `qwen -p` a call that needs a confirmation is refused).
-const QWEN_ARGS: [&str; 3] = ["--yolo", "-m", QWEN_MODEL];
+pub(super) const QWEN_ARGS: [&str; 3] = ["--yolo", "-m", QWEN_MODEL];
 
-fn qwen_env() -> Vec<(&'static str, String)> {
+pub(super) fn qwen_env() -> Vec<(&'static str, String)> {
     vec![("STANDIN_KEY", "sk-standin".to_string()), ("QWEN_CODE_NO_RELAUNCH", "true".to_string())]
 }
 
@@ -138,8 +138,7 @@ fn baton_run_qwen_print_relays_twenty_steps_across_contexts() {
         let run = world.run(Path::new(common::BATON), &args, &qwen_env(), Duration::from_secs(240));
         world.save_requests(&server, "relay-qwen-print");
         eprintln!("real hosts: relay: baton run qwen stderr (tail):\n{}", common_tail(&run.stderr));
-        let gaps = check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
-        compare_with_cold_start(&world, &server, &args, &qwen_env(), &gaps);
+        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
         checks.finish();
     });
 }
@@ -155,9 +154,9 @@ fn droid_agent(obeys: Obeys) -> Arc<Agent> {
 
 /// `--auto high`: the user lets Droid run the task's commands (`droid exec` is read-only
 /// otherwise).
-const DROID_ARGS: [&str; 5] = ["exec", "--auto", "high", "-m", DROID_MODEL];
+pub(super) const DROID_ARGS: [&str; 5] = ["exec", "--auto", "high", "-m", DROID_MODEL];
 
-fn droid_env() -> Vec<(&'static str, String)> {
+pub(super) fn droid_env() -> Vec<(&'static str, String)> {
     vec![
         ("FACTORY_AIRGAP_ENABLED", "true".to_string()),
         ("FACTORY_DROID_AUTO_UPDATE_ENABLED", "false".to_string()),
@@ -221,8 +220,7 @@ fn baton_run_droid_exec_relays_twenty_steps_across_contexts() {
         let run = world.run(Path::new(common::BATON), &args, &droid_env(), Duration::from_secs(240));
         world.save_requests(&server, "relay-droid-exec");
         eprintln!("real hosts: relay: baton run droid stderr (tail):\n{}", common_tail(&run.stderr));
-        let gaps = check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheHost);
-        compare_with_cold_start(&world, &server, &args, &droid_env(), &gaps);
+        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheHost);
         checks.finish();
     });
 }
@@ -237,7 +235,7 @@ fn copilot_agent(obeys: Obeys) -> Arc<Agent> {
     Arc::new(Agent::new(TaskAgent { steps: STEPS, base_tokens: 118_000, per_step_tokens: 1_500, obeys }))
 }
 
-fn copilot_env(server: &Server) -> Vec<(&'static str, String)> {
+pub(super) fn copilot_env(server: &Server) -> Vec<(&'static str, String)> {
     vec![
         ("COPILOT_PROVIDER_BASE_URL", format!("{}/v1", server.base_url())),
         ("COPILOT_PROVIDER_API_KEY", "sk-standin".to_string()),
@@ -248,7 +246,7 @@ fn copilot_env(server: &Server) -> Vec<(&'static str, String)> {
 }
 
 /// The user's permissions: every tool allowed (`copilot -p` asks for no confirmation).
-const COPILOT_TAIL: [&str; 2] = ["--allow-all-tools", "--no-auto-update"];
+pub(super) const COPILOT_TAIL: [&str; 2] = ["--allow-all-tools", "--no-auto-update"];
 
 #[test]
 fn copilot_print_is_stopped_within_the_grace_calls() {
@@ -306,8 +304,7 @@ fn baton_run_copilot_print_relays_twenty_steps_across_contexts() {
         let run = world.run(Path::new(common::BATON), &args, &copilot_env(&server), Duration::from_secs(240));
         world.save_requests(&server, "relay-copilot-print");
         eprintln!("real hosts: relay: baton run copilot stderr (tail):\n{}", common_tail(&run.stderr));
-        let gaps = check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
-        compare_with_cold_start(&world, &server, &args, &copilot_env(&server), &gaps);
+        check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
         checks.finish();
     });
 }

@@ -36,22 +36,22 @@ fn task_agent(obeys: Obeys) -> Arc<Agent> {
 
 /// One host's relay: its config pointing at the stand-in, baton's plugin installed, the
 /// user's `on_critical: relay`, then `baton run <entry> run <TASK>`.
-struct Host {
-    name: &'static str,
-    title: &'static str,
-    cli: &'static Cli,
+pub(super) struct Host {
+    pub(super) name: &'static str,
+    pub(super) title: &'static str,
+    pub(super) cli: &'static Cli,
     /// The config folder and file, and the plugin package its lock names.
-    folder: &'static str,
-    file: &'static str,
-    package: (&'static str, &'static str),
-    env: &'static [(&'static str, &'static str)],
+    pub(super) folder: &'static str,
+    pub(super) file: &'static str,
+    pub(super) package: (&'static str, &'static str),
+    pub(super) env: &'static [(&'static str, &'static str)],
     /// Where the host keeps its database, under `$XDG_DATA_HOME`.
-    data: &'static str,
+    pub(super) data: &'static str,
     /// `"snapshot": false` in the host's config.
-    snapshots_off: bool,
+    pub(super) snapshots_off: bool,
 }
 
-const OPENCODE_HOST: Host = Host {
+pub(super) const OPENCODE_HOST: Host = Host {
     name: "opencode",
     title: "relay_opencode: baton run opencode run",
     cli: &OPENCODE,
@@ -68,7 +68,7 @@ const OPENCODE_HOST: Host = Host {
     snapshots_off: false,
 };
 
-const KILO_HOST: Host = Host {
+pub(super) const KILO_HOST: Host = Host {
     name: "kilo",
     title: "relay_opencode: baton run kilo run",
     cli: &KILO,
