@@ -44,8 +44,17 @@ pub mod exit {
 /// The host's own signal of why it stopped, read from its transcript, rollout or stderr.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HostFault {
-    UsageLimit { resets_at_ms: Option<u64>, message: String },
-    ApiError { message: String, status: Option<u16> },
+    UsageLimit {
+        resets_at_ms: Option<u64>,
+        message: String,
+    },
+    ApiError {
+        message: String,
+        status: Option<u16>,
+    },
+    /// The host records that its turn was interrupted (Ctrl-C, SIGINT to the host alone),
+    /// whatever its exit status: Claude Code exits 0 on it, Codex 1.
+    Interrupted,
 }
 
 /// What the runner saw of a leg, for [`classify`].
@@ -100,6 +109,12 @@ pub fn classify(facts: &LegFacts) -> EndReason {
         return EndReason::Interrupted { signal };
     }
     match &facts.fault {
+        // Someone interrupted the host itself (not the relay ending a leg after baton's
+        // stop, which interrupts Codex too): the task is not done, the user wants it
+        // stopped.
+        Some(HostFault::Interrupted) if !facts.ended_by_relay => {
+            return EndReason::Interrupted { signal: crate::platform::SIGINT };
+        }
         Some(HostFault::UsageLimit { resets_at_ms, message }) => {
             return EndReason::UsageLimit { resets_at_ms: *resets_at_ms, message: message.clone() };
         }
@@ -303,6 +318,21 @@ mod tests {
         assert!(matches!(classify(&f), EndReason::ApiError { status: Some(529), .. }));
         // An error the host rode out on a leg that then paused and exited 0 is a pause.
         let f = LegFacts { fault: Some(error), paused: true, ..facts(0) };
+        assert!(matches!(classify(&f), EndReason::Paused { .. }));
+    }
+
+    #[test]
+    fn the_host_interrupted_alone_is_an_interruption_not_a_done_leg() {
+        // `kill -INT <claude pid>`: claude -p exits 0, its transcript says it was interrupted.
+        let f = LegFacts { fault: Some(HostFault::Interrupted), ..facts(0) };
+        assert_eq!(classify(&f), EndReason::Interrupted { signal: 2 });
+        // Codex exits 1 on it.
+        let f = LegFacts { fault: Some(HostFault::Interrupted), ..facts(1) };
+        assert_eq!(classify(&f), EndReason::Interrupted { signal: 2 });
+        assert_eq!(exit_code(&RunEnd::Interrupted { signal: 2 }, 0), 130);
+        // The relay's own SIGINT after baton's stop (Codex goes on after it) is the pause.
+        let f =
+            LegFacts { fault: Some(HostFault::Interrupted), ended_by_relay: true, paused: true, ..facts(1) };
         assert!(matches!(classify(&f), EndReason::Paused { .. }));
     }
 

@@ -43,9 +43,23 @@ fn epoch_ms(value: &Value) -> Option<u64> {
     Some(if n < 1e11 { (n * 1000.0) as u64 } else { n as u64 })
 }
 
-/// Claude Code's transcript lines, newest first: the newest assistant message, when it is
-/// the synthetic one of an API error.
+/// What Claude Code writes as a user message when its turn is interrupted (Ctrl-C, a
+/// SIGINT to `claude -p`; "… for tool use]" during a call).
+const CLAUDE_INTERRUPTED: &str = "[Request interrupted by user";
+
+/// Claude Code's transcript lines, newest first: the newest message, when it says the
+/// turn was interrupted; else the newest assistant message, when it is the synthetic one
+/// of an API error.
 pub fn from_claude_lines(newest_first: &[Value]) -> Option<HostFault> {
+    let newest = newest_first.iter().find(|line| line["type"] == "user" || line["type"] == "assistant");
+    let interrupted = newest.filter(|line| line["type"] == "user").is_some_and(|line| {
+        let content = &line["message"]["content"];
+        let texts = content.as_array().into_iter().flatten().filter_map(|block| block["text"].as_str());
+        content.as_str().into_iter().chain(texts).any(|text| text.starts_with(CLAUDE_INTERRUPTED))
+    });
+    if interrupted {
+        return Some(HostFault::Interrupted);
+    }
     let last = newest_first.iter().find(|line| line["type"] == "assistant")?;
     let field =
         |name: &str| last.get(name).or_else(|| last["message"].get(name)).cloned().unwrap_or_default();
@@ -75,6 +89,11 @@ pub fn from_claude_lines(newest_first: &[Value]) -> Option<HostFault> {
 /// (`codex_error_info`), with the usage limit's reset from the newest `rate_limits`.
 pub fn from_codex_lines(newest_first: &[Value]) -> Option<HostFault> {
     let payloads = || newest_first.iter().map(|line| &line["payload"]);
+    // The newest turn's end: `turn_aborted` with `reason: "interrupted"` on Ctrl-C.
+    let turn_end = payloads().find(|p| p["type"] == "task_complete" || p["type"] == "turn_aborted");
+    if turn_end.is_some_and(|p| p["type"] == "turn_aborted" && p["reason"] == "interrupted") {
+        return Some(HostFault::Interrupted);
+    }
     let error = payloads().find_map(|p| {
         let error = if p["error"].is_object() { &p["error"] } else { p };
         error.get("codex_error_info").map(|info| (info.clone(), error["message"].as_str().unwrap_or("")))
@@ -212,6 +231,29 @@ mod tests {
         let fine = json!({"type": "assistant", "message": {"content": [{"type": "text", "text": "done"}]}});
         let old_error = json!({"type": "assistant", "isApiErrorMessage": true});
         assert_eq!(from_claude_lines(&[fine, old_error]), None, "an error the host rode out");
+    }
+
+    #[test]
+    fn an_interrupted_turn_in_claude_codes_transcript_and_codexs_rollout() {
+        let interrupted = json!({"type": "user", "message": {"role": "user",
+            "content": [{"type": "text", "text": "[Request interrupted by user]"}]}});
+        let after = json!({"type": "last-prompt", "lastPrompt": "Work through the task"});
+        let earlier = json!({"type": "assistant", "message": {"content": [{"type": "tool_use"}]}});
+        assert_eq!(
+            from_claude_lines(&[after.clone(), interrupted.clone(), earlier.clone()]),
+            Some(HostFault::Interrupted)
+        );
+        // A turn that went on after an earlier interruption is not interrupted.
+        let fine = json!({"type": "assistant", "message": {"content": [{"type": "text", "text": "done"}]}});
+        assert_eq!(from_claude_lines(&[fine, interrupted, earlier]), None);
+        let tool_result = json!({"type": "user", "message": {"content": [{"type": "tool_result", "content": "[Request interrupted by user] in the output"}]}});
+        assert_eq!(from_claude_lines(&[tool_result]), None, "only the host's own message");
+
+        let aborted =
+            json!({"type": "event_msg", "payload": {"type": "turn_aborted", "reason": "interrupted"}});
+        assert_eq!(from_codex_lines(std::slice::from_ref(&aborted)), Some(HostFault::Interrupted));
+        let complete = json!({"type": "event_msg", "payload": {"type": "task_complete"}});
+        assert_eq!(from_codex_lines(&[complete, aborted]), None, "a later turn completed");
     }
 
     #[test]

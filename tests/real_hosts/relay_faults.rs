@@ -2,8 +2,9 @@
 //! the stand-in model server's fault modes ([`Fault`]) and the 20-step agent that knows
 //! only what it is sent: a usage limit with a reset a few tens of seconds ahead, server
 //! errors for longer than the host's own retries and for ever, the host killed from
-//! outside, Ctrl-C to `baton run` and the same command run again, and a futile relay
-//! (every leg full from its first request). The agent's context stays small here (one
+//! outside, Ctrl-C to `baton run` and the same command run again, a SIGINT to the host
+//! alone, and a futile relay (every leg full from its first request, a huge instruction
+//! file in the project). The agent's context stays small here (one
 //! leg would do the task), so each leg after the first is the relay's answer to a fault.
 
 use std::path::Path;
@@ -602,5 +603,67 @@ fn baton_run_codex_exec_ends_a_futile_relay() {
 fn baton_run_gemini_print_ends_a_futile_relay() {
     with_hosts("relay faults: gemini -p futile", |hosts| {
         futile_on(Host::Gemini, "relay faults: gemini -p futile", hosts);
+    });
+}
+
+/// Ctrl-C to the host alone, by someone other than baton (`kill -INT <host pid>`):
+/// `claude -p` exits 0 on it, `codex exec` 1; each records the interrupted turn (Claude
+/// Code's "[Request interrupted by user]", Codex's `turn_aborted`), which the relay reads
+/// as the interruption it is: exit 130, no new leg. The same command again completes the
+/// task. (`gemini -p` goes on with its turn after a SIGINT to it alone and finishes the
+/// task: its exit 0 is a done leg; docs/HOSTS.md.)
+fn host_interrupted_on(host: Host, name: &'static str, hosts: &crate::real_hosts_support::Hosts) {
+    let mut checks = Checks::new(name);
+    let world = World::new(hosts);
+    let agent = small_agent();
+    let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+    let (args, env) = set_up(&world, &server, host, &[]);
+    let count = server.main_counter();
+    let run = run_baton(&world, &args, &env, move |baton| {
+        if wait_until(&count, 10, Duration::from_secs(120)) {
+            for child in children_of(baton) {
+                // SAFETY: kill() of a process of this test's own run.
+                unsafe { libc::kill(child as libc::pid_t, libc::SIGINT) };
+            }
+        }
+    });
+    eprintln!("real hosts: {name} stderr (tail):\n{}", common_tail(&run.stderr));
+    checks.check("exit 130", run.status.and_then(|s| s.code()) == Some(130), || run.describe());
+    checks.check(
+        "no new leg after the interruption",
+        server.main_requests().iter().filter(|r| r.turn == 0).count() == 1,
+        || server.summary(),
+    );
+    checks.check(
+        "a line says how to continue",
+        run.stderr.contains("interrupted (SIGINT, Ctrl-C); no new leg started")
+            && run.stderr.contains("run the same `baton run` command again"),
+        || run.stderr.clone(),
+    );
+    let run = run_baton(&world, &args, &env, |_| {});
+    world.save_requests(&server, &format!("relay-faults-{host:?}-host-interrupted"));
+    eprintln!("real hosts: {name} continued stderr (tail):\n{}", common_tail(&run.stderr));
+    check_completed(&mut checks, &agent, &run);
+    checks.check(
+        "the same command continued the relay",
+        run.stderr.contains("continuing the relay this command started"),
+        || run.stderr.clone(),
+    );
+    check_steps_once(&mut checks, &world, 1);
+    super::relay_report::check_report_after_fault(&mut checks, &world, "interrupted", 1);
+    checks.finish();
+}
+
+#[test]
+fn baton_run_claude_print_host_interrupted_alone() {
+    with_hosts("relay faults: claude -p host interrupted", |hosts| {
+        host_interrupted_on(Host::Claude, "relay faults: claude -p host interrupted", hosts);
+    });
+}
+
+#[test]
+fn baton_run_codex_exec_host_interrupted_alone() {
+    with_hosts("relay faults: codex exec host interrupted", |hosts| {
+        host_interrupted_on(Host::Codex, "relay faults: codex exec host interrupted", hosts);
     });
 }
