@@ -19,19 +19,26 @@ filters=("$@")
 log=$(mktemp "${TMPDIR:-/tmp}/baton-handover.XXXXXX")
 trap 'rm -f "$log"' EXIT
 echo "bench/handover.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(nproc) cores, load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
-cargo build --locked --quiet --tests >/dev/null 2>&1 || cargo build --locked --tests
+# BATON_HANDOVER_RELEASE=1: baton (its hooks and `baton run`) from the release build, as
+# `cargo install` gives it (a release build of the test suite: minutes, once).
+profile=()
+[ "${BATON_HANDOVER_RELEASE:-}" != 1 ] || profile=(--release)
+if [ ${#profile[@]} -gt 0 ]; then echo "baton: the release build"; else echo "baton: the debug build"; fi
+cargo build --locked --quiet ${profile[@]+"${profile[@]}"} --tests >/dev/null 2>&1 || cargo build --locked ${profile[@]+"${profile[@]}"} --tests
 BATON_REAL_HOSTS=required BATON_HANDOVER_BENCH=1 \
-    cargo test --locked --test it -- "${filters[@]}" --nocapture --test-threads=1 >"$log" 2>&1 || {
+    cargo test --locked ${profile[@]+"${profile[@]}"} --test it -- "${filters[@]}" --nocapture --test-threads=1 >"$log" 2>&1 || {
     echo "bench/handover.sh: some scenarios failed (their checks, not the timing); the lines measured follow" >&2
     grep -E "^(test |real hosts: .*(FAIL|SKIPPED)|---- )" "$log" >&2 || true
 }
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
+echo "Hand-over: from a leg's last reply (the stand-in answers each request in 0.3 s) to the next leg's first request."
+echo
 echo "| host | hand-overs (s) | median | cold starts (s) | median | hand-over − cold start (s) |"
 echo "|---|---|---:|---|---:|---:|"
 sed -n 's/^real hosts: hand-over | /| /p' "$log"
 echo
-echo "Where each hand-over's time went (medians, s): the host's exit after the leg's last request (of it, baton's hooks: with BATON_HANDOVER_HOOK_TIMES=1), baton's runner between the exit and the next spawn, the next host's start to its first request (of it, baton's hooks)."
+echo "Where each hand-over's time went (medians, s): the host's exit after the leg's last reply (of it, baton's hooks: with BATON_HANDOVER_HOOK_TIMES=1), baton's runner between the exit and the next spawn, the next host's start to its first request (of it, baton's hooks)."
 echo
 echo "| host | exit | hooks in exit | runner | start | hooks in start |"
 echo "|---|---:|---:|---:|---:|---:|"

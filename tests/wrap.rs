@@ -45,7 +45,9 @@ fn a_statusline_that_sleeps_5_s() {
     let sb = Sandbox::plain();
     let (out, took) = wrap(&sb, "sleep 5; echo late");
     assert_eq!(out, OWN_LINE);
-    assert!(took < Duration::from_millis(1200), "took {took:?}");
+    // Ended at the 1 s deadline, not after the sleep: the bound leaves room for a loaded
+    // machine's slow start and still fails a wrap that waits the 5 s out.
+    assert!(took < Duration::from_secs(3), "took {took:?}");
 }
 
 #[test]

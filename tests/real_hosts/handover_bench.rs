@@ -7,8 +7,8 @@
 //! request. Without the variable each scenario returns at once (the CI suite's time does
 //! not grow; the relay scenarios check the relay's promises there).
 //!
-//! Each hand-over (a leg's last model request to the next leg's first) is split with the
-//! run's record: the host's exit after its last request (the turn's end, baton's
+//! Each hand-over (from a leg's last reply, the stand-in's answer to its last request, to
+//! the next leg's first request) is split with the run's record: the host's exit after it (the turn's end, baton's
 //! turn-end hooks, the process's exit), baton's runner between the host's exit and the
 //! next leg's spawn, and the next host's start to its first request (its SessionStart
 //! brief included). The scenario prints one `real hosts: hand-over | …` line and one
@@ -34,7 +34,7 @@ use super::{BRIEF, Checks};
 use crate::common;
 use crate::real_hosts_support::agent::{Agent, Move, Obeys, TaskAgent};
 use crate::real_hosts_support::chat_hosts::{DROID, QWEN, with_cli};
-use crate::real_hosts_support::server::Server;
+use crate::real_hosts_support::server::{REPLY_DELAY, Server};
 use crate::real_hosts_support::{Tmux, World, with_hosts};
 
 /// The hand-overs a scenario must give (the median of 5).
@@ -50,6 +50,11 @@ const TASK: &str =
 /// The stand-in outlives the relay and the cold starts after it (a slow host's relay
 /// outlasted the suite's 180 s).
 const LIFETIME: Duration = Duration::from_secs(900);
+
+/// A hand-over starts at the leg's last reply (the pause: the agent's end of turn, or
+/// the stop at its last call, which comes after that reply): the stand-in's time to answer
+/// the leg's last request is the model's, not the relay's.
+const REPLY: f64 = REPLY_DELAY.as_millis() as f64 / 1000.0;
 
 fn enabled() -> bool {
     std::env::var_os("BATON_HANDOVER_BENCH").is_some_and(|v| v == "1")
@@ -353,15 +358,16 @@ fn bench(b: Bench) {
     let mut hook_parts: Vec<[f64; 2]> = vec![];
     for (k, first) in starts.iter().enumerate().skip(1) {
         let last = first - 1;
-        gaps.push((requests[*first].millis - requests[last].millis) as f64 / 1000.0);
+        gaps.push((requests[*first].millis - requests[last].millis) as f64 / 1000.0 - REPLY);
         let (Some(ended), Some(next)) = (leg_note(k), leg_note(k + 1)) else { continue };
         let (Some(ended_ms), Some(started_ms)) = (ended["ended_ms"].as_f64(), next["started_ms"].as_f64())
         else {
             continue;
         };
-        hook_parts.push([hooks_within(at(last), ended_ms), hooks_within(started_ms, at(*first))]);
+        let replied = at(last) + REPLY * 1000.0;
+        hook_parts.push([hooks_within(replied, ended_ms), hooks_within(started_ms, at(*first))]);
         parts.push([
-            (ended_ms - at(last)) / 1000.0,
+            (ended_ms - replied) / 1000.0,
             (started_ms - ended_ms) / 1000.0,
             (at(*first) - started_ms) / 1000.0,
         ]);
@@ -447,6 +453,8 @@ fn cold_start(
 ) -> Option<f64> {
     use std::process::{Command, Stdio};
     let before = server.main_requests().len();
+    let seen = server.main_counter();
+    let seen_before = seen();
     let mut command = Command::new(program);
     command.args(args).env_clear().current_dir(world.project());
     for (key, value) in world.env() {
@@ -458,14 +466,7 @@ fn cold_start(
     command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
     let spawned = Instant::now();
     let mut child = crate::real_hosts_support::own_group(&mut command).spawn().ok()?;
-    let mut first = None;
-    while spawned.elapsed() < Duration::from_secs(90) {
-        if let Some(request) = server.main_requests().get(before) {
-            first = Some(request.millis);
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let first = first_request_after(server, before, seen_before, &seen);
     // The next start must not run beside this one's end: the whole group is waited for
     // (a host's workers outlive its first process), killed if it lingers.
     let group = -(child.id() as libc::pid_t);
@@ -494,9 +495,10 @@ fn cold_start(
 /// every leg, baton typing `/clear` and "continue" after its countdown. Its hand-over
 /// (the leg's last request to the next leg's first) holds the wait for the host to be
 /// quiet, the countdown a user can cancel with a key, and the typing; beside it the host's
-/// own cold start: `claude … "<one-line prompt>"` started in tmux, to its first request.
+/// own cold start: `claude "<one-line prompt>" …` started in tmux, to its first request.
+/// (Named to run last: the headless hosts' figures come first.)
 #[test]
-fn handover_bench_claude_interactive() {
+fn handover_bench_tmux_claude_interactive() {
     if !enabled() {
         return;
     }
@@ -572,21 +574,24 @@ fn handover_bench_claude_interactive() {
         let gaps: Vec<f64> = starts
             .iter()
             .skip(1)
-            .map(|at| (requests[*at].millis - requests[at - 1].millis) as f64 / 1000.0)
+            .map(|at| (requests[*at].millis - requests[at - 1].millis) as f64 / 1000.0 - REPLY)
             .collect();
 
-        // The host's own cold start: `claude --allowedTools … "Say hi in one line."` in tmux.
+        let server_ref = &server;
+        // The host's own cold start: `claude "Say hi in one line." --allowedTools …` in tmux
+        // (the prompt first: `--allowedTools` takes every word after it).
         let mut cold = vec![];
         for _ in 0..COLD_STARTS {
             let before = server.main_requests().len();
+            let seen = server.main_counter();
+            let seen_before = seen();
             let spawned = Instant::now();
             let Ok(tmux) =
-                Tmux::start(&world, &env, &hosts.claude, &["--allowedTools", ALLOWED, "Say hi in one line."])
+                Tmux::start(&world, &env, &hosts.claude, &["Say hi in one line.", "--allowedTools", ALLOWED])
             else {
                 continue;
             };
-            tmux.wait_for(Duration::from_secs(90), |_| server.main_requests().len() > before);
-            let first = server.main_requests().get(before).map(|r| r.millis);
+            let first = first_request_after(server_ref, before, seen_before, &seen);
             drop(tmux);
             std::thread::sleep(Duration::from_secs(1));
             if let Some(first) = first {
@@ -669,4 +674,31 @@ fn read_hook_times(log: &Path) -> Vec<(f64, f64)> {
         .collect();
     times.sort_by(|a, b| a.0.total_cmp(&b.0));
     times
+}
+
+/// The time (ms on the server's clock) of the first main request after `before` of them,
+/// waited for up to 90 s. The wait reads the server's counter, not its requests (a copy of
+/// every body so far): a busy wait beside the starting host would slow its start on a
+/// 2-core machine.
+fn first_request_after(
+    server: &Server,
+    before: usize,
+    seen_before: usize,
+    seen: &dyn Fn() -> usize,
+) -> Option<u128> {
+    let waiting = Instant::now();
+    while seen() <= seen_before {
+        if waiting.elapsed() > Duration::from_secs(90) {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Recorded as it is answered: a moment after it was counted.
+    while waiting.elapsed() < Duration::from_secs(95) {
+        if let Some(request) = server.main_requests().get(before) {
+            return Some(request.millis);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
 }

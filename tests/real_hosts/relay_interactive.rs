@@ -420,3 +420,57 @@ fn baton_run_claude_interactive_waits_for_a_usage_limits_reset() {
         checks.finish();
     });
 }
+
+/// `--wait-limit 0` in the interactive pane: at the usage limit the pane says baton does
+/// not wait, nothing is typed, and the user's `/exit` ends the run with exit 4 and the line
+/// saying how to go on.
+#[test]
+fn baton_run_claude_interactive_does_not_wait_with_wait_limit_0() {
+    with_hosts("relay: usage limit not waited for (interactive, tmux)", |hosts| {
+        let mut checks = Checks::new("relay: usage limit not waited for, interactive");
+        let world = World::new(hosts);
+        let agent = small_agent();
+        let server = Server::with_agent(Arc::clone(&agent), SERVER_LIFETIME);
+        server.plan_fault(FaultPlan {
+            fault: Fault::UsageLimit,
+            at_main: 12,
+            lasting: Some(Duration::from_secs(20)),
+        });
+        let Some(Session { tmux, err, status }) =
+            start_with(&mut checks, &world, &server, &["--wait-limit", "0"], |env| {
+                env.retain(|(k, _)| *k != "ANTHROPIC_API_KEY");
+                env.push(("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-stand-in".to_string()));
+            })
+        else {
+            return;
+        };
+        let said = tmux.wait_for(Duration::from_secs(120), |pane| {
+            pane.lines()
+                .any(|l| l.starts_with("baton: usage limit — it resets at ") && l.contains("not waiting"))
+        });
+        checks.check("the pane said baton does not wait", said, || tmux.pane());
+        std::thread::sleep(Duration::from_secs(3));
+        tmux.type_line("/exit", || status.exists());
+        let exited = tmux.wait_for(Duration::from_secs(20), |_| status.exists());
+        let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+        let code = std::fs::read_to_string(&status).unwrap_or_default();
+        let pane = tmux.pane();
+        drop(tmux);
+        let requests = server.main_requests();
+        checks.check("nothing typed: one context", context_starts(&requests).len() == 1, || server.summary());
+        checks.check(
+            "baton run exited 4 (a usage limit not waited for)",
+            exited && code.trim() == "4",
+            || format!("status {code:?}\n{stderr}\n{pane}"),
+        );
+        checks.check(
+            "one line says why it stopped and how to go on",
+            stderr.lines().any(|l| {
+                l.starts_with("baton run: stopped at the host's usage limit (it resets at ")
+                    && l.contains("the handoff (.planning/HANDOFF.json) stays")
+            }),
+            || stderr.clone(),
+        );
+        checks.finish();
+    });
+}
