@@ -49,7 +49,7 @@ const TASK: &str =
     "Work through the 12-step task list: one shell command per step, then mark the step's task completed.";
 /// The stand-in outlives the relay and the cold starts after it (a slow host's relay
 /// outlasted the suite's 180 s).
-const LIFETIME: Duration = Duration::from_secs(900);
+const LIFETIME: Duration = Duration::from_secs(1800);
 
 /// A hand-over starts at the leg's last reply (the pause: the agent's end of turn, or
 /// the stop at its last call, which comes after that reply): the stand-in's time to answer
