@@ -809,8 +809,8 @@ fn end_run(
 fn start_of_leg(host: HostKind, note: &run_record::LegNote) -> Option<faults::StartOfLeg> {
     let (critical_tokens, critical_pct) = (note.critical_tokens?, note.critical_used_pct?);
     let transcript = note.transcripts.first()?;
-    let trace = crate::transcript::read_trace(host.transcript_format(), transcript).ok()?;
-    faults::start_of_leg(trace.figures.first()?.tokens, critical_tokens, critical_pct)
+    let first = crate::transcript::trace::first_figure(host.transcript_format(), transcript).ok()??;
+    faults::start_of_leg(first, critical_tokens, critical_pct)
 }
 
 /// The runner's notes when a leg ended.

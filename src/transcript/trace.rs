@@ -132,6 +132,34 @@ pub fn read_trace(format: Format, path: &Path) -> io::Result<Trace> {
     Ok(trace)
 }
 
+/// The context after the first main-conversation reply of the transcript at `path`, read
+/// from its start only as far as the reply after it (a reply streamed over several lines
+/// is whole by then), at most [`TRACE_BUDGET`]: the relay's look at how full a leg
+/// started, without reading a long session whole.
+pub fn first_figure(format: Format, path: &Path) -> io::Result<Option<u64>> {
+    let file = open_transcript(path)?;
+    first_figure_of(format, BufReader::new(file.take(TRACE_BUDGET)))
+}
+
+fn first_figure_of(format: Format, reader: impl std::io::BufRead) -> io::Result<Option<u64>> {
+    let mut lines = ForwardLines::new(reader, LINE_MAX);
+    let mut builder = TraceBuilder::new(format);
+    let mut first = true;
+    while let Some(line) = lines.next_line()? {
+        if first {
+            first = false;
+            if format == Format::ClaudeCode {
+                builder.format = Format::sniff(line);
+            }
+        }
+        builder.line(line);
+        if builder.trace.figures.len() >= 2 {
+            break;
+        }
+    }
+    Ok(builder.trace.figures.first().map(|point| point.tokens))
+}
+
 /// The trace of a whole transcript held in memory (pure).
 #[cfg(test)]
 pub fn trace_from_bytes(format: Format, bytes: &[u8]) -> Trace {
@@ -631,6 +659,24 @@ mod tests {
         assert!(matches!(&trace.calls[1].action, Action::Patch { files, .. } if files == &["a.txt"]));
         assert_eq!(trace.calls[1].outcome, Outcome::NotRun);
         assert_eq!(trace.figures, [TracePoint { at: Some("2026-01-01T10:00:02Z".into()), tokens: 120_000 }]);
+    }
+
+    #[test]
+    fn the_first_figure_is_the_first_replys_read_no_further_than_the_next() {
+        let reply = |id: &str, tokens: u64| {
+            json!({"type": "assistant", "message": {"id": id, "role": "assistant", "model": "m",
+                "content": [{"type": "text", "text": "x"}],
+                "usage": {"input_tokens": tokens, "output_tokens": 1}}})
+        };
+        let mut bytes = jsonl(&[reply("m1", 100_000), reply("m1", 120_000), reply("m2", 130_000)]);
+        let whole = trace_from_bytes(Format::ClaudeCode, &bytes);
+        let first = first_figure_of(Format::ClaudeCode, std::io::Cursor::new(&bytes)).unwrap();
+        assert_eq!(first, whole.figures.first().map(|p| p.tokens));
+        assert!(first.is_some());
+        // What comes after the second reply is not read (here: not even valid).
+        bytes.extend_from_slice(&vec![b'{'; 1024]);
+        assert_eq!(first_figure_of(Format::ClaudeCode, std::io::Cursor::new(&bytes)).unwrap(), first);
+        assert_eq!(first_figure_of(Format::ClaudeCode, std::io::Cursor::new(b"")).unwrap(), None);
     }
 
     #[test]
