@@ -36,7 +36,7 @@ echo "Hand-over: from a leg's last reply (the stand-in answers each request in 0
 echo
 echo "| host | hand-overs (s) | median | cold starts (s) | median | hand-over − cold start (s) |"
 echo "|---|---|---:|---|---:|---:|"
-sed -n 's/^real hosts: hand-over | /| /p' "$log"
+sed -n 's/^.*real hosts: hand-over | /| /p' "$log" # (a line may follow the test's own name)
 echo
 echo "Where each hand-over's time went (medians, s): the host's exit after the leg's last reply (of it, baton's hooks: with BATON_HANDOVER_HOOK_TIMES=1), baton's runner between the exit and the next spawn, the next host's start to its first request (of it, baton's hooks)."
 echo
