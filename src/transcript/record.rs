@@ -289,7 +289,7 @@ mod tests {
             let cuts = (1..bytes.len()).filter(|i| bytes[i - 1] == b'\n' || i % 97 == 0);
             for cut in cuts {
                 std::fs::write(&path, &bytes[..cut]).unwrap();
-                crate::transcript::resume::written_a_minute_ago(&path);
+                crate::transcript::testing::written_a_minute_ago(&path);
                 let (first, mark) = read_from(*format, &path, None).unwrap();
                 let mark = mark.expect("a mark");
                 assert_eq!(first, read_from(*format, &path, Some(&mark)).unwrap().0, "unchanged");

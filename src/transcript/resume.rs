@@ -123,15 +123,6 @@ pub fn mark_after<S>(file: &File, now: FileStamp, complete_end: Option<u64>, sta
     Some(Mark { file: now, resume_at, anchor, racy, state })
 }
 
-/// Sets a file's modification time a minute back: written long before it is read, as
-/// a transcript is between two calls when nothing happened (a read just after a write
-/// is racy, [`Mark::racy`]).
-#[cfg(test)]
-pub fn written_a_minute_ago(path: &std::path::Path) {
-    let file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
-    file.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60)).unwrap();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -380,7 +380,7 @@ mod tests {
         assert_eq!(whole.0.as_ref().unwrap().0, 144_012);
         for cut in (1..FIXTURE.len()).filter(|i| FIXTURE[i - 1] == b'\n' || i % 101 == 0) {
             std::fs::write(&path, &FIXTURE[..cut]).unwrap();
-            crate::transcript::resume::written_a_minute_ago(&path);
+            crate::transcript::testing::written_a_minute_ago(&path);
             let (first, mark) = read_resuming(&path, None, false, None).unwrap();
             let mark = mark.expect("a mark");
             let (again, none) = read_resuming(&path, None, false, Some(&mark)).unwrap();
@@ -405,7 +405,7 @@ mod tests {
         let reply = format!("{}\n", line("m1", 100_000, Some("toolu_1")));
         let result = "{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\",\"content\":\"xxxxxxxx\"}]}}\n";
         std::fs::write(&path, &reply).unwrap();
-        crate::transcript::resume::written_a_minute_ago(&path);
+        crate::transcript::testing::written_a_minute_ago(&path);
         let (first, mark) = read_resuming(&path, Some("toolu_1"), false, None).unwrap();
         assert!(first.tool_use_seen);
         let mark = mark.unwrap();
