@@ -115,17 +115,7 @@ pub fn read_trace(format: Format, path: &Path) -> io::Result<Trace> {
     let file = open_transcript(path)?;
     let limited = BufReader::new(file.take(TRACE_BUDGET));
     let mut lines = ForwardLines::new(limited, LINE_MAX);
-    let mut builder = TraceBuilder::new(format);
-    let mut first = true;
-    while let Some(line) = lines.next_line()? {
-        if first {
-            first = false;
-            if format == Format::ClaudeCode {
-                builder.format = Format::sniff(line);
-            }
-        }
-        builder.line(line);
-    }
+    let builder = build(format, &mut lines, |_| false)?;
     let mut trace = builder.finish();
     trace.bytes_read = lines.bytes_read();
     trace.cut = trace.bytes_read >= TRACE_BUDGET;
@@ -143,6 +133,17 @@ pub fn first_figure(format: Format, path: &Path) -> io::Result<Option<u64>> {
 
 fn first_figure_of(format: Format, reader: impl std::io::BufRead) -> io::Result<Option<u64>> {
     let mut lines = ForwardLines::new(reader, LINE_MAX);
+    let builder = build(format, &mut lines, |builder| builder.trace.figures.len() >= 2)?;
+    Ok(builder.trace.figures.first().map(|point| point.tokens))
+}
+
+/// Feeds `lines` to a trace builder (a Claude Code file's format told by its first line)
+/// until they end or `enough` says so.
+fn build<R: std::io::BufRead>(
+    format: Format,
+    lines: &mut ForwardLines<R>,
+    enough: impl Fn(&TraceBuilder) -> bool,
+) -> io::Result<TraceBuilder> {
     let mut builder = TraceBuilder::new(format);
     let mut first = true;
     while let Some(line) = lines.next_line()? {
@@ -153,11 +154,11 @@ fn first_figure_of(format: Format, reader: impl std::io::BufRead) -> io::Result<
             }
         }
         builder.line(line);
-        if builder.trace.figures.len() >= 2 {
+        if enough(&builder) {
             break;
         }
     }
-    Ok(builder.trace.figures.first().map(|point| point.tokens))
+    Ok(builder)
 }
 
 /// The trace of a whole transcript held in memory (pure).
