@@ -683,14 +683,17 @@ pub fn run_headless(
         // goes on after a hook's stop (Codex) is ended by the relay.
         let end_requested =
             || load(run_id).leg(leg).is_some_and(|note| note.stopped).then(|| stop_grace(command.host));
-        let ended = crate::util::proc::run_in_foreground(child, end_requested).map_err(|e| match e {
-            RunError::Spawn(source) => RelayError::Spawn { program: program(), source },
-            RunError::Wait(source) => RelayError::Wait { program: program(), source },
-            // A foreground leg has no deadline.
-            RunError::TimedOut => {
-                RelayError::Wait { program: program(), source: std::io::ErrorKind::TimedOut.into() }
-            }
-        })?;
+        // The host is told to end: a hook holding it at the stop may let go.
+        let signalled = || note(run_id, leg, |note| note.host_signalled = true);
+        let ended =
+            crate::util::proc::run_in_foreground(child, end_requested, signalled).map_err(|e| match e {
+                RunError::Spawn(source) => RelayError::Spawn { program: program(), source },
+                RunError::Wait(source) => RelayError::Wait { program: program(), source },
+                // A foreground leg has no deadline.
+                RunError::TimedOut => {
+                    RelayError::Wait { program: program(), source: std::io::ErrorKind::TimedOut.into() }
+                }
+            })?;
         elapsed.push(started.elapsed());
         let ended_ms = ended
             .exited

@@ -59,6 +59,11 @@ pub struct LegNote {
     /// The leg's host process has exited (a hook holding it at the stop may let go).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended: bool,
+    /// The runner has signalled the leg's host to end (after baton's stop, on a host that
+    /// goes on after it): a hook holding the host at the stop lets go, as the host, told to
+    /// end, starts nothing more (Qwen Code waits for its hook before it reads the signal).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub host_signalled: bool,
     /// The host's Stop hook fired this many times after the pause was armed: the host is
     /// idle at its prompt (the interactive relay's cue to hand over).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -263,13 +268,15 @@ fn is_zero(n: &u32) -> bool {
 pub const STOP_HOLD: Duration = Duration::from_secs(8);
 
 /// Holds the calling hook, and with it the host that waits for its answer, until
-/// `baton run` has ended leg `leg` (at most [`STOP_HOLD`]). A host that goes on after a
-/// hook's stop makes no further call while it waits, so nothing runs between baton's stop
-/// and the relay's signal.
+/// `baton run` has signalled leg `leg`'s host to end or seen it exit (at most
+/// [`STOP_HOLD`]). A host that goes on after a hook's stop makes no further call while it
+/// waits, so nothing runs between baton's stop and the relay's signal; letting go once the
+/// signal is sent matters for a host that reads its signals only between two steps (Qwen
+/// Code: held, it would wait out the relay's escalation to SIGKILL).
 pub fn hold_until_leg_ends(run_id: &str, leg: u32) {
     let start = std::time::Instant::now();
     while start.elapsed() < STOP_HOLD {
-        if load(run_id).leg(leg).is_some_and(|note| note.ended) {
+        if load(run_id).leg(leg).is_some_and(|note| note.ended || note.host_signalled) {
             return;
         }
         std::thread::sleep(crate::util::proc::END_POLL);

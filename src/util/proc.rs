@@ -139,10 +139,12 @@ pub const STDERR_TAIL: usize = 64 * 1024;
 ///
 /// `end_requested` is asked every [`END_POLL`] while the child runs: once it returns a
 /// grace period, the child gets that long to exit by itself, then SIGINT (what a user's
-/// Ctrl-C sends), then SIGTERM and at last SIGKILL, [`END_ESCALATION`] apart.
+/// Ctrl-C sends), then SIGTERM and at last SIGKILL, [`END_ESCALATION`] apart;
+/// `signalled` is told after the first of them was sent.
 pub fn run_in_foreground(
     mut command: Command,
     mut end_requested: impl FnMut() -> Option<Duration>,
+    mut signalled: impl FnMut(),
 ) -> Result<Foreground, RunError> {
     command.stdin(Stdio::inherit()).stdout(Stdio::inherit()).stderr(Stdio::piped());
     let foreground = ForegroundChild::prepare(&mut command);
@@ -161,16 +163,19 @@ pub fn run_in_foreground(
                     ForegroundChild::forward(&child, signal);
                 }
             }
-            match ending {
-                None => ending = end_requested().map(|grace| (Instant::now(), grace)),
-                Some((since, grace)) if since.elapsed() >= grace => {
-                    if steps_sent < ForegroundChild::END_STEPS {
-                        ForegroundChild::end(&child, steps_sent);
-                        steps_sent += 1;
+            if ending.is_none() {
+                ending = end_requested().map(|grace| (Instant::now(), grace));
+            }
+            // With no grace, the first signal goes at once, not a poll later.
+            if ending.is_some_and(|(since, grace)| since.elapsed() >= grace) {
+                if steps_sent < ForegroundChild::END_STEPS {
+                    ForegroundChild::end(&child, steps_sent);
+                    steps_sent += 1;
+                    if steps_sent == 1 {
+                        signalled();
                     }
-                    ending = Some((Instant::now(), END_ESCALATION));
                 }
-                Some(_) => {}
+                ending = Some((Instant::now(), END_ESCALATION));
             }
             exit.wait(END_POLL);
         }
