@@ -261,6 +261,29 @@ fn an_agent_that_stopped_by_itself_is_handed_over() {
     assert!(summary.ends_with("the last leg ended without a pause."), "{summary}");
 }
 
+/// `--countdown 0`: no countdown line, the hand-over as soon as the host is idle; a
+/// countdown over a minute is refused before anything runs.
+#[test]
+fn the_countdown_is_the_users_to_set() {
+    let sandbox = Sandbox::new();
+    let fake = fake_host(&sandbox);
+    let env = [("FAKE_PAUSE_SESSIONS", "1")];
+    let mut term = Terminal::start(&sandbox, &["run", "--countdown", "0", "--", &fake], &env);
+    term.wait_for("fake> ", LIMIT);
+    term.type_keys("do the steps\r");
+    term.wait_for("session 1 stopped", LIMIT);
+    term.wait_for("cleared: session 2", LIMIT);
+    term.wait_for("session 2 turn: continue", LIMIT);
+    term.wait_for("session 2 done", LIMIT);
+    let (status, screen, stderr) = term.exit_with("/exit\r");
+    assert_eq!(status, Some(0), "{screen}\n{stderr}");
+    assert!(!screen.contains("continuing in a fresh context in"), "a countdown was shown: {screen}");
+    assert!(screen.contains("baton: continuing in a fresh context (leg 2): typing `/clear`"), "{screen}");
+    let out = sandbox.run_with(&["run", "--countdown", "2m", "--", &fake], b"", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(common::stderr(&out).contains("the countdown is at most 60s"), "{}", common::stderr(&out));
+}
+
 #[test]
 fn a_key_during_the_countdown_cancels_the_hand_over() {
     let sandbox = Sandbox::new();

@@ -1,4 +1,5 @@
-//! `baton run [--max-legs N] [--retries N] [--wait-limit DURATION] [--] <host command…>`:
+//! `baton run [--max-legs N] [--retries N] [--wait-limit DURATION] [--countdown DURATION]
+//! [--] <host command…>`:
 //! the relay's runner. Headless host commands ([`relay::headless_forms`]): each leg runs
 //! in the foreground with its output passed through as the host prints it; a leg that
 //! baton paused (its own CRITICAL or manual handoff pending, whoever stopped the agent) is
@@ -37,6 +38,12 @@ pub(super) struct RunArgs {
     /// The relay waits until the reset the host states, sending nothing, then goes on.
     #[arg(long, value_name = "DURATION", default_value = "6h", value_parser = parse_duration)]
     wait_limit: Duration,
+    /// Interactive `claude …` only: how long the countdown line shows before baton types
+    /// `/clear` and `continue` into the host (`0`: hand over at once; 5s when not given).
+    /// A key cancels it.
+    #[arg(long, value_name = "DURATION", value_parser = parse_countdown)]
+    #[cfg_attr(windows, allow(dead_code))]
+    countdown: Option<Duration>,
     /// The host command: `claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`,
     /// `droid exec …` or `copilot -p …`, the prompt last (or `-p`'s value); or `claude …`
     /// (interactive) from a terminal. The same command run again continues a relay that
@@ -62,6 +69,16 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(seconds))
 }
 
+/// A countdown: a duration of at most a minute (a longer one is a pause the user takes,
+/// not a chance to cancel).
+fn parse_countdown(text: &str) -> Result<Duration, String> {
+    let countdown = parse_duration(text)?;
+    if countdown > Duration::from_secs(60) {
+        return Err(format!("`{text}`: the countdown is at most 60s"));
+    }
+    Ok(countdown)
+}
+
 pub(super) fn run(args: RunArgs) -> ExitStatus {
     let Some(cwd) = super::folder(None) else {
         errln!("baton run: no current folder");
@@ -75,7 +92,9 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
     #[cfg(unix)]
     if crate::util::pty::stdin_is_terminal() {
         if let Ok(command) = relay::interactive(&args.command) {
-            let outcome = relay::interactive::run_interactive(&command, policy, &new_id, &handoffs);
+            let countdown = args.countdown.unwrap_or(relay::interactive::COUNTDOWN);
+            let outcome =
+                relay::interactive::run_interactive(&command, policy, countdown, &new_id, &handoffs);
             return finish(outcome, &args.command, args.max_legs);
         }
     }

@@ -30,20 +30,25 @@ use crate::run_record::{
 };
 use crate::util::pty::{self, Action};
 
-/// The countdown before baton types into the host.
+/// The countdown before baton types into the host, unless `--countdown` says otherwise.
 pub const COUNTDOWN: Duration = Duration::from_secs(5);
 /// A key pressed this long before the countdown would start cancels it: the user is
 /// at the keyboard.
 pub const KEY_QUIET: Duration = Duration::from_secs(2);
-/// Between typing a line and pressing Enter (a TUI takes a burst of keys and an Enter
-/// right after it as a paste with a newline).
+/// The longest wait between typing a line and pressing Enter (a TUI takes a burst of keys
+/// and an Enter right after it as a paste with a newline): Enter goes sooner once the host
+/// has drawn what was typed ([`ECHO_QUIET`]).
 pub const ENTER_AFTER: Duration = Duration::from_millis(1000);
+/// The host drew something after baton typed, then nothing for this long: it has taken
+/// the typed line in, and an Enter now is a key of its own.
+pub const ECHO_QUIET: Duration = Duration::from_millis(150);
 /// Between Enters when the clear command has not started a fresh context yet.
 pub const CLEAR_RETRY: Duration = Duration::from_secs(5);
 /// The most Enters pressed for the clear command.
 const CLEAR_ENTERS: u32 = 3;
-/// The host printed nothing this long: it is done drawing.
-pub const OUTPUT_QUIET: Duration = Duration::from_millis(1000);
+/// The host printed nothing this long: it is done drawing (Claude Code's spinner redraws
+/// every 50–120 ms while it works; its status line comes 300 ms after a reply).
+pub const OUTPUT_QUIET: Duration = Duration::from_millis(500);
 /// The host's command that clears its context.
 pub const CLEAR_COMMAND: &str = "/clear";
 
@@ -127,6 +132,8 @@ pub enum Step {
 pub struct HandOver {
     leg: u32,
     max_legs: u32,
+    /// `--countdown`: how long the countdown line shows before baton types (zero: none).
+    countdown: Duration,
     phase: Phase,
     /// Idle cues of this leg already answered (by a countdown, a cancel or a refusal).
     handled: u32,
@@ -152,14 +159,16 @@ pub struct HandOver {
 impl HandOver {
     #[cfg(test)]
     pub fn new(max_legs: u32) -> HandOver {
-        HandOver::with_policy(Policy { max_legs, ..Policy::default() })
+        HandOver::with_policy(Policy { max_legs, ..Policy::default() }, COUNTDOWN)
     }
 
-    /// A hand-over within the run's bounds: `--max-legs` and `--wait-limit`.
-    pub fn with_policy(policy: Policy) -> HandOver {
+    /// A hand-over within the run's bounds (`--max-legs`, `--wait-limit`) after a
+    /// countdown of `countdown`.
+    pub fn with_policy(policy: Policy, countdown: Duration) -> HandOver {
         HandOver {
             leg: 1,
             max_legs: policy.max_legs.max(1),
+            countdown,
             phase: Phase::Watching,
             handled: 0,
             last_key: None,
@@ -261,18 +270,20 @@ impl HandOver {
                     steps.push(Step::Line(max_legs_line(view.used_pct, self.max_legs)));
                 } else if self.last_key.is_some_and(|k| now.saturating_duration_since(k) < KEY_QUIET) {
                     steps.push(Step::Line(cancelled_line(Cancel::RecentKey)));
+                } else if self.countdown.is_zero() {
+                    self.hand_over(now, &mut steps);
                 } else {
                     self.phase = Phase::Counting { since: now };
-                    self.shown = COUNTDOWN.as_secs();
+                    self.shown = self.countdown.as_secs_f64().ceil() as u64;
                     steps.push(Step::Line(countdown_line(view.used_pct, self.shown)));
                 }
             }
             Phase::Counting { since } => {
                 let elapsed = now.saturating_duration_since(since);
-                if elapsed >= COUNTDOWN {
+                if elapsed >= self.countdown {
                     self.hand_over(now, &mut steps);
                 } else {
-                    let left = (COUNTDOWN - elapsed).as_secs_f64().ceil() as u64;
+                    let left = (self.countdown - elapsed).as_secs_f64().ceil() as u64;
                     if left != self.shown {
                         self.shown = left;
                         steps.push(Step::Line(countdown_line(view.used_pct, left)));
@@ -284,7 +295,7 @@ impl HandOver {
                 if view.started && enters > 0 {
                     steps.push(Step::Type(CONTINUE_PROMPT.to_string()));
                     self.phase = Phase::Prompting { since: now };
-                } else if enters == 0 && elapsed >= ENTER_AFTER {
+                } else if enters == 0 && self.typed_in(since, now) {
                     steps.push(Step::Type("\r".to_string()));
                     self.phase = Phase::Clearing { since: now, enters: 1 };
                 } else if enters > 0 && elapsed >= CLEAR_RETRY {
@@ -300,7 +311,7 @@ impl HandOver {
                 }
             }
             Phase::Prompting { since } => {
-                if now.saturating_duration_since(since) >= ENTER_AFTER {
+                if self.typed_in(since, now) {
                     steps.push(Step::Type("\r".to_string()));
                     if let Some(last) = self.handovers.last_mut() {
                         last.1 = Some(now);
@@ -322,6 +333,14 @@ impl HandOver {
             }
         }
         steps
+    }
+
+    /// Whether what baton typed at `typed` has been taken in by `now`, so Enter is due: the
+    /// host drew since and has been quiet for [`ECHO_QUIET`], or [`ENTER_AFTER`] passed.
+    fn typed_in(&self, typed: Instant, now: Instant) -> bool {
+        let echoed =
+            self.last_output.is_some_and(|o| o > typed && now.saturating_duration_since(o) >= ECHO_QUIET);
+        echoed || now.saturating_duration_since(typed) >= ENTER_AFTER
     }
 
     /// The countdown (or the wait) is over: the next leg, and the clear command typed.
@@ -659,12 +678,14 @@ fn note_wait(run_id: &str, leg: u32, start_ms: u64, resets_at_ms: Option<u64>) {
 }
 
 /// Runs the interactive host on a pty until it exits, handing over to a fresh context
-/// each time its context is paused and it is idle, up to `policy.max_legs` legs, and after
+/// each time its context is paused and it is idle (after a countdown of `countdown`), up
+/// to `policy.max_legs` legs, and after
 /// a usage limit's reset (within `policy.wait_limit`). The outcome's `elapsed` holds each
 /// hand-over's time from the countdown's (or the wait's) end to the continue prompt.
 pub fn run_interactive(
     command: &InteractiveCommand,
     policy: Policy,
+    countdown: Duration,
     run_id: &str,
     handoffs: &Handoffs,
 ) -> Result<RunOutcome, RelayError> {
@@ -675,7 +696,7 @@ pub fn run_interactive(
         run_id,
         handoffs,
         host: command.host,
-        hand_over: HandOver::with_policy(policy),
+        hand_over: HandOver::with_policy(policy, countdown),
         limit_cache: None,
     };
     let code = pty::run(child, &mut driver)
@@ -750,7 +771,7 @@ mod tests {
         assert!(h.tick(&LegView { paused: false, ..paused(1) }, t).is_empty());
         // Idle, but the host is still drawing: not yet.
         h.output(t);
-        assert!(h.tick(&paused(1), t + Duration::from_millis(500)).is_empty());
+        assert!(h.tick(&paused(1), t + OUTPUT_QUIET / 2).is_empty());
         let t = t + OUTPUT_QUIET;
         let steps = h.tick(&paused(1), t);
         assert_eq!(
@@ -787,6 +808,29 @@ mod tests {
         // The new leg pauses in its turn: a countdown again.
         assert!(h.tick(&LegView { paused: true, idle_stops: 1, ..started }, at(30_000)).len() == 1);
         assert!(h.counting());
+    }
+
+    #[test]
+    fn enter_goes_once_the_host_has_drawn_what_was_typed() {
+        let t = Instant::now();
+        let at = |ms: u64| t + Duration::from_millis(ms);
+        let mut h = HandOver::with_policy(Policy::default(), Duration::ZERO);
+        // No countdown: the clear command is typed as soon as the host is idle.
+        let steps = h.tick(&paused(1), t);
+        assert_eq!(steps[1..], [Step::NextLeg(2), Step::Type("/clear".into())]);
+        assert!(!h.counting());
+        // The host echoes it; Enter once it has been quiet for ECHO_QUIET, not ENTER_AFTER.
+        h.output(at(40));
+        let fresh = LegView::default();
+        assert!(h.tick(&fresh, at(120)).is_empty(), "still drawing");
+        assert_eq!(h.tick(&fresh, at(40) + ECHO_QUIET), vec![Step::Type("\r".into())]);
+        let started = LegView { started: true, ..LegView::default() };
+        assert_eq!(h.tick(&started, at(400)), vec![Step::Type("continue".into())]);
+        // Output from before the prompt was typed is not its echo.
+        assert!(h.tick(&started, at(400) + ECHO_QUIET).is_empty());
+        h.output(at(450));
+        assert_eq!(h.tick(&started, at(450) + ECHO_QUIET), vec![Step::Type("\r".into())]);
+        assert!(h.handovers[0].1.is_some());
     }
 
     #[test]
@@ -940,7 +984,8 @@ mod tests {
     #[test]
     fn a_limit_past_wait_limit_is_not_waited_for_and_the_host_may_go_on() {
         let t = Instant::now();
-        let mut h = HandOver::with_policy(Policy { wait_limit: Duration::ZERO, ..Policy::default() });
+        let mut h =
+            HandOver::with_policy(Policy { wait_limit: Duration::ZERO, ..Policy::default() }, COUNTDOWN);
         let steps = h.tick(&at_limit(1_020_000), t);
         assert!(matches!(steps[0], Step::LimitReached { .. }));
         assert!(lines(&steps)[0].contains("later than --wait-limit allows: not waiting"), "{steps:?}");
