@@ -7,7 +7,7 @@
 //! Idle is: the host's Stop hook fired after the pause (the agent ended its turn as told),
 //! or baton stopped the agent through the host (Claude Code 2.1.332 ends the turn on a
 //! PostToolUse `continue: false` and runs no Stop hook after it), and in either case the
-//! host has printed nothing for [`OUTPUT_QUIET`] (it has drawn its prompt).
+//! host has printed nothing for [`IDLE_QUIET`] (it has drawn its prompt).
 //!
 //! A usage limit: Claude Code ends the turn on it and records the exact reset in its
 //! transcript (`apiErrorParams.rate_limit_info.resetsAt`, docs/HOSTS.md, "Faults"). baton
@@ -41,13 +41,17 @@ pub const KEY_QUIET: Duration = Duration::from_secs(2);
 pub const ENTER_AFTER: Duration = Duration::from_millis(1000);
 /// The host drew something after baton typed, then nothing for this long: it has taken
 /// the typed line in, and an Enter now is a key of its own.
-pub const ECHO_QUIET: Duration = Duration::from_millis(150);
+pub const ECHO_QUIET: Duration = Duration::from_millis(100);
 /// Between Enters when the clear command has not started a fresh context yet.
 pub const CLEAR_RETRY: Duration = Duration::from_secs(5);
 /// The most Enters pressed for the clear command.
 const CLEAR_ENTERS: u32 = 3;
-/// The host printed nothing this long: it is done drawing (Claude Code's spinner redraws
-/// every 50–120 ms while it works; its status line comes 300 ms after a reply).
+/// The host printed nothing this long after a pause's cue (a stop or a Stop hook noted):
+/// it has ended its turn and drawn its prompt (Claude Code's spinner redraws every
+/// 50–120 ms while it works).
+pub const IDLE_QUIET: Duration = Duration::from_millis(300);
+/// The host printed nothing this long: it is done drawing, its status line included
+/// (Claude Code redraws it 300 ms after a reply), so a line baton shows once stays.
 pub const OUTPUT_QUIET: Duration = Duration::from_millis(500);
 /// The host's command that clears its context.
 pub const CLEAR_COMMAND: &str = "/clear";
@@ -141,6 +145,8 @@ pub struct HandOver {
     last_output: Option<Instant>,
     /// The seconds last shown in the countdown.
     shown: u64,
+    /// When the countdown line was last shown (the host's drawing after it may cover it).
+    line_at: Option<Instant>,
     pending: Vec<Step>,
     /// When each hand-over's countdown ended, and when its continue prompt went in.
     pub handovers: Vec<(Instant, Option<Instant>)>,
@@ -174,6 +180,7 @@ impl HandOver {
             last_key: None,
             last_output: None,
             shown: 0,
+            line_at: None,
             pending: vec![],
             handovers: vec![],
             policy,
@@ -249,9 +256,11 @@ impl HandOver {
         match self.phase {
             Phase::Watching => {
                 let cues = view.idle_stops + u32::from(view.stopped);
-                let drawing =
-                    self.last_output.is_some_and(|o| now.saturating_duration_since(o) < OUTPUT_QUIET);
-                if let Some(limit) = view.limit.as_ref().filter(|_| !self.limit_handled && !drawing) {
+                let quiet_for =
+                    |d: Duration| self.last_output.is_none_or(|o| now.saturating_duration_since(o) >= d);
+                if let Some(limit) =
+                    view.limit.as_ref().filter(|_| !self.limit_handled && quiet_for(OUTPUT_QUIET))
+                {
                     self.limit_handled = true;
                     self.usage_limit(limit, view, now, &mut steps);
                     return steps;
@@ -262,7 +271,7 @@ impl HandOver {
                     self.limit_not_waited = None;
                     steps.push(Step::WentOn { leg: self.leg });
                 }
-                if !(view.paused && cues > self.handled) || drawing {
+                if !(view.paused && cues > self.handled && quiet_for(IDLE_QUIET)) {
                     return steps;
                 }
                 self.handled = cues;
@@ -275,6 +284,7 @@ impl HandOver {
                 } else {
                     self.phase = Phase::Counting { since: now };
                     self.shown = self.countdown.as_secs_f64().ceil() as u64;
+                    self.line_at = Some(now);
                     steps.push(Step::Line(countdown_line(view.used_pct, self.shown)));
                 }
             }
@@ -284,8 +294,15 @@ impl HandOver {
                     self.hand_over(now, &mut steps);
                 } else {
                     let left = (self.countdown - elapsed).as_secs_f64().ceil() as u64;
-                    if left != self.shown {
+                    // A new second, or the host drew over the line (its status line) and
+                    // is done: the line again.
+                    let covered = self.line_at.is_some_and(|at| {
+                        self.last_output
+                            .is_some_and(|o| o > at && now.saturating_duration_since(o) >= ECHO_QUIET)
+                    });
+                    if left != self.shown || covered {
                         self.shown = left;
+                        self.line_at = Some(now);
                         steps.push(Step::Line(countdown_line(view.used_pct, left)));
                     }
                 }
@@ -771,8 +788,8 @@ mod tests {
         assert!(h.tick(&LegView { paused: false, ..paused(1) }, t).is_empty());
         // Idle, but the host is still drawing: not yet.
         h.output(t);
-        assert!(h.tick(&paused(1), t + OUTPUT_QUIET / 2).is_empty());
-        let t = t + OUTPUT_QUIET;
+        assert!(h.tick(&paused(1), t + IDLE_QUIET / 2).is_empty());
+        let t = t + IDLE_QUIET;
         let steps = h.tick(&paused(1), t);
         assert_eq!(
             lines(&steps),
@@ -831,6 +848,20 @@ mod tests {
         h.output(at(450));
         assert_eq!(h.tick(&started, at(450) + ECHO_QUIET), vec![Step::Type("\r".into())]);
         assert!(h.handovers[0].1.is_some());
+    }
+
+    #[test]
+    fn the_countdown_line_is_shown_again_after_the_host_drew_over_it() {
+        let t = Instant::now();
+        let at = |ms: u64| t + Duration::from_millis(ms);
+        let mut h = HandOver::new(5);
+        assert_eq!(lines(&h.tick(&paused(1), t)), vec![countdown_line(Some(78), 5)]);
+        assert!(h.tick(&paused(1), at(200)).is_empty());
+        // The host's status line is redrawn on the last row, then it is quiet.
+        h.output(at(250));
+        assert!(h.tick(&paused(1), at(300)).is_empty(), "not while it draws");
+        assert_eq!(lines(&h.tick(&paused(1), at(250) + ECHO_QUIET)), vec![countdown_line(Some(78), 5)]);
+        assert!(h.tick(&paused(1), at(600)).is_empty(), "once");
     }
 
     #[test]
@@ -977,7 +1008,7 @@ mod tests {
         let t = Instant::now();
         let mut h = HandOver::new(5);
         h.output(t);
-        assert!(h.tick(&at_limit(1_020_000), t + Duration::from_millis(300)).is_empty());
+        assert!(h.tick(&at_limit(1_020_000), t + OUTPUT_QUIET / 2).is_empty());
         assert!(!h.tick(&at_limit(1_020_000), t + OUTPUT_QUIET).is_empty());
     }
 

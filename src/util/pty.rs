@@ -18,8 +18,9 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// How often the driver is asked for its actions (and the child's exit looked for).
-pub const TICK: Duration = Duration::from_millis(100);
+/// How often the driver is asked for its actions (and the child's exit looked for): each
+/// of the relay's waits (quiet, echo) ends up to a tick late.
+pub const TICK: Duration = Duration::from_millis(50);
 
 /// What a driver asks the loop to do.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -385,17 +385,8 @@ fn bench(b: Bench) {
     checks.check(&format!("{COLD_STARTS} cold starts reached the server"), cold.len() == COLD_STARTS, || {
         format!("{cold:?}")
     });
-    let (hand_over, start) = (median(&gaps), median(&cold));
-    let beyond = hand_over.zip(start).map(|(h, c)| format!("{:+.2}", h - c)).unwrap_or_else(|| "?".into());
     let column = |i: usize| median(&parts.iter().map(|p| p[i]).collect::<Vec<_>>()).unwrap_or(f64::NAN);
-    eprintln!(
-        "real hosts: hand-over | {} | {} | {:.2} | {} | {:.2} | {beyond} |",
-        b.name,
-        round(&gaps),
-        hand_over.unwrap_or(f64::NAN),
-        round(&cold),
-        start.unwrap_or(f64::NAN),
-    );
+    print_row(b.name, &gaps, &cold);
     let hook_column = |i: usize| {
         median(&hook_parts.iter().map(|p| p[i]).collect::<Vec<_>>())
             .filter(|_| hook_log.is_some())
@@ -411,6 +402,20 @@ fn bench(b: Bench) {
         hook_column(1),
     );
     checks.finish();
+}
+
+/// The bench's line for one row: the hand-overs and the cold starts, their medians and
+/// the difference.
+fn print_row(name: &str, gaps: &[f64], cold: &[f64]) {
+    let (hand_over, start) = (median(gaps), median(cold));
+    let beyond = hand_over.zip(start).map(|(h, c)| format!("{:+.2}", h - c)).unwrap_or_else(|| "?".into());
+    eprintln!(
+        "real hosts: hand-over | {name} | {} | {:.2} | {} | {:.2} | {beyond} |",
+        round(gaps),
+        hand_over.unwrap_or(f64::NAN),
+        round(cold),
+        start.unwrap_or(f64::NAN),
+    );
 }
 
 fn unix_ms(time: SystemTime) -> f64 {
@@ -605,30 +610,11 @@ fn handover_bench_tmux_claude_interactive() {
             || format!("{cold:?}"),
         );
         let name = "claude (interactive, `baton run -- claude`)";
-        let (hand_over, start) = (median(&gaps), median(&cold));
-        let beyond =
-            hand_over.zip(start).map(|(h, c)| format!("{:+.2}", h - c)).unwrap_or_else(|| "?".into());
-        eprintln!(
-            "real hosts: hand-over | {name} | {} | {:.2} | {} | {:.2} | {beyond} |",
-            round(&gaps),
-            hand_over.unwrap_or(f64::NAN),
-            round(&cold),
-            start.unwrap_or(f64::NAN),
-        );
+        print_row(name, &gaps, &cold);
         // The countdown is the user's (`--countdown`, 5 s by default): what baton adds
         // beside it.
-        let countdown = 5.0;
-        let less: Vec<f64> = gaps.iter().map(|g| g - countdown).collect();
-        let less_median = median(&less);
-        let beyond =
-            less_median.zip(start).map(|(h, c)| format!("{:+.2}", h - c)).unwrap_or_else(|| "?".into());
-        eprintln!(
-            "real hosts: hand-over | {name}, less its {countdown:.0} s countdown | {} | {:.2} | {} | {:.2} | {beyond} |",
-            round(&less),
-            less_median.unwrap_or(f64::NAN),
-            round(&cold),
-            start.unwrap_or(f64::NAN),
-        );
+        let less: Vec<f64> = gaps.iter().map(|g| g - 5.0).collect();
+        print_row(&format!("{name}, less its 5 s countdown"), &less, &cold);
         checks.finish();
     });
 }
