@@ -10,6 +10,8 @@
 #   BATON_REAL_HOSTS_CACHE=/path/to/cache bench/handover.sh [FILTER ...]
 #
 # FILTER: test name filters (default: every host, real_hosts::handover_bench).
+# BATON_HANDOVER_COUNTDOWN=N: the interactive pane runs with `--countdown N` (default 5,
+# baton's own default; its row then also shows the hand-over less the countdown).
 # BATON_HANDOVER_HOOK_TIMES=1: baton's hooks timed too (through a bash wrapper, whose own
 # start is then in every hook call), to show how much of each part was theirs.
 set -euo pipefail
