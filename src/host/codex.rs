@@ -183,14 +183,17 @@ impl Host for Codex {
 const SETTINGS_LIMIT: u64 = 16 * 1024 * 1024;
 const CONFIG_LIMIT: u64 = 1024 * 1024;
 
-/// The settings of Codex's `config.toml` that decide the figure.
+/// The settings of Codex's `config.toml` that decide the figure, and how much of
+/// AGENTS.md it reads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct CodexSettings {
     auto_compact_limit: Option<u64>,
     context_window: Option<u64>,
+    project_doc_max_bytes: Option<u64>,
 }
 
-/// Reads `model_auto_compact_token_limit` and `model_context_window` (pure).
+/// Reads `model_auto_compact_token_limit`, `model_context_window` and
+/// `project_doc_max_bytes` (pure).
 fn parse_settings(text: &str) -> CodexSettings {
     let Ok(table) = text.parse::<toml::Table>() else { return CodexSettings::default() };
     let positive =
@@ -198,7 +201,21 @@ fn parse_settings(text: &str) -> CodexSettings {
     CodexSettings {
         auto_compact_limit: positive("model_auto_compact_token_limit"),
         context_window: positive("model_context_window"),
+        project_doc_max_bytes: table
+            .get("project_doc_max_bytes")
+            .and_then(toml::Value::as_integer)
+            .and_then(|v| u64::try_from(v).ok()),
     }
+}
+
+/// What Codex reads of a project's AGENTS.md by default (Codex 0.171.0 warns "Loaded only
+/// 32768 of N bytes" and drops the rest).
+const PROJECT_DOC_DEFAULT: u64 = 32 * 1024;
+
+/// The most bytes of a project's AGENTS.md Codex reads into a context: the user's
+/// `project_doc_max_bytes` in `$CODEX_HOME/config.toml`, else [`PROJECT_DOC_DEFAULT`].
+pub fn project_doc_max_bytes() -> u64 {
+    settings().project_doc_max_bytes.unwrap_or(PROJECT_DOC_DEFAULT)
 }
 
 /// Codex's settings as its `config.toml` has them now.
@@ -361,7 +378,9 @@ mod tests {
         let s =
             parse_settings("model = \"gpt-5\"\nmodel_auto_compact_token_limit = 150000\n[hooks]\nx = 1\n");
         assert_eq!(s.auto_compact_limit, Some(150_000));
+        assert_eq!(s.project_doc_max_bytes, None);
         assert_eq!(parse_settings("not toml [").auto_compact_limit, None);
+        assert_eq!(parse_settings("project_doc_max_bytes = 500000\n").project_doc_max_bytes, Some(500_000));
     }
 
     const THIS: &str = "/opt/bin/baton";

@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use codex::USABLE_PCT as CODEX_USABLE_PCT;
+pub use codex::project_doc_max_bytes as codex_project_doc_max_bytes;
 pub use envelope::Envelope;
 pub use input::{
     Event, HookInput, PluginReport, RateWindow, StatuslineInput, SubagentRowsInput, SubagentTask,

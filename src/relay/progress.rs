@@ -120,10 +120,6 @@ fn count_commits(project: &Path, old: Option<&str>, new: &str) -> u32 {
 /// The instruction files a host reads into every fresh context, as named in the project.
 const INSTRUCTION_FILES: [&str; 5] = ["CLAUDE.md", "AGENTS.md", "GEMINI.md", ".claude/CLAUDE.md", "QWEN.md"];
 
-/// What Codex reads of a project's AGENTS.md unless `project_doc_max_bytes` is raised in
-/// its config.toml (Codex 0.171.0 warns "Loaded only 32768 of N bytes" and drops the rest).
-const CODEX_PROJECT_DOC_DEFAULT: u64 = 32 * 1024;
-
 /// What fills a fresh context at its start, in words: the instruction files in the
 /// project and the brief (the handoff the leg was briefed from), with their sizes.
 pub fn what_fills_the_start(host: HostKind, project: &Path, brief: Option<&str>) -> String {
@@ -140,17 +136,19 @@ pub fn what_fills_the_start(host: HostKind, project: &Path, brief: Option<&str>)
             parts.push((format!("the brief ({brief})"), len));
         }
     }
-    describe_fill_on(host, &parts)
+    let codex_doc_max = if host == HostKind::Codex { crate::host::codex_project_doc_max_bytes() } else { 0 };
+    describe_fill_on(host, &parts, codex_doc_max)
 }
 
 /// The parts in words ([`describe_fill`]), and what `host` makes of them: Codex reads only
-/// the first [`CODEX_PROJECT_DOC_DEFAULT`] bytes of a larger AGENTS.md by default (pure).
-pub fn describe_fill_on(host: HostKind, parts: &[(String, u64)]) -> String {
+/// the first `codex_doc_max` bytes of a larger AGENTS.md (its `project_doc_max_bytes`)
+/// (pure).
+pub fn describe_fill_on(host: HostKind, parts: &[(String, u64)], codex_doc_max: u64) -> String {
     let fill = describe_fill(parts);
     match parts.iter().find(|(name, _)| name == "AGENTS.md") {
-        Some((_, len)) if host == HostKind::Codex && *len > CODEX_PROJECT_DOC_DEFAULT => format!(
-            "{fill}. Codex reads {} KB of AGENTS.md unless `project_doc_max_bytes` is raised in its config.toml",
-            CODEX_PROJECT_DOC_DEFAULT / 1024
+        Some((_, len)) if host == HostKind::Codex && *len > codex_doc_max => format!(
+            "{fill}. Codex reads {} KB of AGENTS.md (`project_doc_max_bytes` in its config.toml)",
+            codex_doc_max.div_ceil(1024)
         ),
         _ => fill,
     }
@@ -223,13 +221,17 @@ mod tests {
     #[test]
     fn codexs_agents_md_is_named_with_what_codex_reads_of_it() {
         let big = [("AGENTS.md".to_string(), 400_000)];
-        let codex = describe_fill_on(HostKind::Codex, &big);
+        let default = 32 * 1024; // Codex's own default
+        let codex = describe_fill_on(HostKind::Codex, &big, default);
         assert!(
             codex.starts_with("AGENTS.md (391 KB); the rest") && codex.contains("Codex reads 32 KB"),
             "{codex}"
         );
-        assert!(!describe_fill_on(HostKind::Claude, &big).contains("Codex reads"));
+        assert!(!describe_fill_on(HostKind::Claude, &big, default).contains("Codex reads"));
         let small = [("AGENTS.md".to_string(), 1_000)];
-        assert!(!describe_fill_on(HostKind::Codex, &small).contains("Codex reads"));
+        assert!(!describe_fill_on(HostKind::Codex, &small, default).contains("Codex reads"));
+        // The user raised `project_doc_max_bytes`: Codex reads it whole, or that much.
+        assert!(!describe_fill_on(HostKind::Codex, &big, 500_000).contains("Codex reads"));
+        assert!(describe_fill_on(HostKind::Codex, &big, 128 * 1024).contains("Codex reads 128 KB"));
     }
 }

@@ -588,6 +588,13 @@ fn futile_on(host: Host, name: &'static str, hosts: &crate::real_hosts_support::
             && run.stderr.contains(&format!("What fills it at the start: {instructions}")),
         || run.stderr.clone(),
     );
+    if host == Host::Codex {
+        checks.check(
+            "no note that Codex reads only part of AGENTS.md (its project_doc_max_bytes is raised past it)",
+            !run.stderr.contains("Codex reads"),
+            || run.stderr.clone(),
+        );
+    }
     super::relay_report::check_report_after_futile(&mut checks, &world);
     checks.finish();
 }
