@@ -407,8 +407,9 @@ fn a_200_mib_transcript_is_read_from_its_end_only() {
     let start = Instant::now();
     critical(&sandbox, SESSION, Some(&path));
     // Alone it takes half a second in the test build, beside the suite's other tests on a
-    // loaded 2-core machine up to 2.3 s.
-    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+    // loaded 2-core machine up to 2.3 s, once over 5 s. The handoff's content (below) is
+    // what shows the middle was not read; this bound only catches a reader gone wrong.
+    assert!(start.elapsed() < Duration::from_secs(15), "{:?}", start.elapsed());
     let text = std::fs::read_to_string(sandbox.project().join(".planning/HANDOFF.json")).unwrap();
     assert!(!text.contains("from-the-middle") && !text.contains("middle.ts"), "{text}");
     let handoff = read_json(&sandbox.project().join(".planning/HANDOFF.json"));

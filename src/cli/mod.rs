@@ -163,7 +163,7 @@ Examples:
     /// --max-legs.
     /// A host that goes on after baton's stop (Codex) is ended with Ctrl-C's signal.
     /// From a terminal, `claude …` (interactive) runs on a pty baton owns: when its context
-    /// is paused and it is idle, a 5 s countdown (any key cancels), then `/clear` and
+    /// is paused and it is idle, a countdown (5 s, --countdown; any key cancels), then `/clear` and
     /// "continue" are typed for it.
     /// Each leg's output goes through as the host prints it (with `--output-format json`,
     /// one result object per leg, one after the other); exit status: the last leg's, or 3
