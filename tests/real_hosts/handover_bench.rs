@@ -335,10 +335,8 @@ fn bench(b: Bench) {
     // The server's clock (ms since it started) on the run record's (unix ms).
     let server_epoch_ms = unix_ms(SystemTime::now()) - b.server.started().elapsed().as_millis() as f64;
     let at = |index: usize| server_epoch_ms + requests[index].millis as f64;
-    let record = run_record(b.world);
-    let leg_note = |leg: usize| {
-        record["legs"].as_array().and_then(|legs| legs.iter().find(|n| n["leg"] == json!(leg))).cloned()
-    };
+    let legs = super::relay_chat_hosts::run_legs(b.world);
+    let leg_note = |leg: usize| legs.iter().find(|n| n["leg"] == json!(leg)).cloned();
     let hooks = hook_log.as_deref().map(read_hook_times).unwrap_or_default();
     // The seconds of baton's hooks (the wrapper's start to end, merged) within a window.
     let hooks_within = |from: f64, to: f64| -> f64 {
@@ -434,16 +432,6 @@ fn median(values: &[f64]) -> Option<f64> {
 
 fn round(values: &[f64]) -> String {
     values.iter().map(|v| format!("{v:.2}")).collect::<Vec<_>>().join(", ")
-}
-
-/// The run's record (the world has one `baton run`): its JSON, legs and all.
-fn run_record(world: &World) -> Value {
-    let dir = world.sandbox.state_dir().join("runs");
-    let found = std::fs::read_dir(&dir).into_iter().flatten().flatten().find_map(|entry| {
-        let value: Value = serde_json::from_slice(&std::fs::read(entry.path()).ok()?).ok()?;
-        Some(if value["legs"].is_array() { value } else { value["data"].clone() })
-    });
-    found.unwrap_or(Value::Null)
 }
 
 /// One cold start of `program args` in `world`: seconds from its spawn to its first main

@@ -139,6 +139,24 @@ fn baton_run_qwen_print_relays_twenty_steps_across_contexts() {
         world.save_requests(&server, "relay-qwen-print");
         eprintln!("real hosts: relay: baton run qwen stderr (tail):\n{}", common_tail(&run.stderr));
         check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
+        // The legs baton stopped: the hook holding `qwen -p` at the stop lets go once the
+        // relay has sent SIGINT, so qwen reads it as an abort and exits by itself (130),
+        // well before the relay's SIGTERM 2 s later. Held until qwen's exit, it outlasted
+        // both signals and the SIGKILL ended it (137) 4 s after the stop.
+        let stopped: Vec<(i64, i64)> = run_legs(&world)
+            .iter()
+            .filter(|n| n["stopped"] == true)
+            .map(|n| {
+                let after = n["ended_ms"].as_i64().zip(n["paused_ms"].as_i64()).map_or(-1, |(e, p)| e - p);
+                (n["exit_code"].as_i64().unwrap_or(-1), after)
+            })
+            .collect();
+        checks.check(
+            "each leg baton stopped: qwen ended on the relay's SIGINT (exit 130) within 2 s of the pause",
+            !stopped.is_empty()
+                && stopped.iter().all(|(code, after)| *code == 130 && (0..2000).contains(after)),
+            || format!("(exit code, ms from the pause to the exit): {stopped:?}"),
+        );
         checks.finish();
     });
 }
@@ -307,4 +325,14 @@ fn baton_run_copilot_print_relays_twenty_steps_across_contexts() {
         check_relay(&mut checks, &world, &agent, &server, &run, LegEnds::ByTheRelay);
         checks.finish();
     });
+}
+
+/// The legs of the one `baton run` in `world`, from its run record.
+pub(super) fn run_legs(world: &World) -> Vec<serde_json::Value> {
+    let dir = world.sandbox.state_dir().join("runs");
+    let record = std::fs::read_dir(&dir).into_iter().flatten().flatten().find_map(|entry| {
+        let value: serde_json::Value = serde_json::from_slice(&std::fs::read(entry.path()).ok()?).ok()?;
+        Some(if value["legs"].is_array() { value } else { value["data"].clone() })
+    });
+    record.and_then(|r| r["legs"].as_array().cloned()).unwrap_or_default()
 }
