@@ -282,6 +282,13 @@ fn the_countdown_is_the_users_to_set() {
     let out = sandbox.run_with(&["run", "--countdown", "2m", "--", &fake], b"", &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(common::stderr(&out).contains("the countdown is at most 60s"), "{}", common::stderr(&out));
+    // A headless command has no countdown: said, and the run goes on.
+    let out = sandbox.run_with(&["run", "--countdown", "2", "--", &fake, "-p", "do the steps"], b"", &[]);
+    assert!(
+        common::stderr(&out).contains("--countdown is for interactive `claude` on a terminal"),
+        "{}",
+        common::stderr(&out)
+    );
 }
 
 #[test]

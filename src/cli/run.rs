@@ -42,7 +42,6 @@ pub(super) struct RunArgs {
     /// `/clear` and `continue` into the host (`0`: hand over at once; 5s when not given).
     /// A key cancels it.
     #[arg(long, value_name = "DURATION", value_parser = parse_countdown)]
-    #[cfg_attr(windows, allow(dead_code))]
     countdown: Option<Duration>,
     /// The host command: `claude -p …`, `codex exec …`, `gemini -p …`, `qwen -p …`,
     /// `droid exec …` or `copilot -p …`, the prompt last (or `-p`'s value); or `claude …`
@@ -112,6 +111,11 @@ pub(super) fn run(args: RunArgs) -> ExitStatus {
             return ExitStatus::Usage;
         }
     };
+    if args.countdown.is_some() {
+        errln!(
+            "baton run: --countdown is for interactive `claude` on a terminal; a headless leg hands over with none"
+        );
+    }
     let (run_id, first_leg) = relay::find_continuable(&command.words(), &handoffs).unwrap_or((new_id, 1));
     let run = relay::HeadlessRun { command: &command, policy, handoffs: &handoffs };
     let host = command.host.name();
